@@ -1,0 +1,2 @@
+OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
+RETURN m.version AS version

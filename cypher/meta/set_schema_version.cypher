@@ -1,0 +1,3 @@
+MERGE (m:GraphsvcMeta {key: 'schema'})
+SET m.version = $version, m.files = $files
+RETURN m.version AS version

@@ -1,0 +1,1 @@
+CREATE CONSTRAINT meta_key IF NOT EXISTS FOR (m:GraphsvcMeta) REQUIRE (m.key) IS UNIQUE

@@ -1,0 +1,1 @@
+CREATE INDEX revision_subject IF NOT EXISTS FOR (r:Revision) ON (r.subject)

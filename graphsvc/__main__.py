@@ -1,0 +1,7 @@
+"""``python -m graphsvc`` is the same as the ``graphsvc`` command."""
+
+import sys
+
+from graphsvc.cli import main
+
+sys.exit(main())

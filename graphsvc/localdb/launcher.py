@@ -1,0 +1,472 @@
+"""The managed local Neo4j: fetched from Maven Central, run without Docker.
+
+``fetch`` resolves ``org.neo4j:neo4j`` in the configured version range (newest
+5.26.x by default) with Maven into a cache folder outside any clone, once.
+``start`` writes a loopback-only ``neo4j.conf``, launches
+``org.neo4j.server.CommunityEntryPoint``, waits until a driver query succeeds and
+records ``{pid, port, version}`` in a state file. ``stop`` sends SIGTERM and
+waits; it escalates to SIGKILL only when the JVM ignores SIGTERM for too long.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import secrets
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from graphsvc.errors import (
+    JavaMissingError,
+    LauncherError,
+    MavenMissingError,
+    PortInUseError,
+    StartTimeoutError,
+)
+from graphsvc.settings import Settings
+
+__all__ = ["Instance", "LocalNeo4j"]
+
+_ENTRY = "org.neo4j.server.CommunityEntryPoint"
+_POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>graphsvc.local</groupId><artifactId>neo4j-runtime</artifactId><version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>org.neo4j</groupId><artifactId>neo4j</artifactId>
+      <version>{version}</version>
+    </dependency>
+  </dependencies>
+</project>
+"""
+_JVM_FLAGS = [
+    "-XX:+UseG1GC",
+    "-XX:-OmitStackTraceInFastThrow",
+    "-XX:+UnlockExperimentalVMOptions",
+    "-XX:+TrustFinalNonStaticFields",
+    "-XX:+DisableExplicitGC",
+    "-Djdk.nio.maxCachedBufferSize=1024",
+    "-Dio.netty.tryReflectionSetAccessible=true",
+    "--add-opens=java.base/java.nio=ALL-UNNAMED",
+    "--add-opens=java.base/java.io=ALL-UNNAMED",
+    "--add-opens=java.base/sun.nio.ch=ALL-UNNAMED",
+    "--enable-native-access=ALL-UNNAMED",
+    "-Dlog4j2.disable.jmx=true",
+    "-Dfile.encoding=UTF-8",
+]
+
+
+@dataclass(frozen=True)
+class Instance:
+    """A running managed Neo4j, as recorded in its state file."""
+
+    name: str
+    pid: int
+    port: int
+    version: str
+    home: str
+    auth: bool
+    user: str
+    password: str
+
+    @property
+    def uri(self) -> str:
+        return f"bolt://127.0.0.1:{self.port}"
+
+
+Progress = Callable[[str], None]
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+class LocalNeo4j:
+    """One named managed instance (``serve``, ``test``, ...) under the state dir.
+
+    Args:
+        settings: cache/state folders, heap, page cache, version range, timeout.
+        name: instance name; each name has its own data folder.
+        port: Bolt port; 0 picks a free one at start.
+        auth: whether authentication is on (a generated password is kept 0600).
+        progress: where progress lines go (stderr by default).
+    """
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        name: str = "serve",
+        port: int | None = None,
+        auth: bool = True,
+        progress: Progress = _stderr,
+    ) -> None:
+        self.settings = settings
+        self.name = name
+        self.port = settings.neo4j_port if port is None else port
+        self.auth = auth
+        self.progress = progress
+        self.home = settings.state_dir / f"neo4j-{name}"
+        self.state_file = self.home / "instance.json"
+        self.lib_root = settings.cache_dir / "neo4j"
+
+    # ------------------------------------------------------------------ fetch
+    def lib_dir(self) -> Path | None:
+        """The cached jar folder for the configured range, or None if not fetched."""
+        marker = self.lib_root / _slug(self.settings.neo4j_version_range) / "complete.json"
+        if not marker.exists():
+            return None
+        return Path(json.loads(marker.read_text())["lib"])
+
+    def fetch(self) -> tuple[Path, str]:
+        """Make sure the Neo4j jars are in the cache; return (lib dir, version).
+
+        Raises:
+            MavenMissingError: Maven is not installed and nothing is cached.
+            LauncherError: Maven could not resolve the artifact.
+        """
+        existing = self.lib_dir()
+        if existing is not None and existing.is_dir():
+            return existing, _version_of(existing)
+        mvn = shutil.which("mvn")
+        if mvn is None:
+            raise MavenMissingError(
+                "Maven (mvn) is needed once to fetch Neo4j from Maven Central; install it "
+                "(e.g. apt-get install maven) or set GRAPHSVC_NEO4J_URI to an existing Neo4j"
+            )
+        slot = self.lib_root / _slug(self.settings.neo4j_version_range)
+        slot.mkdir(parents=True, exist_ok=True)
+        self.progress(
+            f"graphsvc: fetching Neo4j {self.settings.neo4j_version_range} from Maven Central "
+            f"into {slot} (once; ~130 MB)..."
+        )
+        with tempfile.TemporaryDirectory(dir=slot) as tmp:
+            pom = Path(tmp) / "pom.xml"
+            pom.write_text(_POM.format(version=self.settings.neo4j_version_range))
+            out = Path(tmp) / "lib"
+            cmd = [
+                mvn,
+                "-B",
+                "-q",
+                "-f",
+                str(pom),
+                "dependency:copy-dependencies",
+                f"-DoutputDirectory={out}",
+                "-DincludeScope=runtime",
+            ]
+            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
+            if proc.returncode != 0:
+                tail = (proc.stdout + proc.stderr)[-2000:]
+                raise LauncherError(
+                    f"Maven could not fetch org.neo4j:neo4j:{self.settings.neo4j_version_range}",
+                    details={"mavenOutput": tail},
+                )
+            version = _version_of(out)
+            final = slot / version
+            if final.exists():
+                shutil.rmtree(final)
+            out.rename(final)
+        (slot / "complete.json").write_text(json.dumps({"lib": str(final), "version": version}))
+        self.progress(f"graphsvc: Neo4j {version} cached in {final}")
+        return final, version
+
+    # ------------------------------------------------------------------ status
+    def status(self) -> Instance | None:
+        """The running instance, or None (a stale state file is removed)."""
+        if not self.state_file.exists():
+            return None
+        try:
+            inst = Instance(**json.loads(self.state_file.read_text()))
+        except (ValueError, TypeError):
+            self.state_file.unlink(missing_ok=True)
+            return None
+        if not _is_our_jvm(inst.pid, inst.home):
+            self.state_file.unlink(missing_ok=True)
+            return None
+        return inst
+
+    # ------------------------------------------------------------------ start
+    def start(self, *, die_with_parent: bool = False) -> Instance:
+        """Start (or find already running) the instance and wait until it answers.
+
+        Args:
+            die_with_parent: the JVM gets SIGTERM when this Python process dies
+                (used by tests and ``serve`` so a crash never orphans a JVM).
+
+        Raises:
+            JavaMissingError: no ``java`` on PATH or in JAVA_HOME.
+            PortInUseError: the Bolt port is taken by something else.
+            StartTimeoutError: Neo4j did not answer a query in time (log tail attached).
+        """
+        running = self.status()
+        if running is not None:
+            self.progress(f"graphsvc: Neo4j '{self.name}' already running on {running.uri}")
+            return running
+        java = _find_java()
+        lib, version = self.fetch()
+        port = self.port or _free_port()
+        if not _port_free(port):
+            raise PortInUseError(
+                f"port {port} on 127.0.0.1 is in use by another process; "
+                f"set GRAPHSVC_NEO4J_PORT to a free port",
+                details={"port": port},
+            )
+        password = self._password() if self.auth else ""
+        conf_dir = self._write_conf(port)
+        log_path = self.home / "logs" / "console.log"
+        cmd = [
+            java,
+            f"-Xms{self.settings.neo4j_heap}",
+            f"-Xmx{self.settings.neo4j_heap}",
+            *_JVM_FLAGS,
+            "-cp",
+            f"{lib}/*",
+            _ENTRY,
+            f"--home-dir={self.home}",
+            f"--config-dir={conf_dir}",
+            "--console-mode",
+        ]
+        self.progress(f"graphsvc: starting Neo4j {version} '{self.name}' on 127.0.0.1:{port}...")
+        with open(log_path, "ab") as log:
+            proc = subprocess.Popen(
+                cmd,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                cwd=self.home,
+                start_new_session=True,
+                preexec_fn=_pdeathsig if die_with_parent else None,
+            )
+        inst = Instance(
+            name=self.name,
+            pid=proc.pid,
+            port=port,
+            version=version,
+            home=str(self.home),
+            auth=self.auth,
+            user="neo4j",
+            password=password,
+        )
+        try:
+            self._wait_ready(proc, inst)
+        except BaseException:
+            _terminate(proc.pid, timeout=20)
+            raise
+        _write_private(self.state_file, json.dumps(asdict(inst)))
+        self.progress(f"graphsvc: Neo4j ready on {inst.uri} (pid {inst.pid})")
+        return inst
+
+    # ------------------------------------------------------------------ stop
+    def stop(self, timeout: float = 60.0) -> bool:
+        """Stop the instance with SIGTERM; return whether one was running."""
+        inst = self.status()
+        if inst is None:
+            return False
+        self.progress(f"graphsvc: stopping Neo4j '{self.name}' (pid {inst.pid})...")
+        _terminate(inst.pid, timeout=timeout)
+        self.state_file.unlink(missing_ok=True)
+        return True
+
+    # ------------------------------------------------------------------ internals
+    def _password(self) -> str:
+        pw_file = self.home / "password"
+        if pw_file.exists():
+            return pw_file.read_text().strip()
+        self.home.mkdir(parents=True, exist_ok=True)
+        pw = secrets.token_urlsafe(24)
+        _write_private(pw_file, pw)
+        return pw
+
+    def _write_conf(self, port: int) -> Path:
+        conf_dir = self.home / "conf"
+        for sub in ("conf", "data", "logs", "run", "import", "plugins"):
+            (self.home / sub).mkdir(parents=True, exist_ok=True)
+        lines = [
+            "server.default_listen_address=127.0.0.1",
+            f"server.bolt.listen_address=127.0.0.1:{port}",
+            "server.http.enabled=false",
+            "server.https.enabled=false",
+            f"dbms.security.auth_enabled={'true' if self.auth else 'false'}",
+            "dbms.usage_report.enabled=false",
+            f"server.directories.data={self.home / 'data'}",
+            f"server.directories.logs={self.home / 'logs'}",
+            f"server.directories.run={self.home / 'run'}",
+            f"server.directories.import={self.home / 'import'}",
+            f"server.directories.plugins={self.home / 'plugins'}",
+            f"server.memory.pagecache.size={self.settings.neo4j_pagecache}",
+            "db.tx_log.preallocate=false",
+            # Small transaction logs keep the data folder small on test machines.
+            "db.tx_log.rotation.retention_policy=2 files",
+        ]
+        (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
+        return conf_dir
+
+    def _wait_ready(self, proc: subprocess.Popen[bytes], inst: Instance) -> None:
+        from neo4j import GraphDatabase
+        from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
+
+        deadline = time.monotonic() + self.settings.neo4j_start_timeout_s
+        last_err = ""
+        while time.monotonic() < deadline:
+            if proc.poll() is not None:
+                raise StartTimeoutError(
+                    f"Neo4j exited during start-up (exit code {proc.returncode})",
+                    details={"logTail": self._log_tail()},
+                )
+            try:
+                auth = (inst.user, inst.password) if inst.auth else None
+                with GraphDatabase.driver(inst.uri, auth=auth) as driver:
+                    driver.verify_connectivity()
+                    driver.execute_query("RETURN 1", database_="neo4j", routing_="r")
+                return
+            except AuthError as exc:
+                if inst.auth and _is_first_login(exc):
+                    self._set_initial_password(inst)
+                    continue
+                if inst.auth and self._try_set_initial_password(inst):
+                    continue
+                last_err = str(exc)
+            except (ServiceUnavailable, Neo4jError, OSError) as exc:
+                last_err = str(exc)
+            time.sleep(0.5)
+        raise StartTimeoutError(
+            f"Neo4j did not answer within {self.settings.neo4j_start_timeout_s:.0f}s "
+            f"(last error: {last_err})",
+            details={"logTail": self._log_tail()},
+        )
+
+    def _try_set_initial_password(self, inst: Instance) -> bool:
+        try:
+            self._set_initial_password(inst)
+            return True
+        except Exception:
+            return False
+
+    @staticmethod
+    def _set_initial_password(inst: Instance) -> None:
+        # A fresh database has user neo4j/neo4j with "change required"; the only
+        # statement it may run is this one, against the system database.
+        from neo4j import GraphDatabase
+
+        with (
+            GraphDatabase.driver(inst.uri, auth=("neo4j", "neo4j")) as driver,
+            driver.session(database="system") as session,
+        ):
+            session.run(
+                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                old="neo4j",
+                new=inst.password,
+            ).consume()
+
+    def _log_tail(self, lines: int = 40) -> str:
+        chunks = []
+        for path in (self.home / "logs" / "console.log", self.home / "logs" / "neo4j.log"):
+            if path.exists():
+                text = path.read_text(errors="replace").splitlines()[-lines:]
+                chunks.append(f"--- {path}\n" + "\n".join(text))
+        return "\n".join(chunks)
+
+
+def _is_first_login(exc: Exception) -> bool:
+    return "credentials" in str(exc).lower() or "password" in str(exc).lower()
+
+
+def _slug(text: str) -> str:
+    return "".join(c if c.isalnum() or c in ".-" else "_" for c in text)
+
+
+def _version_of(lib: Path) -> str:
+    for jar in sorted(lib.glob("neo4j-[0-9]*.jar")):
+        return jar.stem.removeprefix("neo4j-")
+    raise LauncherError(f"no neo4j-<version>.jar in {lib}")
+
+
+def _find_java() -> str:
+    home = os.environ.get("JAVA_HOME")
+    if home and (Path(home) / "bin" / "java").exists():
+        return str(Path(home) / "bin" / "java")
+    java = shutil.which("java")
+    if java is None:
+        raise JavaMissingError(
+            "Java 17 or 21 is needed to run Neo4j 5.26; install OpenJDK 17 or set JAVA_HOME"
+        )
+    return java
+
+
+def _free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            s.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+        return True
+
+
+def _pdeathsig() -> None:
+    # Linux: deliver SIGTERM to the JVM when the process that started it dies.
+    import ctypes
+
+    libc = ctypes.CDLL("libc.so.6", use_errno=True)
+    pr_set_pdeathsig = 1
+    libc.prctl(pr_set_pdeathsig, signal.SIGTERM)
+
+
+def _is_our_jvm(pid: int, home: str) -> bool:
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return _ENTRY in cmdline and f"--home-dir={home}" in cmdline
+
+
+def _terminate(pid: int, timeout: float) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if not _alive(pid):
+            return
+        time.sleep(0.2)
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    while _alive(pid):
+        time.sleep(0.1)
+
+
+def _alive(pid: int) -> bool:
+    # Reap our own child if it is one; otherwise look at /proc (zombies count as dead).
+    with contextlib.suppress(ChildProcessError):
+        done, _ = os.waitpid(pid, os.WNOHANG)
+        if done == pid:
+            return False
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.split(")")[-1].split()[0] != "Z"
+
+
+def _write_private(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    with os.fdopen(fd, "w") as fh:
+        fh.write(text)
+    os.replace(tmp, path)

@@ -1,0 +1,154 @@
+"""All configuration, read from ``GRAPHSVC_*`` environment variables.
+
+This is the only module that reads the environment. Every value has a safe
+default (SPEC §15); ``Settings.from_env()`` validates and returns a frozen object
+that the rest of the code receives explicitly.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from graphsvc.errors import InvalidInputError
+
+__all__ = ["Settings", "default_cache_dir", "default_state_dir"]
+
+
+def default_cache_dir() -> Path:
+    """Where downloaded Neo4j jars live: outside any clone, shared by all of them."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "graphsvc"
+
+
+def default_state_dir() -> Path:
+    """Where the managed Neo4j keeps its data, logs and pid file."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "graphsvc"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable of graphsvc. Field ``x_y`` is read from ``GRAPHSVC_X_Y``."""
+
+    # Neo4j; an empty URI means "start the managed local Neo4j".
+    neo4j_uri: str = ""
+    neo4j_user: str = "neo4j"
+    neo4j_password: str = ""
+    neo4j_database: str = "neo4j"
+    neo4j_port: int = 7687
+    neo4j_version_range: str = "[5.26.0,5.27.0)"
+    neo4j_heap: str = "1g"
+    neo4j_pagecache: str = "512m"
+    neo4j_start_timeout_s: float = 120.0
+    cache_dir: Path = field(default_factory=default_cache_dir)
+    state_dir: Path = field(default_factory=default_state_dir)
+
+    # HTTP
+    host: str = "127.0.0.1"
+    port: int = 8000
+    auth_file: str = ""
+    key_file: str = ""
+    secret_file: str = ""
+
+    # Host layer
+    curator: str = "none"
+    ollama_url: str = "http://127.0.0.1:11434"
+    ollama_model: str = "gemma3:4b"
+
+    # Limits (SPEC §15)
+    max_batch_changes: int = 256
+    max_body_bytes: int = 65_536
+    max_links_per_atom: int = 128
+    max_sources_per_atom: int = 128
+    max_write_bytes: int = 2 * 1024 * 1024
+    max_request_bytes: int = 4 * 1024 * 1024
+    max_query_depth: int = 12
+    request_timeout_s: float = 30.0
+    token_lifetime_s: int = 300
+    cursor_lifetime_s: int = 300
+    receipt_lifetime_s: int = 3600
+
+    # Ranking / read (SPEC §5, §15)
+    search_limit: int = 10
+    read_limit: int = 24
+    inspect_limit: int = 20
+    max_limit: int = 10_000
+    read_budget: int = 4096
+    max_read_budget: int = 1_000_000
+    depth: int = 2
+    max_depth: int = 32
+    max_seeds: int = 64
+    max_nodes: int = 512
+    max_edges: int = 4096
+    evaluation_work: int = 500_000
+    packing_work: int = 2_000_000
+    beta: float = 0.3
+    propagation: float = 0.5
+    convergence_tol: float = 1e-6
+    candidate_oversample: int = 4
+    # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
+    role_weights: str = ""
+
+    # Embedding
+    embed_batch: int = 64
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read ``GRAPHSVC_*`` variables, then apply ``overrides``.
+
+        Raises:
+            InvalidInputError: a variable does not parse as its field's type.
+        """
+        source = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for f in fields(cls):
+            raw = source.get("GRAPHSVC_" + f.name.upper())
+            if raw is None:
+                continue
+            values[f.name] = _parse(f.name, str(f.type), raw)
+        values.update(overrides)
+        settings = cls(**values)
+        settings.validate()
+        return settings
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some fields changed."""
+        return replace(self, **changes)
+
+    def validate(self) -> None:
+        """Reject values that would make the service unsafe or meaningless.
+
+        Raises:
+            InvalidInputError: a value is out of range.
+        """
+        if not 0.0 <= self.propagation < 1.0:
+            raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
+        if self.curator not in {"none", "rule", "ollama"}:
+            raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
+        for name in ("max_batch_changes", "max_body_bytes", "read_budget", "max_nodes"):
+            if getattr(self, name) <= 0:
+                raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
+
+    @property
+    def managed_neo4j(self) -> bool:
+        """True when graphsvc must start its own local Neo4j."""
+        return not self.neo4j_uri
+
+
+def _parse(name: str, type_name: str, raw: str) -> Any:
+    try:
+        if type_name == "int":
+            return int(raw)
+        if type_name == "float":
+            return float(raw)
+        if type_name == "Path":
+            return Path(raw).expanduser()
+        return raw
+    except ValueError as exc:
+        raise InvalidInputError(
+            f"GRAPHSVC_{name.upper()}={raw!r} is not a valid {type_name}"
+        ) from exc

@@ -1,0 +1,1 @@
+"""Neo4j adapters: query loading, connection, schema, and the store."""
