@@ -1,13 +1,21 @@
 """Use cases: what each public operation does, over the store and the pure core.
 
-Resolvers and CLI commands are one call into a :class:`Service` method.
+Resolvers and CLI commands are one call into a :class:`Service` method; the
+method delegates to the operation's module in ``graphsvc/ops``.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from graphsvc.core.binding import Binding
+from graphsvc.core.write_models import Change
 from graphsvc.embed import Embedder
+from graphsvc.inputs import HostInputIn
+from graphsvc.server_secret import load_or_create_secret
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
@@ -16,15 +24,31 @@ __all__ = ["Service"]
 
 
 class Service:
-    """The operations of SPEC §1 (CORE-1), each taking the caller's Binding."""
+    """The operations of SPEC §1 (CORE-1), each taking the caller's Binding.
+
+    Args:
+        settings: configuration.
+        db: the Neo4j connection.
+        embedder: query/body embedder.
+        tokenizer: cl100k_base counter.
+        clock: epoch seconds (injected so tests can move time).
+    """
 
     def __init__(
-        self, settings: Settings, db: Database, embedder: Embedder, tokenizer: Tokenizer
+        self,
+        settings: Settings,
+        db: Database,
+        embedder: Embedder,
+        tokenizer: Tokenizer,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
         self.tokenizer = tokenizer
+        self.clock = clock
+        secret_path = Path(settings.secret_file or settings.state_dir / "server-secret")
+        self.secret = load_or_create_secret(secret_path)
 
     def health(self) -> dict[str, Any]:
         """Server version, schema version and model facts (no data, no auth needed)."""
@@ -40,3 +64,17 @@ class Service:
             "tokenizer": self.tokenizer.name,
             "curator": self.settings.curator,
         }
+
+    def write(
+        self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
+    ) -> Any:
+        """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
+        from graphsvc.ops.write import write
+
+        return write(self, binding, changes, idempotency_key)
+
+    def observe(self, binding: Binding, host_input: HostInputIn) -> str:
+        """SPEC §3 ``observe``; see :func:`graphsvc.ops.observe.observe`."""
+        from graphsvc.ops.observe import observe
+
+        return observe(self, binding, host_input)

@@ -45,7 +45,12 @@ class Database:
         auth = (user, password) if password else None
         try:
             self.driver: Driver = GraphDatabase.driver(
-                uri, auth=auth, max_connection_pool_size=50, connection_acquisition_timeout=30
+                uri,
+                auth=auth,
+                max_connection_pool_size=50,
+                connection_acquisition_timeout=30,
+                # Cypher hints about unused labels are noise in logs, not signals.
+                notifications_min_severity="OFF",
             )
         except (DriverError, ValueError) as exc:
             raise StoreError(f"cannot create a Neo4j driver for {uri}: {exc}") from exc

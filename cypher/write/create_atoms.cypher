@@ -1,0 +1,2 @@
+UNWIND $atomIds AS id
+CREATE (:Atom {subject: $subject, atomId: id, headRev: 0, createdAt: $now})

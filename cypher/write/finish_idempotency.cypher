@@ -1,0 +1,2 @@
+MATCH (k:IdempotencyKey {scopeKey: $scopeKey})
+SET k.state = 'committed', k.result = $result

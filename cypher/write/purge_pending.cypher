@@ -1,0 +1,2 @@
+OPTIONAL MATCH (p:PurgeMarker {subject: $subject})
+RETURN count(p) AS pending

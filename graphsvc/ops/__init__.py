@@ -1,0 +1,1 @@
+"""Use cases, one module per public operation; Service delegates to them."""

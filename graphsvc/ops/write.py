@@ -1,0 +1,409 @@
+"""The ``write`` use case (SPEC §2–§4): validate, resolve, embed, commit in one transaction.
+
+Order of checks: plan shape and limits (pure) → tokens' MAC and scope →
+semantic fingerprint → idempotent replay (IDEM-2/4: a committed plan is returned
+even after its tokens expired) → token expiry and purge → embeddings of the new
+heads → one Neo4j transaction (purge marker, idempotency claim, CAS, targets,
+everything else) → views of the committed revisions.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.citations import check_range, parse_store_uri, source_key, text_digest
+from graphsvc.core.write_models import AtomRef, AtomView, Change
+from graphsvc.core.write_plan import Limits, plan_fingerprint, validate_plan
+from graphsvc.errors import (
+    DependencyInvalidError,
+    IdempotencyConflictError,
+    InvalidInputError,
+    PermissionDeniedError,
+)
+from graphsvc.ops.tokens import TokenClaims, check_tokens_exist, open_token
+from graphsvc.store.views import load_views
+from graphsvc.store.write_store import (
+    Replay,
+    WriteRequest,
+    commit_write,
+    find_idempotency,
+)
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = ["WriteOutcome", "write"]
+
+
+@dataclass(frozen=True)
+class WriteOutcome:
+    operation_id: str
+    repeated: bool
+    indexing: str
+    changes: dict[str, AtomView]
+    extra: dict[str, Any] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "operationId": self.operation_id,
+            "repeated": self.repeated,
+            "indexing": self.indexing,
+            "changes": {cid: v.to_json() for cid, v in self.changes.items()},
+        }
+        if self.extra:
+            out.update(self.extra)
+        return out
+
+
+def limits_of(service: Service) -> Limits:
+    s = service.settings
+    return Limits(
+        max_changes=s.max_batch_changes,
+        max_body_bytes=s.max_body_bytes,
+        max_links=s.max_links_per_atom,
+        max_sources=s.max_sources_per_atom,
+        max_write_bytes=s.max_write_bytes,
+    )
+
+
+def idempotency_scope(binding: Binding, key: str) -> str:
+    """The key's identity: subject, policy and actor (IDEM-1); generation is checked."""
+    raw = json.dumps(
+        [binding.subject, binding.policy, binding.actor_kind, binding.actor_id, key],
+        separators=(",", ":"),
+    )
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def write(
+    service: Service,
+    binding: Binding,
+    changes: list[Change],
+    idempotency_key: str | None = None,
+) -> WriteOutcome:
+    """Commit a batch atomically, or replay its stored result.
+
+    Raises:
+        InvalidInputError, BudgetExceededError, TokenInvalidError, CasConflictError,
+        DependencyInvalidError, IdempotencyConflictError, PurgePendingError,
+        PermissionDeniedError: the batch is refused; nothing was written.
+    """
+    if idempotency_key is not None and not 1 <= len(idempotency_key) <= 256:
+        raise InvalidInputError("idempotencyKey must be 1..256 characters")
+    plan = validate_plan(changes, binding, limits_of(service))
+    secret = service.secret
+    claims: dict[str, TokenClaims] = {}
+    for change in plan.changes:
+        if change.input:
+            claims[change.id] = open_token(
+                secret, binding, change.input, now=None, change_id=change.id
+            )
+    fingerprint = plan_fingerprint(
+        plan.changes, {cid: c.inputs_digest for cid, c in claims.items()}
+    )
+    scope_key = idempotency_scope(binding, idempotency_key) if idempotency_key else None
+    if scope_key is not None:
+        found = find_idempotency(service.db, scope_key)
+        if found is not None and found.state != "pending":
+            return _replay(service, binding, found, fingerprint)
+    now = service.clock()
+    for change in plan.changes:
+        if change.input:
+            open_token(secret, binding, change.input, now=now, change_id=change.id)
+    check_tokens_exist(service.db, binding.subject, (c.token_id for c in claims.values()))
+
+    req = _build_request(service, binding, plan.changes, claims, fingerprint, scope_key, now)
+    replay = commit_write(service.db, req)
+    if replay is not None:
+        return _replay(service, binding, replay, fingerprint)
+    refs = {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()}
+    views = load_views(service.db, binding.subject, refs.values())
+    return WriteOutcome(
+        operation_id=req.operation_id,
+        repeated=False,
+        indexing="complete",
+        changes={cid: views[ref] for cid, ref in refs.items()},
+    )
+
+
+def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str) -> WriteOutcome:
+    """IDEM-2/IDEM-5: the stored result, re-checked against authorisation and purge."""
+    if found.state == "purged" or found.result is None:
+        raise DependencyInvalidError(
+            "the result of this idempotencyKey was purged; it is not replayed (IDEM-5)"
+        )
+    if found.fingerprint != fingerprint:
+        raise IdempotencyConflictError("this idempotencyKey was used for a different plan (IDEM-3)")
+    if found.auth_generation is not None and found.auth_generation != binding.auth_generation:
+        raise PermissionDeniedError(
+            "this idempotencyKey belongs to an earlier authorisation generation"
+        )
+    refs = {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in found.result.items()}
+    views = load_views(service.db, binding.subject, refs.values())
+    missing = [cid for cid, ref in refs.items() if ref not in views]
+    if missing:
+        raise DependencyInvalidError(
+            "the result of this idempotencyKey is no longer readable (IDEM-5)",
+            details={"changeIds": sorted(missing)},
+        )
+    return WriteOutcome(
+        operation_id=found.operation_id,
+        repeated=True,
+        indexing="complete",
+        changes={cid: views[ref] for cid, ref in refs.items()},
+    )
+
+
+def _build_request(
+    service: Service,
+    binding: Binding,
+    changes: tuple[Change, ...],
+    claims: dict[str, TokenClaims],
+    fingerprint: str,
+    scope_key: str | None,
+    now: float,
+) -> WriteRequest:
+    from datetime import UTC, datetime
+
+    now_iso = datetime.fromtimestamp(now, UTC).isoformat()
+    assigned: dict[str, AtomRef] = {}
+    new_ids: list[str] = []
+    cas: dict[str, tuple[str, int]] = {}
+    for change in changes:
+        if change.op == "create":
+            atom_id = uuid.uuid4().hex
+            new_ids.append(atom_id)
+            assigned[change.id] = AtomRef(atom_id, 1)
+        else:
+            assert change.target is not None
+            assigned[change.id] = AtomRef(change.target.atom_id, change.target.rev + 1)
+            cas[change.target.atom_id] = (change.id, change.target.rev)
+
+    heads = _head_revs_for_unversioned_sources(service, binding, changes)
+    revisions: list[dict[str, Any]] = []
+    retires: list[dict[str, Any]] = []
+    observed: list[dict[str, Any]] = []
+    logical: list[dict[str, Any]] = []
+    refs: list[dict[str, Any]] = []
+    cites: list[dict[str, Any]] = []
+    gens: list[dict[str, Any]] = []
+    to_embed: list[tuple[int, str]] = []
+    for change in changes:
+        ref = assigned[change.id]
+        if change.op == "retire":
+            assert change.target is not None
+            revisions.append(
+                _revision(ref, change.id, "retired", "", current=False, sources_json=None)
+            )
+            retires.append({"atomId": ref.atom_id, "fromRev": change.target.rev, "toRev": ref.rev})
+        else:
+            assert change.text is not None and change.sources is not None
+            sources_json, change_cites, change_refs = _citations(change, ref, heads)
+            cites.extend(change_cites)
+            refs.extend(change_refs)
+            to_embed.append((len(revisions), change.text))
+            revisions.append(
+                _revision(ref, change.id, "active", change.text, True, sources_json, service)
+            )
+            for ordinal, link in enumerate(change.links or ()):
+                if link.local is not None:
+                    target = assigned[link.local]
+                else:
+                    assert link.ref is not None
+                    target = link.ref
+                    refs.append(
+                        {
+                            "atomId": target.atom_id,
+                            "rev": target.rev,
+                            "changeId": change.id,
+                            "wantText": False,
+                        }
+                    )
+                item = {
+                    "srcAtomId": ref.atom_id,
+                    "srcRev": ref.rev,
+                    "atomId": target.atom_id,
+                    "rev": target.rev,
+                    "role": link.role,
+                    "required": link.required,
+                    "orderKey": link.order_key,
+                    "ordinal": ordinal,
+                }
+                (logical if link.at == "logical" else observed).append(item)
+        claim = claims.get(change.id)
+        if claim is not None:
+            gens.append(
+                {
+                    "atomId": ref.atom_id,
+                    "rev": ref.rev,
+                    "tokenId": claim.token_id,
+                    "kind": "decided" if change.op == "retire" else "generated",
+                }
+            )
+    _verify_store_citations(service, binding, cites, revisions)
+    for r in refs:
+        r["wantText"] = False
+    if to_embed:
+        vectors = service.embedder.embed([t for _, t in to_embed])
+        for (index, _), vec in zip(to_embed, vectors, strict=True):
+            revisions[index]["embedding"] = vec
+    return WriteRequest(
+        subject=binding.subject,
+        policy=binding.policy,
+        actor_kind=binding.actor_kind,
+        actor_id=binding.actor_id,
+        auth_generation=binding.auth_generation,
+        operation_id=uuid.uuid4().hex,
+        now=now_iso,
+        fingerprint=fingerprint,
+        scope_key=scope_key,
+        new_atom_ids=new_ids,
+        cas=cas,
+        revisions=revisions,
+        retires=retires,
+        links_observed=observed,
+        links_logical=logical,
+        refs=refs,
+        cites=cites,
+        gens=gens,
+        token_ids=sorted({c.token_id for c in claims.values()}),
+        result={cid: ref.to_json() for cid, ref in assigned.items()},
+    )
+
+
+def _verify_store_citations(
+    service: Service,
+    binding: Binding,
+    cites: list[dict[str, Any]],
+    revisions: list[dict[str, Any]],
+) -> None:
+    """Check ranges/digests of citations of stored atoms against the cited text.
+
+    Revisions are immutable, so reading them before the transaction is safe; the
+    transaction re-checks that they still exist (a purge in between is caught).
+    """
+    wanted = {(c["storeRef"]["atomId"], c["storeRef"]["rev"]) for c in cites if c["storeRef"]}
+    if not wanted:
+        return
+    rows = service.db.read(
+        "write/check_refs",
+        subject=binding.subject,
+        refs=[{"atomId": a, "rev": r, "wantText": True} for a, r in sorted(wanted)],
+    )
+    texts = {(r["atomId"], r["rev"]): (r["text"], r["digest"]) for r in rows if r["found"]}
+    by_rev = {(r["atomId"], r["rev"]): r for r in revisions}
+    for cite in cites:
+        store_ref = cite["storeRef"]
+        if store_ref is None:
+            continue
+        key = (store_ref["atomId"], store_ref["rev"])
+        if key not in texts:
+            raise DependencyInvalidError(
+                f"change {cite['changeId']!r}: cited atom:{key[0]} rev {key[1]} does not exist",
+                details={"changeId": cite["changeId"]},
+            )
+        text, digest = texts[key]
+        check_range(text, digest, cite, change_id=cite["changeId"])
+        cite["verified"] = True
+        rev = by_rev[(cite["srcAtomId"], cite["srcRev"])]
+        public = json.loads(rev["sources"])
+        public[cite["ordinal"]]["verified"] = True
+        rev["sources"] = json.dumps(public, sort_keys=True)
+
+
+def _revision(
+    ref: AtomRef,
+    change_id: str,
+    state: str,
+    text: str,
+    current: bool,
+    sources_json: str | None,
+    service: Service | None = None,
+) -> dict[str, Any]:
+    return {
+        "atomId": ref.atom_id,
+        "rev": ref.rev,
+        "changeId": change_id,
+        "state": state,
+        "text": text,
+        "digest": text_digest(text) if current else None,
+        "tokens": service.tokenizer.count(text) if service is not None else None,
+        "sources": sources_json,
+        "current": current,
+        "embedding": None,
+    }
+
+
+def _head_revs_for_unversioned_sources(
+    service: Service, binding: Binding, changes: tuple[Change, ...]
+) -> dict[str, int]:
+    """``atom:<id>`` citations without a version cite the head at write time."""
+    ids = sorted(
+        {
+            atom_id
+            for c in changes
+            for s in c.sources or ()
+            if s.version is None and (atom_id := parse_store_uri(s.uri)) is not None
+        }
+    )
+    if not ids:
+        return {}
+    rows = service.db.read("write/head_refs", subject=binding.subject, atomIds=ids)
+    return {r["atomId"]: r["headRev"] for r in rows if r["headRev"] is not None}
+
+
+def _citations(
+    change: Change, ref: AtomRef, heads: dict[str, int]
+) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
+    cites: list[dict[str, Any]] = []
+    refs: list[dict[str, Any]] = []
+    public: list[dict[str, Any]] = []
+    for ordinal, src in enumerate(change.sources or ()):
+        version = src.version
+        store_ref: dict[str, Any] | None = None
+        atom_id = parse_store_uri(src.uri)
+        if atom_id is not None:
+            if version is None:
+                if atom_id not in heads:
+                    raise DependencyInvalidError(
+                        f"change {change.id!r}: cited {src.uri} does not exist",
+                        details={"changeId": change.id},
+                    )
+                version = str(heads[atom_id])
+            if not version.isdigit() or int(version) < 1:
+                raise InvalidInputError(
+                    f"change {change.id!r}: the version of an atom: source is its rev number",
+                    details={"changeId": change.id},
+                )
+            store_ref = {"atomId": atom_id, "rev": int(version)}
+            refs.append({**store_ref, "changeId": change.id, "wantText": True})
+        item: dict[str, Any] = {
+            "srcAtomId": ref.atom_id,
+            "srcRev": ref.rev,
+            "changeId": change.id,
+            "ordinal": ordinal,
+            "uri": src.uri,
+            "version": version,
+            "digest": src.digest,
+            "sourceKey": source_key(src.uri, version, src.digest),
+            "start": src.range.start if src.range else None,
+            "end": src.range.end if src.range else None,
+            "unit": src.range.unit if src.range else None,
+            "verified": False,
+            "storeRef": store_ref,
+        }
+        cites.append(item)
+        view: dict[str, Any] = {"uri": src.uri, "verified": False}
+        if version is not None:
+            view["version"] = version
+        if src.digest is not None:
+            view["digest"] = src.digest
+        if src.range is not None:
+            view["range"] = src.range.to_json()
+        public.append(view)
+    return json.dumps(public, sort_keys=True), cites, refs

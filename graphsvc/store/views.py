@@ -1,0 +1,62 @@
+"""Load AtomViews (the public form of revisions) in one round trip."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView
+from graphsvc.store.connection import Database
+from graphsvc.store.queries import query
+
+__all__ = ["load_views", "view_from_row"]
+
+
+def load_views(
+    db: Database, subject: str, refs: Iterable[AtomRef], tx: ManagedTransaction | None = None
+) -> dict[AtomRef, AtomView]:
+    """Views of the given revisions of ``subject``; absent ones are simply missing."""
+    params: dict[str, Any] = {
+        "subject": subject,
+        "refs": [{"atomId": r.atom_id, "rev": r.rev} for r in dict.fromkeys(refs)],
+    }
+    if not params["refs"]:
+        return {}
+    if tx is not None:
+        rows = [r.data() for r in tx.run(query("view/atom_views"), params)]
+    else:
+        rows = db.read("view/atom_views", **params)
+    views = (view_from_row(row) for row in rows)
+    return {v.ref: v for v in views}
+
+
+def view_from_row(row: dict[str, Any]) -> AtomView:
+    links = tuple(
+        AtomLinkView(
+            role=link["role"],
+            at=link["at"],
+            required=bool(link["required"]),
+            order_key=link.get("orderKey"),
+            target=None
+            if link["unavailable"] or link.get("atomId") is None
+            else AtomRef(link["atomId"], int(link["rev"])),
+            unavailable=bool(link["unavailable"]),
+        )
+        for link in row.get("links") or []
+    )
+    sources = tuple(json.loads(row["sources"])) if row.get("sources") else ()
+    return AtomView(
+        atom_id=row["atomId"],
+        rev=int(row["rev"]),
+        state=row["state"],
+        text=row["text"] if row.get("text") is not None else "",
+        head=bool(row["head"]),
+        links=links,
+        sources=sources,
+        atom_of=row.get("atomOf"),
+        atomised_into=row.get("atomisedInto"),
+        archived_at=row.get("archivedAt"),
+    )
