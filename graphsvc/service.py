@@ -78,3 +78,27 @@ class Service:
         from graphsvc.ops.observe import observe
 
         return observe(self, binding, host_input)
+
+    def search(self, binding: Binding, query: str, **options: Any) -> Any:
+        """SPEC §5 ``search``; see :func:`graphsvc.ops.search.search`."""
+        from graphsvc.ops.search import search
+
+        return search(self, binding, query, **options)
+
+    def record_use(
+        self,
+        binding: Binding,
+        event_id: str,
+        manifest: dict[str, Any],
+        atoms: list[Any] | None = None,
+    ) -> dict[str, Any]:
+        """``recordUse``; see :func:`graphsvc.ops.usage.record_use`."""
+        from graphsvc.ops.usage import record_use
+
+        return record_use(self, binding, event_id, manifest, atoms)
+
+    def reset_usage(self, binding: Binding, atom_id: str | None = None) -> int:
+        """``resetUsage``; see :func:`graphsvc.ops.usage.reset_usage`."""
+        from graphsvc.ops.usage import reset_usage
+
+        return reset_usage(self, binding, atom_id)

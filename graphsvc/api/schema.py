@@ -17,8 +17,11 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.types import (
+    AtomRefInput,
     ChangeInput,
     ChangeResult,
+    SearchHit,
+    SearchResult,
     WriteOptionsInput,
     WriteOutcomeType,
     atom_view,
@@ -35,6 +38,35 @@ class Query:
     @strawberry.field(description="Neo4j server version, schema version, embedding model.")
     async def health(self, info: Info) -> JSON:
         return cast(JSON, await asyncio.to_thread(service_of(info).health))
+
+    @strawberry.field(description="Ranked atoms with score and breakdown (SPEC §5).")
+    async def search(
+        self,
+        info: Info,
+        query: str,
+        depth: int | None = None,
+        limit: int | None = None,
+        include_archived: bool | None = None,
+        cursor: str | None = None,
+    ) -> SearchResult:
+        binding = binding_of(info)
+        result = await asyncio.to_thread(
+            service_of(info).search,
+            binding,
+            query,
+            depth=depth,
+            limit=limit,
+            include_archived=bool(include_archived),
+            cursor=cursor,
+        )
+        return SearchResult(
+            hits=[
+                SearchHit(atom=atom_view(h.atom), score=h.score, score_breakdown=h.breakdown)
+                for h in result.hits
+            ],
+            diagnostics=result.diagnostics,
+            cursor=result.cursor,
+        )
 
 
 @strawberry.type
@@ -63,6 +95,33 @@ class Mutation:
         binding = binding_of(info)
         host_input = parse_host_input(input)
         return await asyncio.to_thread(service_of(info).observe, binding, host_input)
+
+    @strawberry.mutation(description="Record an accepted model response's use (AV-4).")
+    async def record_use(
+        self,
+        info: Info,
+        event_id: strawberry.ID,
+        manifest: JSON,
+        atoms: list[AtomRefInput] | None = None,
+    ) -> JSON:
+        from graphsvc.core.write_models import AtomRef
+
+        binding = binding_of(info)
+        refs = [AtomRef(str(a.atom_id), a.rev) for a in atoms] if atoms else None
+        return cast(
+            JSON,
+            await asyncio.to_thread(
+                service_of(info).record_use, binding, str(event_id), cast(Any, manifest), refs
+            ),
+        )
+
+    @strawberry.mutation(description="Delete usage state (one atom or all) of the caller.")
+    async def reset_usage(self, info: Info, atom_id: strawberry.ID | None = None) -> bool:
+        binding = binding_of(info)
+        await asyncio.to_thread(
+            service_of(info).reset_usage, binding, str(atom_id) if atom_id else None
+        )
+        return True
 
 
 def build_schema(settings: Settings) -> strawberry.Schema:

@@ -25,6 +25,8 @@ __all__ = [
     "LinkTargetInput",
     "RangeInput",
     "RangeUnit",
+    "SearchHit",
+    "SearchResult",
     "SourceCitationInput",
     "WriteOptionsInput",
     "WriteOutcomeType",
@@ -212,3 +214,17 @@ def input_to_json(value: Any) -> Any:
             out[_CAMEL.get(name, name)] = input_to_json(v)
         return out
     return value
+
+
+@strawberry.type
+class SearchHit:
+    atom: AtomViewType
+    score: float
+    score_breakdown: JSON
+
+
+@strawberry.type
+class SearchResult:
+    hits: list[SearchHit]
+    diagnostics: JSON
+    cursor: str | None

@@ -1,0 +1,2 @@
+OPTIONAL MATCH (s:SubjectState {subject: $subject})
+RETURN coalesce(s.purgeEpoch, 0) AS purgeEpoch

@@ -1,0 +1,1 @@
+CREATE CONSTRAINT evaluation_key IF NOT EXISTS FOR (e:Evaluation) REQUIRE (e.subject, e.evalId) IS UNIQUE

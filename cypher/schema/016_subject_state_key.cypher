@@ -1,0 +1,1 @@
+CREATE CONSTRAINT subject_state_key IF NOT EXISTS FOR (s:SubjectState) REQUIRE (s.subject) IS UNIQUE

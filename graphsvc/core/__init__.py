@@ -1,0 +1,1 @@
+"""Pure core of graphsvc: no database, no HTTP, no clock."""

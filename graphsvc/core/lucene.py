@@ -1,0 +1,29 @@
+"""Fulltext queries from user text, with every Lucene special character escaped.
+
+User text never becomes Lucene syntax: each whitespace-separated term is
+lower-cased (so AND/OR/NOT are terms, not operators) and escaped; the terms are
+OR-ed over the ``text`` field and the subject is a required phrase on the
+``subject`` field.
+"""
+
+from __future__ import annotations
+
+__all__ = ["escape_term", "fulltext_query"]
+
+_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+_MAX_TERMS = 64
+
+
+def escape_term(term: str) -> str:
+    """Backslash-escape Lucene's special characters in one term."""
+    return "".join("\\" + c if c in _SPECIAL else c for c in term)
+
+
+def fulltext_query(text: str, subject: str) -> str | None:
+    """The Lucene query for ``text`` within ``subject``, or None when no term remains."""
+    terms = [escape_term(t) for t in text.lower().split() if t.strip()][:_MAX_TERMS]
+    terms = [t for t in terms if t.strip("\\")]
+    if not terms:
+        return None
+    quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
+    return f'text:({" ".join(terms)}) AND subject:"{quoted_subject}"'

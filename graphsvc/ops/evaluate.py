@@ -1,0 +1,217 @@
+"""One evaluation (RD-1, CUR-1): candidates → fusion → retrieval graph → usage → solve.
+
+Shared by ``search`` and ``read``. Lexical scores are normalised within the
+candidate set by dividing by the largest Lucene score among the candidates (so
+the best lexical hit has 1, a non-hit has 0); a candidate without an embedding
+has its semantic signal *missing* and is ranked lexically alone (ACT-1).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from graphsvc.core.activation import (
+    ActivationResult,
+    PropagationTable,
+    RoleWeights,
+    acquisition_order,
+    build_edges,
+    cosine_from_neo4j,
+    fuse_match,
+    normalise_lexical,
+    propagate,
+    usage_boost,
+)
+from graphsvc.core.availability import AdaptiveUseModel, checked_value
+from graphsvc.core.binding import Binding
+from graphsvc.errors import InvalidInputError, PurgePendingError
+from graphsvc.store.retrieval import Acquired, acquire
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = ["Evaluation", "evaluate", "propagation_table"]
+
+
+@dataclass
+class Evaluation:
+    """A frozen evaluation: node order, signals, scores and diagnostics."""
+
+    query: str
+    evaluated_at: float
+    atom_ids: list[str]
+    revs: list[int]
+    m: list[float]
+    semantic: list[float | None]
+    lexical: list[float | None]
+    usage: list[float]
+    b: list[float]
+    scores: list[float]
+    candidates: int
+    result: ActivationResult | None
+    diagnostics: dict[str, Any] = field(default_factory=dict)
+
+    def ranked(self) -> list[int]:
+        """Node indexes by score (ties by match, then atom id, for determinism)."""
+        return sorted(
+            range(len(self.atom_ids)),
+            key=lambda i: (-self.scores[i], -self.m[i], self.atom_ids[i]),
+        )
+
+    def breakdown(self, i: int) -> dict[str, Any]:
+        """The analysts' view of one node's score."""
+        a_total = float(np.sum(self.result.a)) if self.result is not None else 0.0
+        own = self.b[i] / a_total if a_total > 0 else 0.0
+        return {
+            "match": self.m[i],
+            "semantic": self.semantic[i],
+            "lexical": self.lexical[i],
+            "usage": self.usage[i],
+            "usageFactor": (self.b[i] / self.m[i]) if self.m[i] > 0 else 1.0,
+            "base": self.b[i],
+            "propagatedShare": max(0.0, self.scores[i] - own),
+            "candidate": self.m[i] > 0 or self.semantic[i] is not None,
+        }
+
+
+def propagation_table(spec: str) -> PropagationTable:
+    """Parse ``role=forward:reverse,...`` (GRAPHSVC_ROLE_WEIGHTS).
+
+    Raises:
+        InvalidInputError: a malformed entry.
+    """
+    roles: dict[str, RoleWeights] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        role, _, weights = part.partition("=")
+        fwd, _, rev = weights.partition(":")
+        try:
+            roles[role.strip()] = RoleWeights(float(fwd), float(rev or fwd))
+        except ValueError as exc:
+            raise InvalidInputError(f"bad GRAPHSVC_ROLE_WEIGHTS entry {part!r}") from exc
+    return PropagationTable(roles)
+
+
+def evaluate(
+    service: Service,
+    binding: Binding,
+    text: str,
+    *,
+    depth: int,
+    include_archived: bool,
+) -> Evaluation:
+    """Evaluate ``text`` for ``binding`` once; pages and packing reuse the result.
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
+        InvalidInputError: bad depth.
+    """
+    st = service.settings
+    if not 0 <= depth <= st.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
+    if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
+        raise PurgePendingError("a purge in this subject has not finished")
+    now = service.clock()
+    embedding = service.embedder.embed([text])[0] if text.strip() else None
+    model = AdaptiveUseModel()
+    fused: dict[str, tuple[float, float | None, float | None, list[str]]] = {}
+
+    def seeds_from(acq: Acquired) -> list[str]:
+        lex_norm = normalise_lexical(acq.lexical)
+        ids = sorted(set(acq.semantic) | set(acq.lexical))
+        for atom_id in ids:
+            if atom_id in acq.semantic:
+                sem: float | None = cosine_from_neo4j(acq.semantic[atom_id])
+            else:
+                raw = acq.lexical_semantic.get(atom_id)
+                sem = None if raw is None else cosine_from_neo4j(raw)
+            lex = lex_norm.get(atom_id, 0.0)
+            m, missing = fuse_match(sem, lex)
+            fused[atom_id] = (m, sem, lex, missing)
+        order = acquisition_order(np.array([fused[a][0] for a in ids], dtype=np.float64))
+        return [ids[int(i)] for i in order[: st.max_seeds] if fused[ids[int(i)]][0] > 0.0]
+
+    acq = acquire(
+        service.db,
+        subject=binding.subject,
+        policy=binding.policy,
+        model_id=model.id,
+        text=text,
+        embedding=embedding,
+        depth=depth,
+        max_seeds=st.max_seeds,
+        oversample=st.candidate_oversample,
+        max_nodes=st.max_nodes,
+        max_edges=st.max_edges,
+        include_archived=include_archived,
+        seeds_from=seeds_from,
+    )
+    hidden = {
+        a
+        for a, f in acq.facts.items()
+        if not include_archived and (f.get("atomisedInto") or 0) > 0 and f.get("archivedAt")
+    }
+    atom_ids = [a for a in acq.facts if a not in hidden]
+    index = {a: i for i, a in enumerate(atom_ids)}
+    n = len(atom_ids)
+    m = [fused[a][0] if a in fused else 0.0 for a in atom_ids]
+    usage = [checked_value(model, _state(acq.facts[a].get("usage")), now) for a in atom_ids]
+    b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), st.beta)
+    links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
+    src, dst, w = build_edges(n, links, propagation_table(st.role_weights))
+    result = propagate(
+        n,
+        src,
+        dst,
+        w,
+        b,
+        propagation=st.propagation,
+        tol=st.convergence_tol,
+        max_work=st.evaluation_work,
+    )
+    missing = {a: fused[a][3] for a in atom_ids if a in fused and fused[a][3]}
+    diagnostics = {
+        "acquisition": {
+            "candidates": len(fused),
+            "semanticCandidates": len(acq.semantic),
+            "lexicalCandidates": len(acq.lexical),
+            "seeds": sum(1 for x in m if x > 0),
+            "vectorMode": acq.vector_mode,
+            "queryEmbedding": embedding is not None,
+            "missingSignals": missing,
+            "lexicalNormalisation": "lucene score / max lucene score among candidates",
+            "hiddenArchived": len(hidden),
+            "evaluatedAt": now,
+        },
+        "evaluation": {
+            **result.diagnostics(),
+            "depth": depth,
+            "levels": acq.levels,
+            "truncated": acq.truncated,
+            "propagation": st.propagation,
+            "beta": st.beta,
+            "usageModel": model.id,
+        },
+    }
+    return Evaluation(
+        query=text,
+        evaluated_at=now,
+        atom_ids=atom_ids,
+        revs=[int(acq.facts[a]["rev"]) for a in atom_ids],
+        m=m,
+        semantic=[fused[a][1] if a in fused else None for a in atom_ids],
+        lexical=[fused[a][2] if a in fused else None for a in atom_ids],
+        usage=usage,
+        b=[float(x) for x in b],
+        scores=[float(x) for x in result.scores],
+        candidates=len(fused),
+        result=result,
+        diagnostics=diagnostics,
+    )
+
+
+def _state(raw: str | None) -> dict[str, Any]:
+    return json.loads(raw) if raw else {}

@@ -1,0 +1,119 @@
+"""``search`` (SPEC §5, RD-3): ranked atoms with score and breakdown, paged by cursor.
+
+A search never changes bodies, links or usage (CORE-2, AV-4); the only thing it
+may store is the frozen evaluation behind a cursor (auxiliary state).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.write_models import AtomRef, AtomView
+from graphsvc.errors import InvalidInputError
+from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
+from graphsvc.ops.evaluate import evaluate
+from graphsvc.store.views import load_views
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = ["SearchHit", "SearchResult", "search"]
+
+
+@dataclass(frozen=True)
+class SearchHit:
+    atom: AtomView
+    score: float
+    breakdown: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    hits: list[SearchHit]
+    diagnostics: dict[str, Any]
+    cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "hits": [
+                {"atom": h.atom.to_json(), "score": h.score, "scoreBreakdown": h.breakdown}
+                for h in self.hits
+            ],
+            "diagnostics": self.diagnostics,
+            "cursor": self.cursor,
+        }
+
+
+def search(
+    service: Service,
+    binding: Binding,
+    query: str,
+    *,
+    depth: int | None = None,
+    limit: int | None = None,
+    include_archived: bool = False,
+    cursor: str | None = None,
+) -> SearchResult:
+    """Rank the subject's atoms for ``query``.
+
+    Raises:
+        InvalidInputError: empty query, or depth/limit out of range.
+        PurgePendingError: a purge in the subject has not finished.
+        CursorExpiredError: the cursor no longer matches (CUR-2).
+    """
+    st = service.settings
+    depth = st.depth if depth is None else depth
+    limit = st.search_limit if limit is None else limit
+    if not query.strip() or len(query) > 10_000:
+        raise InvalidInputError("query must be 1..10000 characters of text")
+    if not 1 <= limit <= st.max_limit:
+        raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
+    qhash = digest(["search", query, depth, limit, include_archived])
+    if cursor:
+        payload, eval_id, offset, expires = open_cursor(service, binding, "search", cursor, qhash)
+        ranked = payload["ranked"]
+        diagnostics = payload["diagnostics"]
+    else:
+        ev = evaluate(service, binding, query, depth=depth, include_archived=include_archived)
+        ranked = [
+            {
+                "atomId": ev.atom_ids[i],
+                "rev": ev.revs[i],
+                "score": ev.scores[i],
+                "breakdown": ev.breakdown(i),
+            }
+            for i in ev.ranked()
+            if ev.scores[i] > 0
+        ]
+        diagnostics = ev.diagnostics
+        offset, eval_id, expires = 0, "", 0.0
+    page = ranked[offset : offset + limit]
+    views = load_views(service.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page))
+    hits = [
+        SearchHit(views[ref], r["score"], r["breakdown"])
+        for r in page
+        if (ref := AtomRef(r["atomId"], r["rev"])) in views
+    ]
+    next_offset = offset + limit
+    next_page: str | None = None
+    if next_offset < len(ranked):
+        if eval_id:
+            next_page = next_cursor(
+                service, binding, "search", qhash, eval_id, next_offset, expires
+            )
+        else:
+            next_page = save_and_cursor(
+                service,
+                binding,
+                "search",
+                qhash,
+                {"ranked": ranked, "diagnostics": diagnostics},
+                next_offset,
+            )
+    return SearchResult(
+        hits=hits,
+        diagnostics={**diagnostics, "page": {"offset": offset, "total": len(ranked)}},
+        cursor=next_page,
+    )

@@ -1,0 +1,148 @@
+"""Acquisition in Neo4j: candidates from both indexes and the retrieval graph, one snapshot.
+
+Everything a ranking needs is read in ONE read transaction (one snapshot, RD-1):
+vector candidates (falling back to an exact scan of the subject when the shared
+index's top-k held too few of its atoms), fulltext candidates, one query per BFS
+level of the retrieval graph (``depth`` round trips on the same connection), and
+the head/usage facts of every node.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.lucene import fulltext_query
+from graphsvc.store.connection import Database
+from graphsvc.store.queries import query
+
+__all__ = ["Acquired", "acquire"]
+
+
+@dataclass
+class Acquired:
+    """Raw facts of one acquisition (no scoring yet)."""
+
+    semantic: dict[str, float] = field(default_factory=dict)  # atomId -> neo4j score
+    lexical: dict[str, float] = field(default_factory=dict)  # atomId -> lucene score
+    lexical_semantic: dict[str, float | None] = field(default_factory=dict)
+    revs: dict[str, int] = field(default_factory=dict)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    vector_mode: str = "index"
+    truncated: bool = False
+    levels: int = 0
+
+
+def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    return [r.data() for r in tx.run(query(name), params)]
+
+
+def acquire(
+    db: Database,
+    *,
+    subject: str,
+    policy: str,
+    model_id: str,
+    text: str,
+    embedding: list[float] | None,
+    depth: int,
+    max_seeds: int,
+    oversample: int,
+    max_nodes: int,
+    max_edges: int,
+    include_archived: bool,
+    seeds_from: Any,
+) -> Acquired:
+    """Read candidates, the retrieval graph and node facts in one snapshot.
+
+    ``seeds_from(acquired) -> list[str]`` picks the seed atom ids from the fused
+    candidates (the pure core decides; the store only reads).
+    """
+
+    def work(tx: ManagedTransaction) -> Acquired:
+        acq = Acquired()
+        k = max_seeds * oversample
+        if embedding is not None:
+            rows = _run(
+                tx,
+                "search/vector_candidates",
+                k=k,
+                embedding=embedding,
+                subject=subject,
+                includeArchived=include_archived,
+                limit=max_seeds,
+            )
+            if len(rows) < max_seeds:
+                acq.vector_mode = "exact"
+                rows = _run(
+                    tx,
+                    "search/vector_candidates_exact",
+                    embedding=embedding,
+                    subject=subject,
+                    includeArchived=include_archived,
+                    limit=max_seeds,
+                )
+            for row in rows:
+                acq.semantic[row["atomId"]] = float(row["semantic"])
+                acq.revs[row["atomId"]] = int(row["rev"])
+        lucene = fulltext_query(text, subject)
+        if lucene is not None:
+            rows = _run(
+                tx,
+                "search/fulltext_candidates",
+                lucene=lucene,
+                k=k,
+                subject=subject,
+                includeArchived=include_archived,
+                embedding=embedding or [0.0],
+                limit=max_seeds,
+            )
+            for row in rows:
+                acq.lexical[row["atomId"]] = float(row["lexical"])
+                acq.lexical_semantic[row["atomId"]] = (
+                    None if embedding is None or row["semantic"] is None else float(row["semantic"])
+                )
+                acq.revs[row["atomId"]] = int(row["rev"])
+        seeds: list[str] = seeds_from(acq)
+        nodes: dict[str, None] = dict.fromkeys(seeds)
+        frontier = list(seeds)
+        seen_edges: set[tuple[str, str, str]] = set()
+        for _ in range(depth):
+            if not frontier:
+                break
+            acq.levels += 1
+            nxt: list[str] = []
+            for row in _run(tx, "search/expand_level", subject=subject, frontier=frontier):
+                for e in row["edges"]:
+                    edge = (e["src"], e["dst"], e["role"])
+                    if edge in seen_edges:
+                        continue
+                    if len(seen_edges) >= max_edges:
+                        acq.truncated = True
+                        break
+                    for end in (edge[0], edge[1]):
+                        if end not in nodes:
+                            if len(nodes) >= max_nodes:
+                                acq.truncated = True
+                                break
+                            nodes[end] = None
+                            nxt.append(end)
+                    if edge[0] in nodes and edge[1] in nodes:
+                        seen_edges.add(edge)
+            frontier = nxt
+        acq.edges = sorted(seen_edges)
+        for row in _run(
+            tx,
+            "search/node_facts",
+            subject=subject,
+            policy=policy,
+            modelId=model_id,
+            atomIds=list(nodes),
+        ):
+            acq.facts[row["atomId"]] = row
+        return acq
+
+    return db.read_tx(work, label="acquire")
