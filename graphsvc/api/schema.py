@@ -12,6 +12,7 @@ from typing import Any, cast
 import strawberry
 from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
 from strawberry.scalars import JSON
+from strawberry.tools import merge_types
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
@@ -34,7 +35,7 @@ __all__ = ["build_schema"]
 
 
 @strawberry.type
-class Query:
+class CoreQuery:
     @strawberry.field(description="Neo4j server version, schema version, embedding model.")
     async def health(self, info: Info) -> JSON:
         return cast(JSON, await asyncio.to_thread(service_of(info).health))
@@ -70,7 +71,7 @@ class Query:
 
 
 @strawberry.type
-class Mutation:
+class CoreMutation:
     @strawberry.mutation(description="Commit a batch of changes atomically (SPEC §2).")
     async def write(
         self, info: Info, changes: list[ChangeInput], options: WriteOptionsInput | None = None
@@ -132,4 +133,9 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: MaxTokensLimiter(max_token_count=200_000),
         lambda: MaxAliasesLimiter(max_alias_count=30),
     ]
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+    # Each feature keeps its resolvers in its own module; they merge here.
+    query_types: tuple[type, ...] = (CoreQuery,)
+    mutation_types: tuple[type, ...] = (CoreMutation,)
+    query = merge_types("Query", query_types)
+    mutation = merge_types("Mutation", mutation_types)
+    return strawberry.Schema(query=query, mutation=mutation, extensions=extensions)

@@ -1,0 +1,1 @@
+"""CLI data commands, one module per command family, each with ``register(sub)``."""

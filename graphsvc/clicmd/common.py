@@ -1,0 +1,60 @@
+"""What every data command shares: binding flags, JSON output, a connected Service."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from graphsvc.core.binding import ACTOR_KINDS, Binding
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+
+__all__ = ["add_binding_args", "binding_from_args", "connected_service", "emit"]
+
+
+def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
+    """``--subject`` (required), ``--policy``, ``--actor-kind``, ``--actor-id``, ``--json``."""
+    p.add_argument("--subject", required=True, help="the subject (tenant) to act in")
+    p.add_argument("--policy", default="default")
+    p.add_argument("--actor-kind", choices=list(ACTOR_KINDS), default=default_kind)
+    p.add_argument("--actor-id", default="cli")
+    p.add_argument("--json", action="store_true", help="print one JSON document")
+
+
+def binding_from_args(args: argparse.Namespace, *, may_purge: bool = False) -> Binding:
+    """The CLI acts as a local operator: the binding comes from the flags."""
+    return Binding(
+        subject=args.subject,
+        policy=args.policy,
+        actor_kind=args.actor_kind,
+        actor_id=args.actor_id,
+        may_purge=may_purge,
+    )
+
+
+def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
+    """Print ``payload`` as JSON with ``--json``, else ``text`` (or indented JSON)."""
+    if getattr(args, "json", False) or text is None:
+        print(json.dumps(payload, indent=2, sort_keys=True, default=str))
+    else:
+        print(text)
+
+
+def progress(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+@contextmanager
+def connected_service(settings: Settings) -> Iterator[Service]:
+    """A Service on the configured (or managed) Neo4j, closed afterwards."""
+    from graphsvc.runtime import build_service
+
+    service, runtime = build_service(settings, progress=progress)
+    try:
+        yield service
+    finally:
+        runtime.db.close()
