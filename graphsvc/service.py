@@ -102,3 +102,9 @@ class Service:
         from graphsvc.ops.usage import reset_usage
 
         return reset_usage(self, binding, atom_id)
+
+    def read(self, binding: Binding, query: str, memory_token_budget: int, **options: Any) -> Any:
+        """SPEC §8 ``read``; see :func:`graphsvc.ops.read.read`."""
+        from graphsvc.ops.read import read
+
+        return read(self, binding, query, memory_token_budget, **options)

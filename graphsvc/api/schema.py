@@ -18,11 +18,15 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.types import (
+    AtomRef,
     AtomRefInput,
     ChangeInput,
     ChangeResult,
+    ReadItem,
+    ReadResult,
     SearchHit,
     SearchResult,
+    Selection,
     WriteOptionsInput,
     WriteOutcomeType,
     atom_view,
@@ -67,6 +71,53 @@ class CoreQuery:
             ],
             diagnostics=result.diagnostics,
             cursor=result.cursor,
+        )
+
+    @strawberry.field(description="A token-budgeted, dependency-complete read (SPEC §8).")
+    async def read(
+        self,
+        info: Info,
+        query: str,
+        memory_token_budget: int,
+        depth: int | None = None,
+        limit: int | None = None,
+        include_archived: bool | None = None,
+        cursor: str | None = None,
+    ) -> ReadResult:
+        binding = binding_of(info)
+        r = await asyncio.to_thread(
+            service_of(info).read,
+            binding,
+            query,
+            memory_token_budget,
+            depth=depth,
+            limit=limit,
+            include_archived=bool(include_archived),
+            cursor=cursor,
+        )
+        return ReadResult(
+            text=r.text,
+            format_version=r.format_version,
+            items=[
+                ReadItem(
+                    ref=AtomRef(
+                        atom_id=strawberry.ID(i["ref"]["atomId"]), rev=int(i["ref"]["rev"])
+                    ),
+                    role=i["role"],
+                    score=i["score"],
+                    blocked=i["blocked"],
+                )
+                for i in r.items
+            ],
+            selection=Selection(
+                baseline_complete=r.selection["baselineComplete"],
+                coverage_certified=r.selection["coverageCertified"],
+                tokens=r.selection["tokens"],
+                budget=r.selection["budget"],
+            ),
+            manifest=r.manifest,
+            diagnostics=r.diagnostics,
+            cursor=r.cursor,
         )
 
 

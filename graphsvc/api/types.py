@@ -25,8 +25,11 @@ __all__ = [
     "LinkTargetInput",
     "RangeInput",
     "RangeUnit",
+    "ReadItem",
+    "ReadResult",
     "SearchHit",
     "SearchResult",
+    "Selection",
     "SourceCitationInput",
     "WriteOptionsInput",
     "WriteOutcomeType",
@@ -226,5 +229,32 @@ class SearchHit:
 @strawberry.type
 class SearchResult:
     hits: list[SearchHit]
+    diagnostics: JSON
+    cursor: str | None
+
+
+@strawberry.type
+class Selection:
+    baseline_complete: bool
+    coverage_certified: bool
+    tokens: int
+    budget: int
+
+
+@strawberry.type
+class ReadItem:
+    ref: AtomRef
+    role: str
+    score: float | None
+    blocked: bool
+
+
+@strawberry.type
+class ReadResult:
+    text: str
+    format_version: int
+    items: list[ReadItem]
+    selection: Selection
+    manifest: JSON
     diagnostics: JSON
     cursor: str | None

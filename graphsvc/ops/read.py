@@ -1,0 +1,340 @@
+"""``read`` (SPEC §8–§10): evaluate once, close over required links, pack, render, manifest.
+
+Steps: one evaluation (candidates, activation, snapshot — RD-1); roots are the
+top ``limit`` ranked atoms of the page; their required closures are resolved in
+one read transaction (one query per closure level); bodies become the core's
+``Body`` values; :func:`graphsvc.core.packing.pack` chooses what fits the budget
+on the exact tiktoken count of the final text (RD-4, RD-6, RD-8); the manifest
+(contractVersion 2) is recorded so ``observe``/``recordUse`` can refer to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.citations import parse_store_uri, unit_length
+from graphsvc.core.packing import pack
+from graphsvc.core.selection_models import (
+    Body,
+    Candidate,
+    Citation,
+    PackResult,
+    PublicLink,
+    Ref,
+    RequiredEdge,
+)
+from graphsvc.core.write_models import AtomRef, AtomView
+from graphsvc.errors import InvalidInputError
+from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
+from graphsvc.ops.evaluate import evaluate
+from graphsvc.store.queries import query
+from graphsvc.store.views import load_views
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = ["ReadResult", "read"]
+
+FORMAT_VERSION = 2
+CONTRACT_VERSION = 2
+
+
+@dataclass(frozen=True)
+class ReadResult:
+    text: str
+    format_version: int
+    items: list[dict[str, Any]]
+    selection: dict[str, Any]
+    manifest: dict[str, Any]
+    diagnostics: dict[str, Any]
+    cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "formatVersion": self.format_version,
+            "items": self.items,
+            "selection": self.selection,
+            "manifest": self.manifest,
+            "diagnostics": self.diagnostics,
+            "cursor": self.cursor,
+        }
+
+
+def read(
+    service: Service,
+    binding: Binding,
+    query_text: str,
+    memory_token_budget: int,
+    *,
+    depth: int | None = None,
+    limit: int | None = None,
+    include_archived: bool = False,
+    cursor: str | None = None,
+) -> ReadResult:
+    """Present a token-budgeted, dependency-complete set of bodies for ``query_text``.
+
+    Raises:
+        InvalidInputError: empty query, budget/depth/limit out of range.
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
+        CursorExpiredError: the cursor no longer matches (CUR-2).
+    """
+    st = service.settings
+    depth = st.depth if depth is None else depth
+    limit = st.read_limit if limit is None else limit
+    if not query_text.strip() or len(query_text) > 10_000:
+        raise InvalidInputError("query must be 1..10000 characters of text")
+    if not 0 <= memory_token_budget <= st.max_read_budget:
+        raise InvalidInputError(f"memoryTokenBudget must be in 0..{st.max_read_budget}")
+    if not 1 <= limit <= st.max_limit:
+        raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
+    qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
+    if cursor:
+        payload, eval_id, offset, expires = open_cursor(service, binding, "read", cursor, qhash)
+        ranked = payload["ranked"]
+        eval_diag = payload["diagnostics"]
+        evaluated_at = payload["evaluatedAt"]
+    else:
+        ev = evaluate(service, binding, query_text, depth=depth, include_archived=include_archived)
+        ranked = [
+            {"atomId": ev.atom_ids[i], "rev": ev.revs[i], "score": ev.scores[i]}
+            for i in ev.ranked()
+            if ev.scores[i] > 0
+        ]
+        eval_diag = ev.diagnostics
+        evaluated_at = ev.evaluated_at
+        offset, eval_id, expires = 0, "", 0.0
+    page = ranked[offset : offset + limit]
+    candidates = [Candidate(Ref(r["atomId"], int(r["rev"])), float(r["score"])) for r in page]
+    bodies, required, validation = _closures(service, binding, [c.ref for c in candidates])
+    result = pack(
+        candidates,
+        bodies,
+        required,
+        memory_token_budget,
+        service.tokenizer.count,
+        work_limit=st.packing_work,
+    )
+    manifest = _manifest(service, binding, query_text, result, evaluated_at, bodies)
+    next_offset = offset + limit
+    next_page: str | None = None
+    if next_offset < len(ranked):
+        if eval_id:
+            next_page = next_cursor(service, binding, "read", qhash, eval_id, next_offset, expires)
+        else:
+            next_page = save_and_cursor(
+                service,
+                binding,
+                "read",
+                qhash,
+                {"ranked": ranked, "diagnostics": eval_diag, "evaluatedAt": evaluated_at},
+                next_offset,
+            )
+    return ReadResult(
+        text=result.text,
+        format_version=FORMAT_VERSION,
+        items=[dict(item) for item in result.items_dicts()],
+        selection=dict(result.selection_dict()),
+        manifest=manifest,
+        diagnostics={
+            "acquisition": eval_diag.get("acquisition", {}),
+            "validation": validation,
+            "evaluation": eval_diag.get("evaluation", {}),
+            "selection": result.diagnostics(),
+            "page": {"offset": offset, "total": len(ranked)},
+        },
+        cursor=next_page,
+    )
+
+
+def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+    return [r.data() for r in tx.run(query(name), params)]
+
+
+def _closures(
+    service: Service, binding: Binding, roots: list[Ref]
+) -> tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]:
+    """Resolve required closures and load every body they may present, one snapshot."""
+    s = binding.subject
+    max_revisions = service.settings.max_nodes * 8
+
+    def work(tx: ManagedTransaction) -> tuple[dict[Ref, list[RequiredEdge]], list[Ref], int]:
+        required: dict[Ref, list[RequiredEdge]] = {}
+        seen: dict[Ref, None] = dict.fromkeys(roots)
+        frontier = list(roots)
+        levels = 0
+        while frontier and len(seen) <= max_revisions:
+            levels += 1
+            rows = _run(
+                tx,
+                "read/required_level",
+                subject=s,
+                refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
+            )
+            nxt: list[Ref] = []
+            for row in rows:
+                src = Ref(row["srcAtomId"], int(row["srcRev"]))
+                target = None if row["atomId"] is None else Ref(row["atomId"], int(row["rev"]))
+                if row["unavailable"] or target is None:
+                    edge = RequiredEdge(src, None, "missing")
+                elif row["at"] == "logical" and row["state"] == "retired":
+                    edge = RequiredEdge(src, target, "retired")
+                elif row["stale"]:
+                    edge = RequiredEdge(src, target, "stale")
+                else:
+                    edge = RequiredEdge(src, target, "ok")
+                required.setdefault(src, []).append(edge)
+                if edge.status == "ok" and target is not None and target not in seen:
+                    seen[target] = None
+                    nxt.append(target)
+            frontier = nxt
+        return required, list(seen), levels
+
+    required, members, levels = service.db.read_tx(work, label="read closure")
+    views = load_views(service.db, s, (AtomRef(r.atom_id, r.rev) for r in members))
+    quoted = _quoted_texts(service, binding, views.values())
+    bodies = {
+        Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"
+    }
+    blocked_edges = sum(1 for edges in required.values() for e in edges if e.status != "ok")
+    validation = {
+        "closureLevels": levels,
+        "closureRevisions": len(members),
+        "requiredEdges": sum(len(e) for e in required.values()),
+        "blockingEdges": blocked_edges,
+    }
+    return bodies, required, validation
+
+
+def _quoted_texts(service: Service, binding: Binding, views: Any) -> dict[tuple[str, int], str]:
+    """Texts of stored atoms cited with a verified range (for evidence sharing)."""
+    wanted: set[tuple[str, int]] = set()
+    for v in views:
+        for src in v.sources:
+            atom_id = parse_store_uri(src.get("uri", ""))
+            if atom_id and src.get("verified") and src.get("range") and src.get("version"):
+                wanted.add((atom_id, int(src["version"])))
+    if not wanted:
+        return {}
+    rows = service.db.read(
+        "read/cited_texts",
+        subject=binding.subject,
+        refs=[{"atomId": a, "rev": r} for a, r in sorted(wanted)],
+    )
+    return {(r["atomId"], int(r["rev"])): r["text"] for r in rows}
+
+
+def _slice(text: str, start: int, end: int, unit: str) -> str:
+    if unit == "char":
+        return text[start:end]
+    if unit == "byte":
+        return text.encode("utf-8")[start:end].decode("utf-8", errors="strict")
+    lines = text.splitlines(keepends=True)
+    return "".join(lines[start:end])
+
+
+def _body(view: AtomView, quoted: dict[tuple[str, int], str]) -> Body:
+    links = tuple(
+        PublicLink(
+            role=link.role,
+            at=link.at,
+            required=link.required,
+            order_key=link.order_key,
+            target=None
+            if link.unavailable or link.target is None
+            else Ref(link.target.atom_id, link.target.rev),
+            unavailable=link.unavailable or link.target is None,
+        )
+        for link in view.links
+    )
+    sources = []
+    for src in view.sources:
+        rng = src.get("range") or {}
+        quoted_text = None
+        atom_id = parse_store_uri(src.get("uri", ""))
+        if atom_id and src.get("verified") and rng and src.get("version"):
+            cited = quoted.get((atom_id, int(src["version"])))
+            if cited is not None and rng["end"] <= unit_length(cited, rng["unit"]):
+                try:
+                    quoted_text = _slice(cited, rng["start"], rng["end"], rng["unit"])
+                except UnicodeDecodeError:
+                    quoted_text = None
+        sources.append(
+            Citation(
+                uri=src["uri"],
+                version=src.get("version"),
+                digest=src.get("digest"),
+                start=rng.get("start"),
+                end=rng.get("end"),
+                unit=rng.get("unit"),
+                verified=bool(src.get("verified")) and quoted_text is not None,
+                quoted_text=quoted_text,
+            )
+        )
+    return Body(Ref(view.atom_id, view.rev), view.text, links, tuple(sources))
+
+
+def _manifest(
+    service: Service,
+    binding: Binding,
+    query_text: str,
+    result: PackResult,
+    evaluated_at: float,
+    bodies: dict[Ref, Body],
+) -> dict[str, Any]:
+    """Manifest contractVersion 2 (MAN-1); recorded so observe/recordUse can cite it."""
+    presented = list(result.presented)
+    manifest_id = uuid.uuid4().hex
+    text_digest = "sha256:" + hashlib.sha256(result.text.encode("utf-8")).hexdigest()
+    service.db.write(
+        "read/save_manifest",
+        subject=binding.subject,
+        manifestId=manifest_id,
+        digest=text_digest,
+        now=service.clock(),
+        policy=binding.policy,
+        actorKind=binding.actor_kind,
+        actorId=binding.actor_id,
+        presented=[{"atomId": r.atom_id, "rev": r.rev} for r in presented],
+    )
+    ranges = [
+        {
+            "ref": r.key,
+            "uri": c.uri,
+            "version": c.version,
+            "start": c.start,
+            "end": c.end,
+            "unit": c.unit,
+        }
+        for r in presented
+        for c in bodies[r].sources
+        if c.start is not None
+    ]
+    return {
+        "id": manifest_id,
+        "contractVersion": CONTRACT_VERSION,
+        "acquisition": {
+            "query": query_text,
+            "evaluatedAt": evaluated_at,
+            "indexState": {"embeddingModel": service.embedder.model_name},
+            "versions": [r.key for r in bodies],
+        },
+        "presentation": {
+            "revisions": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
+            "digest": text_digest,
+            "formatVersion": FORMAT_VERSION,
+            "ranges": ranges,
+        },
+        "watches": {
+            "heads": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
+            "queries": [{"query": query_text, "evaluatedAt": evaluated_at}],
+        },
+        "generation": None,
+        "acknowledgement": None,
+    }
