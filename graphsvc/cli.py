@@ -103,7 +103,7 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         if args.seed:
             from graphsvc.seed import load_demo_corpus
 
-            report = load_demo_corpus(service, auth)
+            report = load_demo_corpus(service)
             _progress(f"graphsvc: demo corpus: {report}")
         if not settings.auth_file:
             _progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
