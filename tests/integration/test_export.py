@@ -1,0 +1,51 @@
+"""Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+from graphsvc.clicmd.export import build_graph
+from graphsvc.core.binding import Binding
+from graphsvc.inputs import parse_changes
+from graphsvc.service import Service
+
+
+@pytest.mark.req("API-4")
+def test_export_graph_has_heads_and_links(service: Service, human: Binding, tmp_path: Path) -> None:
+    out = service.write(
+        human,
+        parse_changes(
+            [
+                {
+                    "id": "a",
+                    "op": "create",
+                    "content": {"text": "A", "links": [{"role": "r1", "target": {"local": "b"}}]},
+                    "sources": [],
+                },
+                {
+                    "id": "b",
+                    "op": "create",
+                    "content": {
+                        "text": "B",
+                        "links": [{"role": "r2", "target": {"local": "a", "at": "logical"}}],
+                    },
+                    "sources": [],
+                },
+            ]
+        ),
+    )
+    a, b = out.changes["a"].atom_id, out.changes["b"].atom_id
+    g = build_graph(service.db, human.subject)
+    assert set(g.nodes) == {a, b}
+    edges = {(u, v, d["role"]) for u, v, d in g.edges(data=True)}
+    assert edges == {(a, b, "r1"), (b, a, "r2")}
+    path = tmp_path / "g.graphml"
+    nx.write_graphml(g, path)
+    back = nx.read_graphml(path)
+    assert set(back.nodes) == {a, b}
+    data = json.loads(json.dumps(nx.node_link_data(g, edges="edges")))
+    assert {n["id"] for n in data["nodes"]} == {a, b}
