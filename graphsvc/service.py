@@ -108,3 +108,9 @@ class Service:
         from graphsvc.ops.read import read
 
         return read(self, binding, query, memory_token_budget, **options)
+
+    def inspect(self, binding: Binding, atom_id: str, **options: Any) -> Any:
+        """SPEC §7 ``inspect``; see :func:`graphsvc.ops.inspect.inspect`."""
+        from graphsvc.ops.inspect import inspect
+
+        return inspect(self, binding, atom_id, **options)

@@ -17,6 +17,7 @@ from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
+from graphsvc.api.inspect_api import InspectQuery
 from graphsvc.api.types import (
     AtomRef,
     AtomRefInput,
@@ -185,7 +186,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: MaxAliasesLimiter(max_alias_count=30),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (CoreQuery,)
+    query_types: tuple[type, ...] = (CoreQuery, InspectQuery)
     mutation_types: tuple[type, ...] = (CoreMutation,)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)

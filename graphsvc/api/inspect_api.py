@@ -1,0 +1,105 @@
+"""GraphQL ``inspect`` (SPEC §7, API-6): the types ``Via``, ``Neighbor``, ``InspectResult``.
+
+The resolver is one call into :meth:`graphsvc.service.Service.inspect`, run in a
+worker thread because it blocks on Neo4j.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import cast
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
+from graphsvc.ops import inspect as ops
+
+__all__ = ["InspectQuery", "InspectResult", "Neighbor", "Via"]
+
+
+@strawberry.type
+class Via:
+    direction: Direction
+    role: str
+    at: LinkAt
+    required: bool
+    order_key: str | None
+
+
+@strawberry.type
+class Neighbor:
+    atom: AtomViewType
+    via: list[Via]
+
+
+@strawberry.type
+class InspectResult:
+    atom: AtomViewType
+    neighbors: list[Neighbor]
+    receipt: JSON
+    read_eligibility: JSON
+    stale: bool
+    diagnostics: JSON
+    usage: JSON | None
+    cursor: str | None
+
+
+def _via(v: ops.Via) -> Via:
+    return Via(
+        direction=Direction(v.direction),
+        role=v.role,
+        at=LinkAt(v.at),
+        required=v.required,
+        order_key=v.order_key,
+    )
+
+
+def _result(r: ops.InspectResult) -> InspectResult:
+    return InspectResult(
+        atom=atom_view(r.atom),
+        neighbors=[
+            Neighbor(atom=atom_view(n.atom), via=[_via(v) for v in n.via]) for n in r.neighbors
+        ],
+        receipt=cast(JSON, r.receipt),
+        read_eligibility=cast(JSON, r.read_eligibility),
+        stale=r.stale,
+        diagnostics=cast(JSON, r.diagnostics),
+        usage=cast(JSON, r.usage),
+        cursor=r.cursor,
+    )
+
+
+@strawberry.type
+class InspectQuery:
+    @strawberry.field(description="One revision and its one-hop neighbours (SPEC §7).")
+    async def inspect(
+        self,
+        info: Info,
+        atom_id: strawberry.ID,
+        rev: int | None = None,
+        version: LinkAt | None = None,
+        direction: Direction | None = None,
+        roles: list[str] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        range_start: int | None = None,
+        range_end: int | None = None,
+    ) -> InspectResult:
+        binding = binding_of(info)
+        result = await asyncio.to_thread(
+            service_of(info).inspect,
+            binding,
+            str(atom_id),
+            rev=rev,
+            version=(version or LinkAt.OBSERVED).value,
+            direction=(direction or Direction.BOTH).value,
+            roles=roles,
+            limit=limit,
+            cursor=cursor,
+            range_start=range_start,
+            range_end=range_end,
+        )
+        return _result(result)

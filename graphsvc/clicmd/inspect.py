@@ -1,0 +1,74 @@
+"""``graphsvc inspect ATOM_ID``: one revision and its one-hop neighbours (SPEC §7, API-4)."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.settings import Settings
+
+__all__ = ["register"]
+
+
+def register(sub: Any) -> None:
+    """Add ``inspect`` to the ``graphsvc`` sub-parser set."""
+    p = sub.add_parser("inspect", help="show one atom revision and its one-hop neighbours")
+    p.add_argument("atom_id", metavar="ATOM_ID")
+    add_binding_args(p)
+    p.add_argument("--rev", type=int, help="revision (default: the head)")
+    p.add_argument("--version", choices=["observed", "logical"], default="observed")
+    p.add_argument("--direction", choices=["incoming", "outgoing", "both"], default="both")
+    p.add_argument(
+        "--role", dest="roles", action="append", metavar="R", help="only links of role R"
+    )
+    p.add_argument("--limit", type=int, help="neighbours per page (0: the root only)")
+    p.add_argument("--cursor", help="the previous page's cursor")
+    p.add_argument("--range-start", type=int, help="first body byte (UTF-8)")
+    p.add_argument("--range-end", type=int, help="byte after the last one")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    binding = binding_from_args(args)
+    with connected_service(settings) as service:
+        result = service.inspect(
+            binding,
+            args.atom_id,
+            rev=args.rev,
+            version=args.version,
+            direction=args.direction,
+            roles=args.roles,
+            limit=args.limit,
+            cursor=args.cursor,
+            range_start=args.range_start,
+            range_end=args.range_end,
+        )
+    payload = result.to_json()
+    emit(args, payload, _text(payload))
+    return 0
+
+
+def _text(doc: dict[str, Any]) -> str:
+    atom = doc["atom"]
+    elig = doc["readEligibility"]
+    eligible = "yes" if elig["eligible"] else "no (" + ", ".join(elig["reasons"]) + ")"
+    lines = [
+        f"{atom['atomId']}@{atom['rev']} [{atom['state']}{', head' if atom['head'] else ''}]"
+        f" read-eligible: {eligible}{', stale' if doc['stale'] else ''}",
+        atom["text"],
+    ]
+    for n in doc["neighbors"]:
+        nb = n["atom"]
+        vias = ", ".join(
+            f"{'->' if v['direction'] == 'outgoing' else '<-'} {v['role']} ({v['at']}"
+            f"{', required' if v['required'] else ''})"
+            for v in n["via"]
+        )
+        lines.append(f"  {nb['atomId']}@{nb['rev']} [{nb['state']}] {vias}")
+    gone = doc["diagnostics"]["acquisition"]["unavailableCount"]
+    if gone:
+        lines.append(f"  ({gone} unavailable link(s))")
+    if doc["cursor"]:
+        lines.append(f"next page: --cursor {doc['cursor']}")
+    return "\n".join(lines)

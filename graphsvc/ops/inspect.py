@@ -1,0 +1,520 @@
+"""``inspect`` (SPEC §7): one revision, its one-hop neighbours, and what an auditor needs.
+
+Decisions this module makes where the contract leaves room (each is tested):
+
+- **Incoming links** come only from the *head* revision of each linking atom
+  (whatever its state, so a retired head still shows as a neighbour with
+  ``state: retired``): superseded revisions' links are history, not graph. An
+  incoming observed link counts when it is pinned to the inspected revision; an
+  incoming logical link counts only when the inspected revision is its atom's head,
+  because a logical link binds to the head (INS-3). ``version`` decides how
+  *outgoing* targets bind; an incoming neighbour is always the linking head.
+- **Unavailable links** (LNK-2) never become neighbours (``Neighbor.atom`` is
+  non-null and must not name the target). The root ``atom.links`` already shows
+  them in the safe form; ``diagnostics.acquisition.unavailable`` lists the ones the
+  direction/roles filter selected, as ``{direction, role, at, required, orderKey?,
+  unavailable: true}`` — no id, no body, no reason.
+- **Paging** (CUR-1/CUR-2): the first call freezes the neighbour list (refs and
+  ``via`` only, never bodies) and the root facts as an ``:Evaluation``; later pages
+  come from it, so a page never mixes two graph states. The cursor binds the atom,
+  the requested rev, version, direction, roles, limit, range, the caller's binding,
+  settings and index generation, and expires after ``cursor_lifetime_s``.
+  At most ``max_limit`` neighbours are acquired (``truncated`` says so).
+- **Range** (§15): ``rangeStart``/``rangeEnd`` are UTF-8 byte offsets into the body,
+  end exclusive. A missing start is 0; a missing end is ``start + 4096`` (clamped
+  to the body). At most 1 MiB may be asked for. The range *shrinks* to character
+  boundaries — the start moves forward and the end backward to the nearest
+  boundary — so no character is ever split; ``diagnostics.selection.range`` gives
+  the requested and the returned offsets. Negative offsets, ``end < start``, a
+  start past the body or a range over 1 MiB are INVALID_INPUT.
+- **PURGE_PENDING** is answered while a purge of the subject is unfinished
+  (LNK-6: public reads stop, and inspect is one).
+- inspect changes no body, link or usage (CORE-2); it may store the frozen page
+  list behind a cursor (auxiliary state).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, replace
+from typing import TYPE_CHECKING, Any, Literal
+
+from neo4j import ManagedTransaction
+
+from graphsvc.core.availability import AdaptiveUseModel, checked_value
+from graphsvc.core.binding import Binding
+from graphsvc.core.mac import seal
+from graphsvc.core.write_models import AtomRef, AtomView
+from graphsvc.errors import InvalidInputError, NotFoundError, PurgePendingError
+from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
+from graphsvc.store.queries import query
+from graphsvc.store.views import load_views
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = [
+    "DEFAULT_RANGE_BYTES",
+    "MAX_RANGE_BYTES",
+    "Direction",
+    "InspectResult",
+    "Neighbor",
+    "Version",
+    "Via",
+    "byte_range",
+    "inspect",
+]
+
+Version = Literal["observed", "logical"]
+Direction = Literal["incoming", "outgoing", "both"]
+
+DEFAULT_RANGE_BYTES = 4096
+MAX_RANGE_BYTES = 1024 * 1024
+MAX_ROLES = 128
+MAX_ROLE_CHARS = 256
+_NOT_FOUND = "no such atom or revision"
+
+
+@dataclass(frozen=True)
+class Via:
+    """One link between the root and a neighbour, seen from the root."""
+
+    direction: Literal["incoming", "outgoing"]
+    role: str
+    at: Literal["logical", "observed"]
+    required: bool
+    order_key: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "direction": self.direction,
+            "role": self.role,
+            "at": self.at,
+            "required": self.required,
+        }
+        if self.order_key is not None:
+            out["orderKey"] = self.order_key
+        return out
+
+
+@dataclass(frozen=True)
+class Neighbor:
+    """A neighbour revision and every link that joins it to the root (INS-4)."""
+
+    atom: AtomView
+    via: tuple[Via, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"atom": self.atom.to_json(), "via": [v.to_json() for v in self.via]}
+
+
+@dataclass(frozen=True)
+class InspectResult:
+    """The result of INS-2."""
+
+    atom: AtomView
+    neighbors: list[Neighbor]
+    receipt: dict[str, Any]
+    read_eligibility: dict[str, Any]
+    stale: bool
+    diagnostics: dict[str, Any]
+    usage: dict[str, Any] | None
+    cursor: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "atom": self.atom.to_json(),
+            "neighbors": [n.to_json() for n in self.neighbors],
+            "receipt": self.receipt,
+            "readEligibility": self.read_eligibility,
+            "stale": self.stale,
+            "diagnostics": self.diagnostics,
+            "usage": self.usage,
+            "cursor": self.cursor,
+        }
+
+
+def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, dict[str, Any]]:
+    """The part of ``text`` between UTF-8 byte offsets, shrunk to character boundaries.
+
+    Args:
+        text: the body.
+        start: first byte (default 0).
+        end: byte after the last (default ``start + DEFAULT_RANGE_BYTES``, clamped).
+
+    Returns:
+        The selected text and ``{unit, requested, returned, totalBytes}``.
+
+    Raises:
+        InvalidInputError: negative offsets, ``end < start``, a start past the body,
+            or more than ``MAX_RANGE_BYTES`` asked for.
+    """
+    data = text.encode("utf-8")
+    lo = 0 if start is None else start
+    hi = lo + DEFAULT_RANGE_BYTES if end is None else end
+    if lo < 0 or hi < 0:
+        raise InvalidInputError("rangeStart and rangeEnd must be ≥ 0")
+    if hi < lo:
+        raise InvalidInputError("rangeEnd must not be before rangeStart")
+    if hi - lo > MAX_RANGE_BYTES:
+        raise InvalidInputError(f"a range may cover at most {MAX_RANGE_BYTES} bytes")
+    if lo > len(data):
+        raise InvalidInputError(f"rangeStart is past the end of the body ({len(data)} bytes)")
+    hi_clamped = min(hi, len(data))
+    a, b = lo, hi_clamped
+    # UTF-8 continuation bytes are 0b10xxxxxx: a boundary is never one of them.
+    while a < len(data) and (data[a] & 0xC0) == 0x80:
+        a += 1
+    while b > 0 and b < len(data) and (data[b] & 0xC0) == 0x80:
+        b -= 1
+    b = max(a, b)
+    return data[a:b].decode("utf-8"), {
+        "unit": "byte",
+        "requested": {"start": lo, "end": hi},
+        "returned": {"start": a, "end": b},
+        "totalBytes": len(data),
+    }
+
+
+@dataclass(frozen=True)
+class _Options:
+    atom_id: str
+    rev: int | None
+    version: Version
+    direction: Direction
+    roles: tuple[str, ...] | None
+    limit: int
+    range_start: int | None
+    range_end: int | None
+
+    @property
+    def ranged(self) -> bool:
+        return self.range_start is not None or self.range_end is not None
+
+    def query_hash(self, cap: int) -> str:
+        return digest(
+            [
+                "inspect",
+                self.atom_id,
+                self.rev,
+                self.version,
+                self.direction,
+                self.roles,
+                self.limit,
+                self.range_start,
+                self.range_end,
+                cap,
+            ]
+        )
+
+
+def _options(service: Service, atom_id: str, **raw: Any) -> _Options:
+    st = service.settings
+    if not isinstance(atom_id, str) or not 1 <= len(atom_id) <= 256:
+        raise InvalidInputError("atomId must be 1..256 characters")
+    rev = raw["rev"]
+    if rev is not None and rev < 1:
+        raise InvalidInputError("rev must be ≥ 1")
+    if raw["version"] not in ("observed", "logical"):
+        raise InvalidInputError("version must be observed or logical")
+    if raw["direction"] not in ("incoming", "outgoing", "both"):
+        raise InvalidInputError("direction must be incoming, outgoing or both")
+    limit = st.inspect_limit if raw["limit"] is None else raw["limit"]
+    if not 0 <= limit <= st.max_limit:
+        raise InvalidInputError(f"limit must be in 0..{st.max_limit}")
+    roles = raw["roles"]
+    if roles is not None:
+        if len(roles) > MAX_ROLES or any(
+            not isinstance(r, str) or len(r) > MAX_ROLE_CHARS for r in roles
+        ):
+            raise InvalidInputError(f"roles: at most {MAX_ROLES} names of ≤ 256 characters")
+        roles = tuple(sorted(set(roles)))
+    return _Options(
+        atom_id, rev, raw["version"], raw["direction"], roles, limit, raw["start"], raw["end"]
+    )
+
+
+def inspect(
+    service: Service,
+    binding: Binding,
+    atom_id: str,
+    *,
+    rev: int | None = None,
+    version: str = "observed",
+    direction: str = "both",
+    roles: list[str] | None = None,
+    limit: int | None = None,
+    cursor: str | None = None,
+    range_start: int | None = None,
+    range_end: int | None = None,
+) -> InspectResult:
+    """Show one revision (default: the head) and its one-hop neighbourhood (SPEC §7).
+
+    Args:
+        atom_id: the atom to inspect.
+        rev: the revision (default: the current head).
+        version: ``observed`` (links bind as stored) or ``logical`` (neighbours at head).
+        direction: ``incoming``, ``outgoing`` or ``both``.
+        roles: only links of these roles (``[]``: no neighbours).
+        limit: neighbours per page (default ``inspect_limit``; ``0``: root only).
+        cursor: the previous page's cursor.
+        range_start: first body byte to return (UTF-8).
+        range_end: byte after the last one to return.
+
+    Raises:
+        NotFoundError: no such atom or revision in the caller's subject (a purged or
+            another subject's atom answers the same).
+        InvalidInputError: an option out of range.
+        CursorExpiredError: the cursor does not match this call or has expired.
+        PurgePendingError: a purge in the subject has not finished.
+    """
+    opts = _options(
+        service,
+        atom_id,
+        rev=rev,
+        version=version,
+        direction=direction,
+        roles=roles,
+        limit=limit,
+        start=range_start,
+        end=range_end,
+    )
+    if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
+        raise PurgePendingError("a purge in this subject has not finished")
+    cap = service.settings.max_limit
+    qhash = opts.query_hash(cap)
+    if cursor:
+        frozen, eval_id, offset, expires = open_cursor(service, binding, "inspect", cursor, qhash)
+    else:
+        frozen = _evaluate(service, binding, opts, cap)
+        eval_id, offset, expires = "", 0, 0.0
+    page = frozen["neighbors"][offset : offset + opts.limit] if opts.limit else []
+    root_ref = AtomRef(frozen["root"]["atomId"], int(frozen["root"]["rev"]))
+    views = load_views(
+        service.db,
+        binding.subject,
+        [root_ref, *(AtomRef(n["atomId"], int(n["rev"])) for n in page)],
+    )
+    if root_ref not in views:
+        raise NotFoundError(_NOT_FOUND)
+    root = views[root_ref]
+    selection: dict[str, Any] = {
+        "limit": opts.limit,
+        "offset": offset,
+        "total": frozen["total"],
+    }
+    if opts.ranged:
+        text, selection["range"] = byte_range(root.text, opts.range_start, opts.range_end)
+        root = _with_text(root, text)
+    neighbors = [
+        Neighbor(views[ref], tuple(_via(v) for v in n["via"]))
+        for n in page
+        if (ref := AtomRef(n["atomId"], int(n["rev"]))) in views
+    ]
+    selection["returned"] = len(neighbors)
+    next_page = _next_cursor(
+        service, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts
+    )
+    diagnostics = dict(frozen["diagnostics"])
+    diagnostics["selection"] = selection
+    return InspectResult(
+        atom=root,
+        neighbors=neighbors,
+        receipt=_receipt(service, binding, frozen),
+        read_eligibility=frozen["readEligibility"],
+        stale=bool(frozen["stale"]),
+        diagnostics=diagnostics,
+        usage=frozen["usage"],
+        cursor=next_page,
+    )
+
+
+def _evaluate(service: Service, binding: Binding, opts: _Options, cap: int) -> dict[str, Any]:
+    """Root facts and the whole (capped) neighbour list, from one read snapshot."""
+    model = AdaptiveUseModel()
+    now = service.clock()
+    want_neighbors = opts.limit > 0 and opts.roles != ()
+
+    def work(tx: ManagedTransaction) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+        rows = [
+            r.data()
+            for r in tx.run(
+                query("inspect/root"),
+                subject=binding.subject,
+                atomId=opts.atom_id,
+                rev=opts.rev,
+                policy=binding.policy,
+                modelId=model.id,
+            )
+        ]
+        if not rows:
+            return None, None
+        if not want_neighbors:
+            return rows[0], None
+        found = tx.run(
+            query("inspect/neighbors"),
+            subject=binding.subject,
+            atomId=opts.atom_id,
+            rev=rows[0]["rev"],
+            version=opts.version,
+            outgoing=opts.direction in ("outgoing", "both"),
+            incoming=opts.direction in ("incoming", "both"),
+            roles=list(opts.roles) if opts.roles is not None else None,
+            cap=cap,
+        ).single()
+        return rows[0], None if found is None else found.data()
+
+    root, hood = service.db.read_tx(work, label="inspect")
+    if root is None:
+        raise NotFoundError(_NOT_FOUND)
+    hood = hood or {"total": 0, "neighbors": [], "unavailable": []}
+    neighbors = [
+        {
+            "atomId": n["atomId"],
+            "rev": int(n["rev"]),
+            "via": [_via_json(v) for v in sorted(n["via"], key=_via_order)],
+        }
+        for n in hood["neighbors"]
+    ]
+    unavailable = [
+        {**_via_json(v), "unavailable": True} for v in sorted(hood["unavailable"], key=_via_order)
+    ]
+    watches = [dict(w) for w in root["watches"]]
+    usage_state = json.loads(root["usage"]) if root["usage"] else None
+    usage = (
+        None
+        if usage_state is None
+        else {
+            "modelId": model.id,
+            "policy": binding.policy,
+            "state": usage_state,
+            "value": checked_value(model, usage_state, now),
+            "evaluatedAt": now,
+        }
+    )
+    return {
+        "root": {"atomId": root["atomId"], "rev": int(root["rev"]), "digest": root["digest"]},
+        "evaluatedAt": now,
+        "neighbors": neighbors,
+        "total": int(hood["total"]),
+        "readEligibility": _eligibility(root),
+        "stale": any(w["moved"] for w in watches),
+        "usage": usage,
+        "diagnostics": {
+            "acquisition": {
+                "evaluatedAt": now,
+                "version": opts.version,
+                "direction": opts.direction,
+                "roles": list(opts.roles) if opts.roles is not None else None,
+                "neighborsSkipped": None if want_neighbors else "limit 0 or roles []",
+                "neighbors": int(hood["total"]),
+                "truncated": int(hood["total"]) > cap,
+                "cap": cap,
+                "incoming": "links held by the head revision of each linking atom",
+                "unavailable": unavailable,
+                "unavailableCount": len(unavailable),
+            },
+            "validation": {
+                "head": root["headRev"] == root["rev"],
+                "headRev": root["headRev"],
+                "state": root["state"],
+                "requiredLinks": root["requiredLinks"],
+                "requiredBlocked": root["requiredBlocked"],
+                "watches": watches,
+            },
+            "evaluation": {
+                "solver": None,
+                "numeric": False,
+                "note": "inspect scores nothing: no retrieval graph is solved",
+            },
+        },
+    }
+
+
+def _eligibility(root: dict[str, Any]) -> dict[str, Any]:
+    """LNK-3: what showing the body does *not* prove. One hop of required links only."""
+    reasons: list[str] = []
+    if root["headRev"] != root["rev"]:
+        reasons.append("superseded")
+    if root["state"] == "retired" or root["headState"] == "retired":
+        reasons.append("retired")
+    archived = (root["atomisedInto"] or 0) > 0 and bool(root["archivedAt"])
+    if archived:
+        reasons.append("archived")
+    if root["requiredBlocked"]:
+        reasons.append("blocked")
+    return {
+        "eligible": not reasons,
+        "reasons": reasons,
+        "eligibleWithIncludeArchived": reasons == ["archived"],
+        "checked": "revision, head, archive flags and the root's own required links",
+    }
+
+
+def _receipt(service: Service, binding: Binding, frozen: dict[str, Any]) -> dict[str, Any]:
+    root = frozen["root"]
+    evaluated = float(frozen["evaluatedAt"])
+    expires = evaluated + service.settings.receipt_lifetime_s
+    sealed = seal(
+        service.secret,
+        "receipt",
+        {
+            "k": "inspect",
+            "a": root["atomId"],
+            "r": root["rev"],
+            "d": root["digest"],
+            "b": digest(binding.scope()),
+            "t": evaluated,
+            "x": expires,
+        },
+    )
+    return {
+        "receipt": sealed,
+        "kind": "inspect",
+        "atomId": root["atomId"],
+        "rev": root["rev"],
+        "digest": root["digest"],
+        "evaluatedAt": evaluated,
+        "expiresAt": expires,
+    }
+
+
+def _next_cursor(
+    service: Service,
+    binding: Binding,
+    qhash: str,
+    frozen: dict[str, Any],
+    eval_id: str,
+    next_offset: int,
+    expires: float,
+    opts: _Options,
+) -> str | None:
+    if opts.limit == 0 or next_offset >= len(frozen["neighbors"]):
+        return None
+    if eval_id:
+        return next_cursor(service, binding, "inspect", qhash, eval_id, next_offset, expires)
+    return save_and_cursor(service, binding, "inspect", qhash, frozen, next_offset)
+
+
+def _via_order(v: dict[str, Any]) -> tuple[int, int, str]:
+    return (0 if v["direction"] == "outgoing" else 1, int(v.get("ordinal") or 0), v["role"])
+
+
+def _via_json(v: dict[str, Any]) -> dict[str, Any]:
+    out = {
+        "direction": v["direction"],
+        "role": v["role"],
+        "at": v["at"],
+        "required": bool(v["required"]),
+    }
+    if v.get("orderKey") is not None:
+        out["orderKey"] = v["orderKey"]
+    return out
+
+
+def _via(v: dict[str, Any]) -> Via:
+    return Via(v["direction"], v["role"], v["at"], bool(v["required"]), v.get("orderKey"))
+
+
+def _with_text(view: AtomView, text: str) -> AtomView:
+    return replace(view, text=text)
