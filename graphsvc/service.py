@@ -114,3 +114,9 @@ class Service:
         from graphsvc.ops.inspect import inspect
 
         return inspect(self, binding, atom_id, **options)
+
+    def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
+        """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""
+        from graphsvc.ops.purge import purge
+
+        return purge(self, binding, atom_id)

@@ -18,6 +18,7 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.inspect_api import InspectQuery
+from graphsvc.api.purge_api import PurgeMutation
 from graphsvc.api.types import (
     AtomRef,
     AtomRefInput,
@@ -187,7 +188,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
     query_types: tuple[type, ...] = (CoreQuery, InspectQuery)
-    mutation_types: tuple[type, ...] = (CoreMutation,)
+    mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)
     return strawberry.Schema(query=query, mutation=mutation, extensions=extensions)

@@ -1,0 +1,2 @@
+OPTIONAL MATCH (a:Atom {subject: $subject, atomId: $atomId})
+RETURN a IS NOT NULL AS found
