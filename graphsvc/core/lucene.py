@@ -26,4 +26,5 @@ def fulltext_query(text: str, subject: str) -> str | None:
     if not terms:
         return None
     quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
-    return f'text:({" ".join(terms)}) AND subject:"{quoted_subject}"'
+    # The subject clause filters only: boost 0 keeps it out of the score.
+    return f'text:({" ".join(terms)}) AND subject:"{quoted_subject}"^0'

@@ -36,6 +36,10 @@ class Acquired:
     levels: int = 0
 
 
+def _has_word(text: str) -> bool:
+    return any(ch.isalnum() for ch in text)
+
+
 def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
     return [r.data() for r in tx.run(query(name), params)]
 
@@ -88,7 +92,9 @@ def acquire(
             for row in rows:
                 acq.semantic[row["atomId"]] = float(row["semantic"])
                 acq.revs[row["atomId"]] = int(row["rev"])
-        lucene = fulltext_query(text, subject)
+        # Text without a letter or digit gives Lucene's analyzer no term at all; the
+        # query would shrink to its subject clause and match every atom alike.
+        lucene = fulltext_query(text, subject) if _has_word(text) else None
         if lucene is not None:
             rows = _run(
                 tx,

@@ -1,0 +1,63 @@
+"""``graphsvc search QUERY --subject S``: ranked atoms with scores (SPEC §5, API-4).
+
+Human output prints one line per hit, ``score  atomId@rev  first 80 characters``,
+and, when there are more pages, the cursor on stderr. ``--json`` prints the whole
+search result (hits with atom, score and scoreBreakdown, diagnostics, cursor) as
+one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.settings import Settings
+
+__all__ = ["register"]
+
+_PREVIEW = 80
+
+
+def register(sub: Any) -> None:
+    """Add ``search`` to the ``graphsvc`` sub-parser set."""
+    p = sub.add_parser("search", help="ranked atoms with score and breakdown")
+    p.add_argument("query", help="what to search for")
+    add_binding_args(p)
+    p.add_argument("--depth", type=int, default=None, help="retrieval depth (default 2)")
+    p.add_argument("--limit", type=int, default=None, help="hits per page (default 10)")
+    p.add_argument("--include-archived", action="store_true", help="show archived parents")
+    p.add_argument("--cursor", default=None, help="the cursor of a previous page")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    """Run one search and print it.
+
+    Raises:
+        GraphsvcError: whatever the search raises (INVALID_INPUT, CURSOR_EXPIRED, ...);
+            ``graphsvc.cli.main`` turns it into an exit code.
+    """
+    with connected_service(settings) as service:
+        result = service.search(
+            binding_from_args(args),
+            args.query,
+            depth=args.depth,
+            limit=args.limit,
+            include_archived=args.include_archived,
+            cursor=args.cursor,
+        )
+    payload = result.to_json()
+    if not args.json and not payload["hits"]:
+        print("no hits", file=sys.stderr)
+    if not args.json and payload["cursor"]:
+        print(f"more: --cursor {payload['cursor']}", file=sys.stderr)
+    emit(args, payload, "\n".join(_line(h) for h in payload["hits"]))
+    return 0
+
+
+def _line(hit: dict[str, Any]) -> str:
+    atom = hit["atom"]
+    preview = " ".join(atom["text"].split())[:_PREVIEW]  # one line per hit
+    return f"{hit['score']:.4f}  {atom['atomId']}@{atom['rev']}  {preview}"
