@@ -140,7 +140,12 @@ def parse_changes(raw: Any) -> list[Change]:
     try:
         parsed = _Changes.model_validate({"changes": raw})
     except ValidationError as exc:
-        raise InvalidInputError(_describe(exc)) from exc
+        change_id = _offending_change(exc, raw)
+        if change_id is None:
+            raise InvalidInputError(_describe(exc)) from exc
+        raise InvalidInputError(
+            f"change {change_id!r}: {_describe(exc)}", details={"changeId": change_id}
+        ) from exc
     out = []
     for change in parsed.changes:
         if change.op == "retire" and change.content is not None:
@@ -188,6 +193,18 @@ def parse_host_input(raw: Any) -> HostInputIn:
         return HostInputIn.model_validate(raw)
     except ValidationError as exc:
         raise InvalidInputError(_describe(exc)) from exc
+
+
+def _offending_change(exc: ValidationError, raw: Any) -> str | None:
+    """The ``id`` of the change the first validation error is in, when it has one."""
+    loc = exc.errors()[0]["loc"]
+    if len(loc) < 2 or loc[0] != "changes" or not isinstance(loc[1], int):
+        return None
+    if not isinstance(raw, list) or not 0 <= loc[1] < len(raw):
+        return None
+    item = raw[loc[1]]
+    change_id = item.get("id") if isinstance(item, dict) else None
+    return change_id if isinstance(change_id, str) and 0 < len(change_id) <= 256 else None
 
 
 def _describe(exc: ValidationError) -> str:

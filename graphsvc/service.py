@@ -69,9 +69,11 @@ class Service:
         self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
     ) -> Any:
         """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
+        from graphsvc.atomise.policy import after_write
         from graphsvc.ops.write import write
 
-        return write(self, binding, changes, idempotency_key)
+        # Host layer (ATM-8/9): a namespace policy may atomise what was just written.
+        return after_write(self, binding, write(self, binding, changes, idempotency_key))
 
     def observe(self, binding: Binding, host_input: HostInputIn) -> str:
         """SPEC §3 ``observe``; see :func:`graphsvc.ops.observe.observe`."""
@@ -120,3 +122,32 @@ class Service:
         from graphsvc.ops.purge import purge
 
         return purge(self, binding, atom_id)
+
+    # ------------------------------------------------ host layer: atomisation (§11-§12)
+    def atomise(self, binding: Binding, atom_id: str, **options: Any) -> Any:
+        """``atomise`` (ATM-1…10); see :func:`graphsvc.atomise.usecase.atomise`."""
+        from graphsvc.atomise.usecase import atomise
+
+        return atomise(self, binding, atom_id, **options)
+
+    def set_namespace_policy(self, binding: Binding, policy: Any) -> dict[str, Any]:
+        """``setNamespacePolicy`` (ATM-8); see :mod:`graphsvc.atomise.policy`."""
+        from graphsvc.atomise.policy import set_namespace_policy
+
+        return set_namespace_policy(self, binding, policy)
+
+    def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
+        """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
+        from graphsvc.atomise.lineage import lineage
+
+        return lineage(self, binding, atom_id, depth)
+
+    def export_forensic_bundle(
+        self, binding: Binding, atom_id: str, *, include_atomisation_chain: bool = True
+    ) -> Any:
+        """``exportForensicBundle`` (SIG-3); see :mod:`graphsvc.forensics.export`."""
+        from graphsvc.forensics.export import export_forensic_bundle
+
+        return export_forensic_bundle(
+            self, binding, atom_id, include_atomisation_chain=include_atomisation_chain
+        )

@@ -96,6 +96,11 @@ class Settings:
     # Embedding
     embed_batch: int = 64
 
+    # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
+    # object (or a callable returning one) whose governance hooks run on every
+    # atomisation; empty means no configured hooks.
+    atomise_hooks: str = ""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read ``GRAPHSVC_*`` variables, then apply ``overrides``.

@@ -12,5 +12,6 @@ CALL (r) {
   } END) AS links
 }
 RETURN r.atomId AS atomId, r.rev AS rev, r.state AS state, r.text AS text,
-       r.sources AS sources, r.atomOf AS atomOf, r.atomisedInto AS atomisedInto,
+       r.sources AS sources, coalesce(r.atomOf, a.atomOf) AS atomOf,
+       r.atomisedInto AS atomisedInto,
        r.archivedAt AS archivedAt, a.headRev = r.rev AS head, links

@@ -14,6 +14,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
+from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
 from graphsvc.auth import AuthTable
 from graphsvc.service import Service
@@ -100,6 +101,7 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
             Route("/", root),
             Route("/healthz", healthz),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            lineage_route(),
         ]
     )
     settings = service.settings

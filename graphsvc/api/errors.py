@@ -46,8 +46,10 @@ def _coded(error: GraphQLError) -> GraphQLError:
             original,
             ext,
         )
-    if original is None:
+    if original is None or isinstance(original, GraphQLError):
         # Parse/validation errors from graphql-core: the document itself is bad.
+        # Variables that do not coerce to their declared input types arrive
+        # wrapped around the GraphQLError that describes them: a bad request too.
         ext.setdefault("code", "INVALID_INPUT")
         return GraphQLError(
             error.message, error.nodes, error.source, error.positions, error.path, None, ext

@@ -15,6 +15,7 @@ from strawberry.scalars import JSON
 from strawberry.tools import merge_types
 from strawberry.types import Info
 
+from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.inspect_api import InspectQuery
@@ -34,7 +35,9 @@ from graphsvc.api.types import (
     atom_view,
     input_to_json,
 )
+from graphsvc.api.write_limits import WriteBatchGate
 from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.ops.write import limits_from_settings
 from graphsvc.settings import Settings
 
 __all__ = ["build_schema"]
@@ -185,10 +188,11 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
         lambda: MaxTokensLimiter(max_token_count=200_000),
         lambda: MaxAliasesLimiter(max_alias_count=30),
+        lambda: WriteBatchGate(limits=limits_from_settings(settings)),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (CoreQuery, InspectQuery)
-    mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation)
+    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery)
+    mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)
     return strawberry.Schema(query=query, mutation=mutation, extensions=extensions)

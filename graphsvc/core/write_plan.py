@@ -174,7 +174,9 @@ def _check_change(change: Change, limits: Limits) -> int:
                 f"change {cid!r}: link target ref is not an issued AtomRef", details=details
             )
         if link.at not in ("logical", "observed"):
-            raise InvalidInputError(f"change {cid!r}: link at must be logical or observed")
+            raise InvalidInputError(
+                f"change {cid!r}: link at must be logical or observed", details=details
+            )
     for src in change.sources:
         if not src.uri or len(src.uri) > _MAX_URI_CHARS:
             raise InvalidInputError(
@@ -183,7 +185,9 @@ def _check_change(change: Change, limits: Limits) -> int:
         if src.range is not None:
             r = src.range
             if r.unit not in ("byte", "char", "line"):
-                raise InvalidInputError(f"change {cid!r}: range unit must be byte|char|line")
+                raise InvalidInputError(
+                    f"change {cid!r}: range unit must be byte|char|line", details=details
+                )
             if r.start < 0 or r.end < r.start:
                 raise InvalidInputError(
                     f"change {cid!r}: range must satisfy 0 <= start <= end", details=details

@@ -10,7 +10,7 @@ Input record no longer exists).
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -80,14 +80,24 @@ def open_token(
         exp = float(claims["exp"])
         ind = str(claims["ind"])
     except (KeyError, TypeError, ValueError) as exc:
-        raise TokenInvalidError(_where(change_id) + "not a valid InputToken") from exc
+        raise TokenInvalidError(
+            _where(change_id) + "not a valid InputToken", details=details
+        ) from exc
     if now is not None and now >= exp:
         raise TokenInvalidError(_where(change_id) + "InputToken has expired", details=details)
     return TokenClaims(token_id=tid, expires_at=exp, inputs_digest=ind)
 
 
-def check_tokens_exist(db: Database, subject: str, token_ids: Iterable[str]) -> None:
+def check_tokens_exist(
+    db: Database,
+    subject: str,
+    token_ids: Iterable[str],
+    change_of: Mapping[str, str] | None = None,
+) -> None:
     """A token whose Input record is gone was purged (TOK-3).
+
+    ``change_of`` maps a token id to the change that carries it, so the error
+    names the offending change.
 
     Raises:
         TokenInvalidError: at least one token's inputs were erased by a purge.
@@ -98,7 +108,11 @@ def check_tokens_exist(db: Database, subject: str, token_ids: Iterable[str]) -> 
     rows = db.read("observe/find_inputs", subject=subject, tokenIds=ids)
     for row in rows:
         if not row["found"]:
-            raise TokenInvalidError("InputToken refers to inputs that were purged")
+            change_id = (change_of or {}).get(row["tokenId"])
+            raise TokenInvalidError(
+                _where(change_id) + "InputToken refers to inputs that were purged",
+                details={"changeId": change_id} if change_id else {},
+            )
 
 
 def _where(change_id: str | None) -> str:

@@ -36,8 +36,9 @@ from graphsvc.store.write_store import (
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
+    from graphsvc.settings import Settings
 
-__all__ = ["WriteOutcome", "write"]
+__all__ = ["WriteOutcome", "limits_from_settings", "write"]
 
 
 @dataclass(frozen=True)
@@ -61,7 +62,11 @@ class WriteOutcome:
 
 
 def limits_of(service: Service) -> Limits:
-    s = service.settings
+    return limits_from_settings(service.settings)
+
+
+def limits_from_settings(s: Settings) -> Limits:
+    """The configured write limits (SPEC §15)."""
     return Limits(
         max_changes=s.max_batch_changes,
         max_body_bytes=s.max_body_bytes,
@@ -115,7 +120,12 @@ def write(
     for change in plan.changes:
         if change.input:
             open_token(secret, binding, change.input, now=now, change_id=change.id)
-    check_tokens_exist(service.db, binding.subject, (c.token_id for c in claims.values()))
+    check_tokens_exist(
+        service.db,
+        binding.subject,
+        (c.token_id for c in claims.values()),
+        {c.token_id: cid for cid, c in claims.items()},
+    )
 
     req = _build_request(service, binding, plan.changes, claims, fingerprint, scope_key, now)
     replay = commit_write(service.db, req)

@@ -22,6 +22,7 @@ from graphsvc.errors import (
     IdempotencyConflictError,
     PurgePendingError,
     StoreError,
+    TokenInvalidError,
 )
 from graphsvc.store.connection import Database
 from graphsvc.store.queries import query
@@ -92,7 +93,7 @@ def commit_write(db: Database, req: WriteRequest) -> Replay | None:
 
     Raises:
         PurgePendingError, IdempotencyConflictError, CasConflictError,
-        DependencyInvalidError, InvalidInputError: the batch is refused and nothing
+        DependencyInvalidError, TokenInvalidError: the batch is refused and nothing
             is written.
         StoreError: Neo4j failed; the transaction was rolled back.
     """
@@ -187,7 +188,11 @@ def _work(tx: ManagedTransaction, req: WriteRequest) -> Replay | None:
     if req.cites:
         _run(tx, "write/create_citations", subject=s, cites=req.cites)
     if req.gens:
-        _run(tx, "write/record_generation", subject=s, gens=req.gens)
+        recorded = _run(tx, "write/record_generation", subject=s, gens=req.gens)[0]["recorded"]
+        if recorded != len(req.gens):
+            # An Input was erased (purge) after the token check: without it the
+            # revision would carry no provenance, so the batch must not commit.
+            raise TokenInvalidError("an InputToken's inputs were purged during the write")
     _run(
         tx,
         "write/create_operation",

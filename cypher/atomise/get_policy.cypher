@@ -1,0 +1,2 @@
+OPTIONAL MATCH (p:NamespacePolicy {subject: $subject, policy: $policy})
+RETURN p.json AS json

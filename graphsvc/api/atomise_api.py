@@ -1,0 +1,89 @@
+"""GraphQL surface of the atomisation host layer (SPEC API-1, API-5, ATM-8, SIG-3).
+
+Queries: ``lineage``. Mutations: ``atomise``, ``setNamespacePolicy``,
+``exportForensicBundle``. Each resolver is one call into the service.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any, cast
+
+import strawberry
+from strawberry.scalars import JSON
+from strawberry.types import Info
+
+from graphsvc.api.context import binding_of, service_of
+
+__all__ = ["AtomiseMutation", "AtomiseQuery"]
+
+# ATM-7: the mutation, like the CLI, always allows 3 curator retries.
+_OPERATOR_RETRIES = 3
+
+
+@strawberry.type
+class AtomiseQuery:
+    @strawberry.field(
+        description="Lineage (derives_from, both directions) and one-hop link "
+        "neighbourhood of an atom as {nodes, edges} (API-5)."
+    )
+    async def lineage(self, info: Info, atom_id: strawberry.ID, depth: int | None = None) -> JSON:
+        binding = binding_of(info)
+        service = service_of(info)
+        return cast(JSON, await asyncio.to_thread(service.lineage, binding, str(atom_id), depth))
+
+
+@strawberry.type
+class AtomiseMutation:
+    @strawberry.mutation(
+        description="Split an atom into 2-10 atoms with signed lineage and archive it "
+        "(ATM-8). Returns {sourceId, atomIds, atomCount, archivedAt} or "
+        "{alreadyAtomised: true, atomIds}."
+    )
+    async def atomise(
+        self,
+        info: Info,
+        atom_id: strawberry.ID,
+        force: bool | None = None,
+        max_atom_tokens: int | None = None,
+    ) -> JSON:
+        binding = binding_of(info)
+        service = service_of(info)
+        outcome = await asyncio.to_thread(
+            service.atomise,
+            binding,
+            str(atom_id),
+            force=bool(force),
+            max_atom_tokens=max_atom_tokens,
+            retries=_OPERATOR_RETRIES,
+        )
+        return cast(JSON, outcome.to_json())
+
+    @strawberry.mutation(
+        description="Set the caller's namespace auto-atomise policy (ATM-8); returns "
+        "the stored policy with defaults and resolvedMode."
+    )
+    async def set_namespace_policy(self, info: Info, policy: JSON) -> JSON:
+        binding = binding_of(info)
+        service = service_of(info)
+        stored = await asyncio.to_thread(service.set_namespace_policy, binding, cast(Any, policy))
+        return cast(JSON, stored)
+
+    @strawberry.mutation(
+        description="Export the forensic bundle of a memory (SIG-3) as base64 with its sha256."
+    )
+    async def export_forensic_bundle(
+        self,
+        info: Info,
+        atom_id: strawberry.ID,
+        include_atomisation_chain: bool = True,
+    ) -> JSON:
+        binding = binding_of(info)
+        service = service_of(info)
+        export = await asyncio.to_thread(
+            service.export_forensic_bundle,
+            binding,
+            str(atom_id),
+            include_atomisation_chain=include_atomisation_chain,
+        )
+        return cast(JSON, export.to_json())

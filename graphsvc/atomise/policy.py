@@ -1,0 +1,229 @@
+"""Namespace policy for automatic atomisation (ATM-7, ATM-8, ATM-9).
+
+A namespace is a subject + policy name. Its policy is stored as
+``(:NamespacePolicy {subject, policy, json})`` and is **off by default**::
+
+    {"auto_atomise": false,                      # legacy boolean (true = deferred)
+     "auto_atomise_mode": "deferred" | "synchronous",   # absent -> the boolean
+     "auto_atomise_threshold_cl100k": 500,        # atoms with more tokens are atomised
+     "auto_atomise_max_atom_tokens": 200,         # [50, 1000]
+     "auto_atomise_max_retries": 1}               # synchronous only; deferred uses 3
+
+:func:`after_write` runs after a write committed. For every created or revised
+active atom over the threshold it either atomises it inside the request
+(synchronous: the outcome gains ``atomiseMode`` and ``atomiseOutcome``) or hands it
+to the background worker (deferred: the outcome gains ``atomiseMode: deferred``).
+It never fails the write that already committed: a failure becomes
+``atomiseOutcome: failed`` (synchronous) or a log line (deferred).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import logging
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from graphsvc.atomise.token_budget import DEFAULT_ATOM_TOKENS, MAX_ATOM_TOKENS, MIN_ATOM_TOKENS
+from graphsvc.atomise.usecase import AtomiseOutcome, atomise
+from graphsvc.atomise.worker import AtomiseJob, worker_for
+from graphsvc.core.binding import Binding
+from graphsvc.errors import GraphsvcError, InvalidInputError, PermissionDeniedError
+
+if TYPE_CHECKING:
+    from graphsvc.ops.write import WriteOutcome
+    from graphsvc.service import Service
+
+__all__ = [
+    "DEFAULT_THRESHOLD",
+    "SYNC_DEFAULT_RETRIES",
+    "NamespacePolicy",
+    "after_write",
+    "get_namespace_policy",
+    "outcome_word",
+    "parse_policy",
+    "set_namespace_policy",
+]
+
+log = logging.getLogger("graphsvc.atomise")
+
+DEFAULT_THRESHOLD: Final = 500
+# ATM-7: synchronous mode allows 1 retry unless the namespace overrides it.
+SYNC_DEFAULT_RETRIES: Final = 1
+
+Mode = Literal["deferred", "synchronous"]
+
+
+class NamespacePolicy(BaseModel):
+    """A namespace's auto-atomise policy (validated once, at ``setNamespacePolicy``)."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+    auto_atomise: bool = False
+    auto_atomise_mode: Mode | None = None
+    auto_atomise_threshold_cl100k: int = Field(default=DEFAULT_THRESHOLD, ge=1, le=10_000_000)
+    auto_atomise_max_atom_tokens: int = Field(
+        default=DEFAULT_ATOM_TOKENS, ge=MIN_ATOM_TOKENS, le=MAX_ATOM_TOKENS
+    )
+    auto_atomise_max_retries: int | None = Field(default=None, ge=0, le=10)
+
+    @property
+    def mode(self) -> Mode | None:
+        """The resolved mode: the explicit mode, else the legacy boolean (deferred)."""
+        if self.auto_atomise_mode is not None:
+            return self.auto_atomise_mode
+        return "deferred" if self.auto_atomise else None
+
+    @property
+    def sync_retries(self) -> int:
+        if self.auto_atomise_max_retries is None:
+            return SYNC_DEFAULT_RETRIES
+        return self.auto_atomise_max_retries
+
+    def to_json(self) -> dict[str, Any]:
+        out = self.model_dump()
+        out["resolvedMode"] = self.mode
+        return out
+
+
+def parse_policy(raw: Any) -> NamespacePolicy:
+    """Validate a policy document (flat, or wrapped as ``{"governance": {...}}``).
+
+    Raises:
+        InvalidInputError: unknown field, wrong type or value out of range.
+    """
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw)
+        except ValueError as exc:
+            raise InvalidInputError("policy must be a JSON object") from exc
+    if isinstance(raw, dict) and set(raw) == {"governance"}:
+        raw = raw["governance"]
+    if not isinstance(raw, dict):
+        raise InvalidInputError("policy must be a JSON object")
+    try:
+        return NamespacePolicy.model_validate(raw)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        where = ".".join(str(p) for p in first["loc"]) or "policy"
+        raise InvalidInputError(f"invalid namespace policy: {where}: {first['msg']}") from exc
+
+
+def set_namespace_policy(service: Service, binding: Binding, raw: Any) -> dict[str, Any]:
+    """Store the caller's namespace policy (human operators only).
+
+    Returns:
+        The stored policy with defaults filled in and ``resolvedMode``.
+
+    Raises:
+        PermissionDeniedError: the caller is not a human actor.
+        InvalidInputError: the policy does not validate.
+    """
+    if binding.actor_kind != "human":
+        raise PermissionDeniedError("only a human operator sets a namespace policy")
+    policy = parse_policy(raw)
+    service.db.write(
+        "atomise/set_policy",
+        subject=binding.subject,
+        policy=binding.policy,
+        json=json.dumps(policy.model_dump(), sort_keys=True),
+        now=datetime.fromtimestamp(service.clock(), UTC).isoformat(),
+        actorId=binding.actor_id,
+    )
+    return policy.to_json()
+
+
+def get_namespace_policy(service: Service, binding: Binding) -> NamespacePolicy:
+    """The caller's namespace policy (the all-off default when none is stored)."""
+    rows = service.db.read("atomise/get_policy", subject=binding.subject, policy=binding.policy)
+    if not rows or rows[0]["json"] is None:
+        return NamespacePolicy()
+    return NamespacePolicy.model_validate(json.loads(rows[0]["json"]))
+
+
+def outcome_word(outcome: AtomiseOutcome) -> str:
+    """``atomised`` or ``skipped_<reason>`` (ATM-9)."""
+    if outcome.already_atomised:
+        return "skipped_already_atomised"
+    if outcome.reason is not None:
+        return f"skipped_{outcome.reason}"
+    return "atomised"
+
+
+def after_write(service: Service, binding: Binding, outcome: WriteOutcome) -> WriteOutcome:
+    """Apply the namespace policy to a committed write (see the module docstring).
+
+    Never raises: the write has committed, and its outcome is returned in any case.
+    """
+    if outcome.repeated:
+        return outcome
+    try:
+        policy = get_namespace_policy(service, binding)
+        mode = policy.mode
+        if mode is None:
+            return outcome
+        threshold = policy.auto_atomise_threshold_cl100k
+        candidates = [
+            (cid, view)
+            for cid, view in outcome.changes.items()
+            if view.state == "active" and service.tokenizer.count(view.text) > threshold
+        ]
+        if not candidates:
+            return outcome
+        if service.settings.curator == "none":
+            extra = {"atomiseMode": mode, "atomiseOutcome": "skipped_tier_locked"}
+        elif mode == "deferred":
+            worker = worker_for(service)
+            for _, view in candidates:
+                worker.submit(
+                    AtomiseJob(binding, view.atom_id, policy.auto_atomise_max_atom_tokens)
+                )
+            extra = {"atomiseMode": "deferred"}
+        else:
+            return _synchronous(service, binding, outcome, policy, candidates)
+    except Exception:  # the write committed; a policy problem must not hide that
+        log.exception("auto-atomise policy could not be applied")
+        return outcome
+    return dataclasses.replace(outcome, extra={**(outcome.extra or {}), **extra})
+
+
+def _synchronous(
+    service: Service,
+    binding: Binding,
+    outcome: WriteOutcome,
+    policy: NamespacePolicy,
+    candidates: list[tuple[str, Any]],
+) -> WriteOutcome:
+    details: dict[str, dict[str, Any]] = {}
+    for cid, view in candidates:
+        try:
+            result = atomise(
+                service,
+                binding,
+                view.atom_id,
+                max_atom_tokens=policy.auto_atomise_max_atom_tokens,
+                retries=policy.sync_retries,
+            )
+            details[cid] = {"outcome": outcome_word(result), "atomIds": list(result.atom_ids)}
+        except GraphsvcError as exc:
+            log.warning("synchronous atomisation of %s failed: %s", view.atom_id, exc.message)
+            details[cid] = {"outcome": "failed", "error": exc.code, "message": exc.message}
+    words = [d["outcome"] for d in details.values()]
+    if "failed" in words:
+        word = "failed"
+    elif "atomised" in words:
+        word = "atomised"
+    else:
+        word = words[0]
+    changes = dict(outcome.changes)
+    atomised = [v.ref for cid, v in candidates if details[cid]["outcome"] == "atomised"]
+    if atomised:
+        # The committed revisions are no longer heads: show them as they now are.
+        from graphsvc.store.views import load_views
+
+        fresh = load_views(service.db, binding.subject, atomised)
+        changes = {cid: fresh.get(v.ref, v) for cid, v in changes.items()}
+    extra = {"atomiseMode": "synchronous", "atomiseOutcome": word, "atomiseDetails": details}
+    return dataclasses.replace(outcome, changes=changes, extra={**(outcome.extra or {}), **extra})

@@ -1,0 +1,205 @@
+"""CLI of the atomisation host layer: ``atomise``, ``export-forensic-bundle``,
+``verify-bundle`` (SPEC ATM-8, API-4, API-7, SIG-3).
+
+``atomise`` exit codes (ATM-8): 0 success, 1 informational (already atomised /
+source too small), 2 not found, 3 tier locked, 4 curator failed, 5 governance
+refused, 6 database or signer error — and any other refusal (invalid input, CAS
+conflict, purge pending), 7 depth exceeded. ``--json`` prints
+``{sourceId, atomIds, atomCount, archivedAt}`` or ``{error, message, exitCode}``.
+
+``verify-bundle`` needs no database and exits 0 when every check holds, 2 when any
+fails. Commands connect without loading the embedding model until a command really
+embeds something (only a successful ``atomise`` does), so refusals answer fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, emit, progress
+from graphsvc.errors import GraphsvcError
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+
+__all__ = ["EXIT_CODES", "exit_code_for", "register"]
+
+EXIT_OK = 0
+EXIT_INFORMATIONAL = 1
+EXIT_OTHER = 6
+EXIT_CODES: dict[str, int] = {
+    "NOT_FOUND": 2,
+    "TIER_LOCKED": 3,
+    "CURATOR_FAILED": 4,
+    "GOVERNANCE_REFUSED": 5,
+    "STORE_UNAVAILABLE": 6,
+    "SIGNER_ERROR": 6,
+    "DEPTH_EXCEEDED": 7,
+}
+EXIT_VERIFY_FAILED = 2
+
+
+def exit_code_for(error: GraphsvcError) -> int:
+    """The ATM-8 exit code of an error (6 for anything not listed there)."""
+    return EXIT_CODES.get(error.code, EXIT_OTHER)
+
+
+class _LazyEmbedder:
+    """Loads the sentence-transformers model on the first ``embed`` call only."""
+
+    def __init__(self) -> None:
+        from graphsvc.embed.sentence import DIMENSION, MODEL_NAME
+
+        self.model_name = MODEL_NAME
+        self.dimension = DIMENSION
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        from graphsvc.embed import get_embedder
+
+        return get_embedder().embed(texts)
+
+
+@contextmanager
+def _service(settings: Settings) -> Iterator[Service]:
+    from graphsvc.runtime import connect
+    from graphsvc.tokenizer import get_tokenizer
+
+    runtime = connect(settings, progress=progress)
+    try:
+        runtime.db.apply_schema()
+        yield Service(settings, runtime.db, _LazyEmbedder(), get_tokenizer())
+    finally:
+        runtime.db.close()
+
+
+def _fail(args: argparse.Namespace, exc: GraphsvcError) -> int:
+    code = exit_code_for(exc)
+    if getattr(args, "json", False):
+        print(json.dumps({"error": exc.code, "message": exc.message, "exitCode": code}))
+    else:
+        print(f"graphsvc: {exc.code}: {exc.message}", file=sys.stderr)
+    return code
+
+
+# --------------------------------------------------------------------- atomise
+def _budget(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("must be an integer") from exc
+    if not 50 <= value <= 1000:
+        raise argparse.ArgumentTypeError("must be in [50, 1000]")
+    return value
+
+
+def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.atomise.usecase import require_curator_tier
+
+    binding = binding_from_args(args)
+    try:
+        require_curator_tier(settings)  # ATM-4: before connecting to anything
+        with _service(settings) as service:
+            outcome = service.atomise(
+                binding,
+                args.atom_id,
+                force=args.force,
+                max_atom_tokens=args.max_atom_tokens,
+                retries=3,  # ATM-7: the CLI always allows 3 retries
+            )
+    except GraphsvcError as exc:
+        return _fail(args, exc)
+    payload = outcome.to_json()
+    if outcome.already_atomised:
+        text = f"{args.atom_id} is already atomised into {outcome.atom_count} atoms"
+    elif outcome.reason is not None:
+        text = f"{args.atom_id}: {outcome.reason}; nothing atomised"
+    else:
+        text = f"{args.atom_id} atomised into {outcome.atom_count} atoms: " + " ".join(
+            outcome.atom_ids
+        )
+    emit(args, payload, text)
+    return EXIT_INFORMATIONAL if outcome.informational else EXIT_OK
+
+
+# --------------------------------------------------------------------- bundles
+def _flag(raw: str) -> bool:
+    lowered = raw.strip().lower()
+    if lowered in {"true", "1", "yes", "on"}:
+        return True
+    if lowered in {"false", "0", "no", "off"}:
+        return False
+    raise argparse.ArgumentTypeError("expected true or false")
+
+
+def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.forensics.export import collect_bundle
+
+    binding = binding_from_args(args)
+    try:
+        with _service(settings) as service:
+            parts = collect_bundle(
+                service,
+                binding,
+                args.memory_id,
+                include_atomisation_chain=args.include_atomisation_chain,
+            )
+            parts.write(args.output)
+    except GraphsvcError as exc:
+        return _fail(args, exc)
+    payload: dict[str, Any] = {
+        "path": str(args.output),
+        "memories": len(parts.manifest["memories"]),
+        "revisions": len(parts.revisions),
+        "events": len(parts.events),
+        "lineage": len(parts.lineage),
+        "keys": len(parts.public_keys),
+    }
+    emit(args, payload, f"wrote {args.output} ({payload['memories']} memories)")
+    return EXIT_OK
+
+
+def _cmd_verify(args: argparse.Namespace, _settings: Settings) -> int:
+    from graphsvc.forensics.bundle import verify_bundle
+
+    report = verify_bundle(args.path)
+    payload = {"ok": report.ok, "problems": report.problems, "checked": report.checked}
+    if report.ok:
+        text = f"OK: {args.path} verifies ({report.checked})"
+    else:
+        text = f"FAILED: {args.path}\n" + "\n".join(f"  - {p}" for p in report.problems)
+    emit(args, payload, text)
+    return EXIT_OK if report.ok else EXIT_VERIFY_FAILED
+
+
+# --------------------------------------------------------------------- register
+def register(sub: Any) -> None:
+    """Add ``atomise``, ``export-forensic-bundle`` and ``verify-bundle``."""
+    p = sub.add_parser("atomise", help="split an atom into signed atoms (ATM-8)")
+    p.add_argument("atom_id", metavar="ATOM_ID")
+    p.add_argument("--force", action="store_true", help="re-atomise an atomised atom")
+    p.add_argument("--max-atom-tokens", type=_budget, default=None, help="50..1000")
+    add_binding_args(p)
+    p.set_defaults(handler=_cmd_atomise)
+
+    p = sub.add_parser("export-forensic-bundle", help="write a forensic bundle (SIG-3)")
+    p.add_argument("--memory-id", required=True)
+    p.add_argument("-o", "--output", required=True, help="bundle file to write")
+    p.add_argument(
+        "--include-atomisation-chain",
+        type=_flag,
+        nargs="?",
+        const=True,
+        default=True,
+        metavar="true|false",
+    )
+    add_binding_args(p)
+    p.set_defaults(handler=_cmd_export)
+
+    p = sub.add_parser("verify-bundle", help="verify a forensic bundle offline (no database)")
+    p.add_argument("path", metavar="PATH")
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+    p.set_defaults(handler=_cmd_verify)

@@ -1,0 +1,198 @@
+"""Collect a forensic bundle from Neo4j (SIG-3); :mod:`.bundle` writes and verifies it.
+
+From the chosen memory the export walks lineage in both directions (parent → atoms,
+atom → parent, transitively), and gathers for every touched memory its envelope
+``{atomId, atomisedInto, archivedAt, atomIds, atomOf}`` and all its revisions, the
+signed derives_from edges between them, the subject's whole signed-event chain from
+sequence 1, and every public key of the deployment's key ring (retired ones too), so
+an offline verifier can re-check every signature.
+
+``include_atomisation_chain=False`` keeps only the memory itself (its envelope still
+names its atoms and parent) and drops the lineage walk and lineage records; the
+subject's event chain is kept — it is the subject's signed history, not the chain
+enrichment.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING, Any
+
+from graphsvc.atomise.lineage import walk_lineage
+from graphsvc.atomise.transaction import event_from_row
+from graphsvc.atomise.usecase import load_key_ring
+from graphsvc.core.binding import Binding
+from graphsvc.core.canonical import sha256_hex
+from graphsvc.forensics.bundle import bundle_bytes, write_bundle
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from graphsvc.service import Service
+
+__all__ = ["BundleParts", "ForensicExport", "collect_bundle", "export_forensic_bundle"]
+
+
+@dataclass(frozen=True)
+class BundleParts:
+    """The arguments of :func:`graphsvc.forensics.bundle.bundle_bytes`."""
+
+    manifest: dict[str, Any]
+    revisions: list[dict[str, Any]]
+    events: list[dict[str, Any]]
+    public_keys: dict[str, str]
+    lineage: list[dict[str, Any]]
+
+    def to_bytes(self) -> bytes:
+        return bundle_bytes(
+            manifest=self.manifest,
+            revisions=self.revisions,
+            events=self.events,
+            public_keys=self.public_keys,
+            lineage=self.lineage,
+        )
+
+    def write(self, path: str | Path) -> None:
+        """Write the bundle tar atomically (mode 0600)."""
+        write_bundle(
+            path,
+            manifest=self.manifest,
+            revisions=self.revisions,
+            events=self.events,
+            public_keys=self.public_keys,
+            lineage=self.lineage,
+        )
+
+
+@dataclass(frozen=True)
+class ForensicExport:
+    """An exported bundle: its bytes and what it holds."""
+
+    data: bytes
+    memories: int
+    revisions: int
+    events: int
+    lineage: int
+    keys: int
+
+    @property
+    def sha256(self) -> str:
+        return sha256_hex(self.data)
+
+    def to_json(self) -> dict[str, Any]:
+        """The GraphQL answer: base64 bundle, its SHA-256 and counts."""
+        return {
+            "bundle": base64.b64encode(self.data).decode("ascii"),
+            "sha256": self.sha256,
+            "bytes": len(self.data),
+            "memories": self.memories,
+            "revisions": self.revisions,
+            "events": self.events,
+            "lineage": self.lineage,
+            "keys": self.keys,
+        }
+
+
+def collect_bundle(
+    service: Service,
+    binding: Binding,
+    atom_id: str,
+    *,
+    include_atomisation_chain: bool = True,
+) -> BundleParts:
+    """Read everything the bundle of ``atom_id`` holds.
+
+    Raises:
+        NotFoundError: no such atom in the caller's subject.
+        SignerError: the key ring cannot be loaded.
+        StoreError: Neo4j failed.
+    """
+    subject = binding.subject
+    walk = walk_lineage(service, binding, atom_id, depth=None if include_atomisation_chain else 1)
+    members = list(walk.depth_of) if include_atomisation_chain else [atom_id]
+    memories = [
+        {
+            "atomId": aid,
+            "atomisedInto": walk.heads[aid].get("atomisedInto"),
+            "archivedAt": walk.heads[aid].get("archivedAt"),
+            "atomIds": walk.children_of(aid),
+            "atomOf": walk.heads[aid].get("atomOf"),
+        }
+        for aid in sorted(members)
+    ]
+    revisions = [
+        _revision_doc(row)
+        for row in service.db.read("atomise/bundle_revisions", subject=subject, atomIds=members)
+    ]
+    lineage = [e.signable(subject) for e in walk.edges] if include_atomisation_chain else []
+    events = [
+        event_from_row(subject, row).to_dict()
+        for row in service.db.read("atomise/subject_events", subject=subject)
+    ]
+    ring = load_key_ring(service.settings)
+    manifest = {
+        "subject": subject,
+        "root": atom_id,
+        "includeAtomisationChain": include_atomisation_chain,
+        "truncated": walk.truncated,
+        "exportedAt": datetime.fromtimestamp(service.clock(), UTC).isoformat(),
+        "generator": "graphsvc",
+        "memories": memories,
+    }
+    return BundleParts(
+        manifest=manifest,
+        revisions=revisions,
+        events=events,
+        public_keys={kid: raw.hex() for kid, raw in sorted(ring.public_keys().items())},
+        lineage=lineage,
+    )
+
+
+def export_forensic_bundle(
+    service: Service,
+    binding: Binding,
+    atom_id: str,
+    *,
+    include_atomisation_chain: bool = True,
+) -> ForensicExport:
+    """Export the bundle of ``atom_id`` as bytes (SIG-3).
+
+    Raises:
+        NotFoundError: no such atom in the caller's subject.
+        SignerError: the key ring cannot be loaded.
+        StoreError: Neo4j failed.
+    """
+    parts = collect_bundle(
+        service, binding, atom_id, include_atomisation_chain=include_atomisation_chain
+    )
+    return ForensicExport(
+        data=parts.to_bytes(),
+        memories=len(parts.manifest["memories"]),
+        revisions=len(parts.revisions),
+        events=len(parts.events),
+        lineage=len(parts.lineage),
+        keys=len(parts.public_keys),
+    )
+
+
+def _revision_doc(row: dict[str, Any]) -> dict[str, Any]:
+    doc = dict(row)
+    doc["sources"] = json.loads(row["sources"]) if row.get("sources") else []
+    doc["atomIds"] = list(row["atomIds"]) if row.get("atomIds") is not None else None
+    links = []
+    for link in row.get("links") or []:
+        item = {
+            "role": link["role"],
+            "at": link["at"],
+            "required": bool(link["required"]),
+            "orderKey": link.get("orderKey"),
+            "unavailable": bool(link["unavailable"]),
+        }
+        if not link["unavailable"] and link.get("atomId") is not None:
+            item["target"] = {"atomId": link["atomId"], "rev": link.get("rev")}
+        links.append(item)
+    doc["links"] = links
+    return doc
