@@ -17,8 +17,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def main() -> int:
-    results_path = ROOT / "test-results" / "requirements.json"
+def main(argv: list[str] | None = None) -> int:
+    import argparse
+
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument("--results", default=str(ROOT / "test-results" / "requirements.json"))
+    ap.add_argument("--out", default=str(ROOT / "VALIDATION.md"))
+    args = ap.parse_args(argv)
+    results_path = Path(args.results)
     if not results_path.exists():
         print("validation: no test-results/requirements.json; run the tests first", file=sys.stderr)
         return 1
@@ -70,7 +76,7 @@ def main() -> int:
     extra = sorted(set(by_req) - set(ids))
     if extra:
         lines += ["", "Tags that name no SPEC requirement: " + ", ".join(extra)]
-    (ROOT / "VALIDATION.md").write_text("\n".join(lines) + "\n")
+    Path(args.out).write_text("\n".join(lines) + "\n")
     print(f"validation: VALIDATION.md written ({n_pass}/{len(ids)} requirements passing)")
     return 0
 

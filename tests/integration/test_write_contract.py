@@ -511,7 +511,7 @@ def test_unfinished_purge_blocks_writes_with_purge_pending(
     assert write(service, human, [new("b", "B")]).changes["b"].rev == 1
 
 
-@pytest.mark.req("WR-7")
+@pytest.mark.req("WR-7", "CORE-5")
 def test_failure_in_the_last_change_leaves_no_trace_of_the_earlier_ones(
     service: Service, db: Database, human: Binding
 ) -> None:

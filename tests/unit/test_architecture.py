@@ -6,6 +6,8 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "graphsvc" / "core"
 ALLOWED_GRAPHSVC = {"graphsvc.core", "graphsvc.errors"}
@@ -61,3 +63,17 @@ def test_every_cypher_file_is_one_statement() -> None:
         ).strip()
         assert body, path
         assert ";" not in body.rstrip(";"), f"{path} holds more than one statement"
+
+
+@pytest.mark.req("CORE-3")
+def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
+    # CORE-3: no automatic read, model loop or scheduler in the core. Background
+    # work and model calls live only in the host layer (graphsvc/atomise).
+    forbidden = {"threading", "sched", "asyncio", "concurrent", "httpx", "graphsvc.atomise"}
+    offenders = []
+    for folder in ("core", "ops", "store"):
+        for path in sorted((ROOT / "graphsvc" / folder).glob("*.py")):
+            for name in _imports(path):
+                if any(name == f or name.startswith(f + ".") for f in forbidden):
+                    offenders.append(f"{folder}/{path.name}: {name}")
+    assert offenders == []
