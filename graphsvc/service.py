@@ -69,11 +69,20 @@ class Service:
         self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
     ) -> Any:
         """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
-        from graphsvc.atomise.policy import after_write
+        from graphsvc.atomise.policy import after_write, embedding_deferral, get_namespace_policy
         from graphsvc.ops.write import write
 
-        # Host layer (ATM-8/9): a namespace policy may atomise what was just written.
-        return after_write(self, binding, write(self, binding, changes, idempotency_key))
+        # Host layer (ATM-8/9): a namespace policy may atomise what was just written;
+        # in synchronous mode the source's own embedding is skipped.
+        policy = get_namespace_policy(self, binding)
+        outcome = write(
+            self,
+            binding,
+            changes,
+            idempotency_key,
+            defer_embedding=embedding_deferral(self, policy),
+        )
+        return after_write(self, binding, outcome, policy)
 
     def observe(self, binding: Binding, host_input: HostInputIn) -> str:
         """SPEC §3 ``observe``; see :func:`graphsvc.ops.observe.observe`."""

@@ -22,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
+from collections.abc import Callable
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -152,7 +153,21 @@ def outcome_word(outcome: AtomiseOutcome) -> str:
     return "atomised"
 
 
-def after_write(service: Service, binding: Binding, outcome: WriteOutcome) -> WriteOutcome:
+def embedding_deferral(service: Service, policy: NamespacePolicy) -> Callable[[str], bool] | None:
+    """ATM-9: in synchronous mode the write skips the embedding of a source that is
+    about to be atomised (its atoms are embedded instead); None in any other mode."""
+    if policy.mode != "synchronous" or service.settings.curator == "none":
+        return None
+    threshold = policy.auto_atomise_threshold_cl100k
+    return lambda text: service.tokenizer.count(text) > threshold
+
+
+def after_write(
+    service: Service,
+    binding: Binding,
+    outcome: WriteOutcome,
+    policy: NamespacePolicy | None = None,
+) -> WriteOutcome:
     """Apply the namespace policy to a committed write (see the module docstring).
 
     Never raises: the write has committed, and its outcome is returned in any case.
@@ -160,7 +175,8 @@ def after_write(service: Service, binding: Binding, outcome: WriteOutcome) -> Wr
     if outcome.repeated:
         return outcome
     try:
-        policy = get_namespace_policy(service, binding)
+        if policy is None:
+            policy = get_namespace_policy(service, binding)
         mode = policy.mode
         if mode is None:
             return outcome
@@ -219,6 +235,9 @@ def _synchronous(
         word = words[0]
     changes = dict(outcome.changes)
     atomised = [v.ref for cid, v in candidates if details[cid]["outcome"] == "atomised"]
+    _embed_deferred_heads(
+        service, binding, [v for cid, v in candidates if details[cid]["outcome"] != "atomised"]
+    )
     if atomised:
         # The committed revisions are no longer heads: show them as they now are.
         from graphsvc.store.views import load_views
@@ -226,4 +245,24 @@ def _synchronous(
         fresh = load_views(service.db, binding.subject, atomised)
         changes = {cid: fresh.get(v.ref, v) for cid, v in changes.items()}
     extra = {"atomiseMode": "synchronous", "atomiseOutcome": word, "atomiseDetails": details}
-    return dataclasses.replace(outcome, changes=changes, extra={**(outcome.extra or {}), **extra})
+    return dataclasses.replace(
+        outcome,
+        changes=changes,
+        indexing="complete",
+        extra={**(outcome.extra or {}), **extra},
+    )
+
+
+def _embed_deferred_heads(service: Service, binding: Binding, views: list[Any]) -> None:
+    """Embed the sources whose embedding was deferred but that were not atomised."""
+    if not views:
+        return
+    vectors = service.embedder.embed([v.text for v in views])
+    for view, vec in zip(views, vectors, strict=True):
+        service.db.write(
+            "atomise/embed_head",
+            subject=binding.subject,
+            atomId=view.atom_id,
+            rev=view.rev,
+            embedding=vec,
+        )

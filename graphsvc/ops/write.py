@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -90,8 +91,14 @@ def write(
     binding: Binding,
     changes: list[Change],
     idempotency_key: str | None = None,
+    *,
+    defer_embedding: Callable[[str], bool] | None = None,
 ) -> WriteOutcome:
     """Commit a batch atomically, or replay its stored result.
+
+    ``defer_embedding(text)`` true leaves that new head without an embedding
+    (``indexing: pending``): a synchronous atomisation policy is about to archive
+    it and embed its atoms instead (ATM-9).
 
     Raises:
         InvalidInputError, BudgetExceededError, TokenInvalidError, CasConflictError,
@@ -127,7 +134,9 @@ def write(
         {c.token_id: cid for cid, c in claims.items()},
     )
 
-    req = _build_request(service, binding, plan.changes, claims, fingerprint, scope_key, now)
+    req = _build_request(
+        service, binding, plan.changes, claims, fingerprint, scope_key, now, defer_embedding
+    )
     replay = commit_write(service.db, req)
     if replay is not None:
         return _replay(service, binding, replay, fingerprint)
@@ -136,7 +145,9 @@ def write(
     return WriteOutcome(
         operation_id=req.operation_id,
         repeated=False,
-        indexing="complete",
+        indexing="complete"
+        if all(r["embedding"] is not None for r in req.revisions if r["current"])
+        else "pending",
         changes={cid: views[ref] for cid, ref in refs.items()},
     )
 
@@ -177,6 +188,7 @@ def _build_request(
     fingerprint: str,
     scope_key: str | None,
     now: float,
+    defer_embedding: Callable[[str], bool] | None = None,
 ) -> WriteRequest:
     from datetime import UTC, datetime
 
@@ -216,7 +228,8 @@ def _build_request(
             sources_json, change_cites, change_refs = _citations(change, ref, heads)
             cites.extend(change_cites)
             refs.extend(change_refs)
-            to_embed.append((len(revisions), change.text))
+            if defer_embedding is None or not defer_embedding(change.text):
+                to_embed.append((len(revisions), change.text))
             revisions.append(
                 _revision(ref, change.id, "active", change.text, True, sources_json, service)
             )

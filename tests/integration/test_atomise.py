@@ -513,6 +513,23 @@ def test_synchronous_policy_atomises_inside_the_write(
     assert view.rev == 1 and not view.head  # archived before the response returned
     head = head_of(db, subject, view.atom_id)
     assert head["state"] == "archived" and head["atomisedInto"] == 3
+    # ATM-9: the source's own embedding was skipped; its atoms carry embeddings.
+    rows = cypher(
+        db,
+        "MATCH (r:Revision {subject: $s, atomId: $a}) "
+        "RETURN r.rev AS rev, r.embedding IS NULL AS missing ORDER BY rev",
+        s=subject,
+        a=view.atom_id,
+    )
+    assert [r["missing"] for r in rows] == [True, True]
+    atom_rows = cypher(
+        db,
+        "MATCH (r:Revision:Current {subject: $s}) WHERE r.atomOf = $a "
+        "RETURN r.embedding IS NOT NULL AS has",
+        s=subject,
+        a=view.atom_id,
+    )
+    assert len(atom_rows) == 3 and all(r["has"] for r in atom_rows)
 
     short = create(rule, human, "A short note stays as it is.")
     assert short.head and short.state == "active"
@@ -536,6 +553,15 @@ def test_synchronous_failure_reports_failed_and_uses_the_namespace_retry_budget(
         written = create(llm, human, THREE_SENTENCES)
         assert len(fake.bodies) == 2  # default: 1 retry
         assert head_of(db, subject, written.atom_id)["state"] == "active"  # write kept
+        # The deferred embedding was made after all: the kept head is searchable.
+        emb = cypher(
+            db,
+            "MATCH (r:Revision:Current {subject: $s, atomId: $a}) "
+            "RETURN r.embedding IS NOT NULL AS has",
+            s=subject,
+            a=written.atom_id,
+        )
+        assert emb == [{"has": True}]
 
         llm.set_namespace_policy(human, {**policy, "auto_atomise_max_retries": 0})
         fake.bodies.clear()
