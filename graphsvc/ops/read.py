@@ -30,7 +30,7 @@ from graphsvc.core.selection_models import (
     RequiredEdge,
 )
 from graphsvc.core.write_models import AtomRef, AtomView
-from graphsvc.errors import InvalidInputError
+from graphsvc.errors import InvalidInputError, PurgePendingError
 from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
 from graphsvc.ops.evaluate import evaluate
 from graphsvc.store.queries import query
@@ -94,8 +94,14 @@ def read(
         raise InvalidInputError(f"memoryTokenBudget must be in 0..{st.max_read_budget}")
     if not 1 <= limit <= st.max_limit:
         raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
+    if not 0 <= depth <= st.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
     qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
     if cursor:
+        # A later page skips evaluate(), which holds the first page's purge check;
+        # an unfinished purge must stop every page (LNK-6).
+        if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
+            raise PurgePendingError("a purge in this subject has not finished")
         payload, eval_id, offset, expires = open_cursor(service, binding, "read", cursor, qhash)
         ranked = payload["ranked"]
         eval_diag = payload["diagnostics"]
@@ -164,7 +170,9 @@ def _closures(
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
 
-    def work(tx: ManagedTransaction) -> tuple[dict[Ref, list[RequiredEdge]], list[Ref], int]:
+    def work(
+        tx: ManagedTransaction,
+    ) -> tuple[dict[Ref, list[RequiredEdge]], list[Ref], int, bool]:
         required: dict[Ref, list[RequiredEdge]] = {}
         seen: dict[Ref, None] = dict.fromkeys(roots)
         frontier = list(roots)
@@ -194,9 +202,13 @@ def _closures(
                     seen[target] = None
                     nxt.append(target)
             frontier = nxt
-        return required, list(seen), levels
+        # The walk stopped at the size cap with revisions still unexpanded: their
+        # required links are unknown, so they must block (never a partial closure).
+        for ref in frontier:
+            required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
+        return required, list(seen), levels, bool(frontier)
 
-    required, members, levels = service.db.read_tx(work, label="read closure")
+    required, members, levels, truncated = service.db.read_tx(work, label="read closure")
     views = load_views(service.db, s, (AtomRef(r.atom_id, r.rev) for r in members))
     quoted = _quoted_texts(service, binding, views.values())
     bodies = {
@@ -208,6 +220,7 @@ def _closures(
         "closureRevisions": len(members),
         "requiredEdges": sum(len(e) for e in required.values()),
         "blockingEdges": blocked_edges,
+        "closureTruncated": truncated,
     }
     return bodies, required, validation
 

@@ -1,0 +1,411 @@
+"""Benchmark: ``read`` latency against corpus size, query embedding included.
+
+Run::
+
+    .venv/bin/python bench/read.py [--sizes 1000,10000,100000] [--reads 50]
+                                   [--budget 2000] [--depth 2] [--json PATH]
+
+For each size it writes a corpus into a subject of its own, then times ``--reads``
+calls of :meth:`graphsvc.service.Service.read` with varied queries (budget 2,000
+tokens, depth 2, the default limit of 24 roots), each timed end to end: query
+embedding, acquisition, activation solve, required closures, packing on exact
+tiktoken counts, rendering, the manifest write and the cursor of the next page.
+It prints p50/p95 per size and the ratio of the largest size's p95 to the first
+size's p95 (the baseline, measured in the same run), and writes
+``bench/results/read.json``.
+
+The corpus. Short synthetic sentences from a fixed vocabulary (seeded, so every run
+builds the same corpus); every atom links to two others of its subject (roles
+``related``/``part-of``/``see-also``, half logical, half observed) and 10% of the
+links are ``required``, so reads take real required closures.
+
+**Bulk loading.** Writing 100k atoms through ``service.write`` (256 changes per
+batch, validation, CAS, operation records) would take far longer than the reads we
+measure, so the benchmark loads the corpus with ``UNWIND`` queries straight through
+the driver, in chunks of 5,000, into the same data model the write path creates:
+``(:Atom {subject, atomId, headRev, state, createdAt})-[:HEAD|HAS_REVISION]->
+(:Revision:Current {subject, atomId, rev, text, state, digest, tokens, sources,
+embedding, ...})`` and ``(:Revision)-[:LINK {role, at, required, orderKey,
+ordinal}]->(:Atom | :Revision)``. Embeddings come from the real embedder, computed in
+batches; ``--embed pooled`` instead embeds a pool of ``--pool`` distinct sentences and
+gives every other atom the concatenation of two pool sentences with the normalised
+sum of their embeddings (distinct vectors, same index sizes; only for machines where
+embedding 100k sentences takes too long — the result file records which was used).
+
+Each size is measured right after it is loaded. Neo4j is the managed one
+(``graphsvc.localdb``, started for the run and stopped at the end) unless
+``GRAPHSVC_NEO4J_URI`` points at a server. ``--torch-threads`` sets torch's
+intra-op threads for the timed reads (default: torch's own choice, as the service
+runs); the corpus is embedded with ``--load-threads`` (default 1, which is faster
+than oversubscribed threads when the CPU is shared). The load average is recorded
+per size: on a shared machine it explains more of the spread than the corpus does.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from neo4j import RoutingControl
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphsvc.core.binding import Binding  # noqa: E402  (path set up just above)
+from graphsvc.core.citations import text_digest  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import Settings  # noqa: E402
+from graphsvc.store.connection import Database  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+CHUNK = 5_000
+LINKS_PER_ATOM = 2
+REQUIRED_SHARE = 0.10
+ROLES = ("related", "part-of", "see-also")
+WARMUP_READS = 3
+
+
+def _words(text: str, sep: str | None = None) -> tuple[str, ...]:
+    return tuple(text.split(sep))
+
+
+ADJ = _words(
+    "ancient quiet northern coastal volcanic frozen tidal urban rural alpine arid humid "
+    "medieval modern industrial sacred remote crowded fertile rocky sandy misty golden "
+    "silent restless hidden famous sunken floating copper iron wooden marble"
+)
+NOUN = _words(
+    "harbour glacier monastery orchard lighthouse railway bridge market canal vineyard "
+    "observatory library quarry fortress meadow reef delta forest mill tannery bakery "
+    "brewery shipyard telescope comet eclipse fungus lichen beetle falcon salmon wolf "
+    "treaty charter ledger census guild tariff dynasty rebellion festival pilgrimage "
+    "enzyme protein crystal magnet turbine reactor circuit algorithm compiler protocol"
+)
+VERB = _words(
+    "exports shelters records feeds protects measures attracts replaces predicts drains "
+    "powers connects divides inspires funds taxes maps trades hides reveals"
+)
+PLACE = _words(
+    "Lisbon Kyoto Quito Oslo Cairo Lima Perth Tallinn Hanoi Dakar Bergen Cusco Riga "
+    "Valparaiso Tromso Zanzibar Samarkand Timbuktu Reykjavik Ushuaia"
+)
+WHEN = _words(
+    "in winter|during the monsoon|at dawn|after the war|since the 1800s|every spring|"
+    "before the flood|under the old regime|at high tide|in the dry season",
+    "|",
+)
+
+
+def sentence(rng: random.Random) -> str:
+    return (
+        f"The {rng.choice(ADJ)} {rng.choice(NOUN)} of {rng.choice(PLACE)} "
+        f"{rng.choice(VERB)} the {rng.choice(ADJ)} {rng.choice(NOUN)} {rng.choice(WHEN)}."
+    )
+
+
+def queries(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    shapes = (
+        lambda: f"{rng.choice(ADJ)} {rng.choice(NOUN)} in {rng.choice(PLACE)}",
+        lambda: f"which {rng.choice(NOUN)} {rng.choice(VERB)} the {rng.choice(NOUN)}?",
+        lambda: f"{rng.choice(NOUN)} and {rng.choice(NOUN)} {rng.choice(WHEN)}",
+        lambda: f"history of the {rng.choice(ADJ)} {rng.choice(NOUN)}",
+    )
+    return [shapes[i % len(shapes)]() for i in range(n)]
+
+
+# ----------------------------------------------------------------------------- loading
+
+CREATE_ATOMS = """
+UNWIND $rows AS r
+CREATE (a:Atom {subject: $subject, atomId: r.atomId, headRev: 1, state: 'active',
+                createdAt: $now})
+CREATE (v:Revision:Current {subject: $subject, atomId: r.atomId, rev: 1, text: r.text,
+                            state: 'active', digest: r.digest, tokens: r.tokens,
+                            sources: '[]', createdAt: $now, actorKind: 'human',
+                            actorId: 'bench', policy: 'default', operationId: $op,
+                            changeId: r.atomId, embedding: r.embedding})
+CREATE (a)-[:HAS_REVISION]->(v)
+CREATE (a)-[:HEAD]->(v)
+"""
+
+CREATE_LOGICAL = """
+UNWIND $links AS l
+MATCH (s:Revision {subject: $subject, atomId: l.src, rev: 1})
+MATCH (t:Atom {subject: $subject, atomId: l.dst})
+CREATE (s)-[:LINK {role: l.role, at: 'logical', required: l.required, orderKey: null,
+                   ordinal: l.ordinal, boundRev: 1}]->(t)
+"""
+
+CREATE_OBSERVED = """
+UNWIND $links AS l
+MATCH (s:Revision {subject: $subject, atomId: l.src, rev: 1})
+MATCH (t:Revision {subject: $subject, atomId: l.dst, rev: 1})
+CREATE (s)-[:LINK {role: l.role, at: 'observed', required: l.required, orderKey: null,
+                   ordinal: l.ordinal}]->(t)
+"""
+
+
+def _write(db: Database, text: str, **params: Any) -> None:
+    db.driver.execute_query(text, params, database_=db.database, routing_=RoutingControl.WRITE)
+
+
+def corpus_texts(
+    n: int, seed: int, mode: str, pool: int, embedder: Any
+) -> tuple[list[str], np.ndarray]:
+    """``n`` texts and their unit embeddings (real, or pooled; see the module doc)."""
+    rng = random.Random(seed)
+    if mode == "real" or n <= pool:
+        texts = [f"{sentence(rng)} (note {i})" for i in range(n)]
+        return texts, _embed(embedder, texts)
+    base = [f"{sentence(rng)} (note {i})" for i in range(pool)]
+    base_vecs = _embed(embedder, base)
+    a = np.array([rng.randrange(pool) for _ in range(n - pool)])
+    b = np.array([rng.randrange(pool) for _ in range(n - pool)])
+    texts = base + [f"{base[i]} {base[j]}" for i, j in zip(a.tolist(), b.tolist(), strict=True)]
+    mixed = base_vecs[a] + base_vecs[b]
+    mixed /= np.linalg.norm(mixed, axis=1, keepdims=True)
+    return texts, np.vstack([base_vecs, mixed])
+
+
+def _embed(embedder: Any, texts: Sequence[str]) -> np.ndarray:
+    out = np.empty((len(texts), embedder.dimension), dtype=np.float64)
+    step = 2_048
+    t0 = time.perf_counter()
+    for start in range(0, len(texts), step):
+        out[start : start + step] = embedder.embed(texts[start : start + step])
+        done = min(start + step, len(texts))
+        rate = done / (time.perf_counter() - t0)
+        print(f"  embedded {done}/{len(texts)} ({rate:.0f}/s)", file=sys.stderr, flush=True)
+    return out
+
+
+def load(
+    service: Service, subject: str, n: int, seed: int, mode: str, pool: int
+) -> dict[str, float]:
+    """Bulk-load ``n`` atoms with links into ``subject``; returns phase timings (s)."""
+    t0 = time.perf_counter()
+    texts, vecs = corpus_texts(n, seed, mode, pool, service.embedder)
+    t_embed = time.perf_counter() - t0
+    rng = random.Random(seed + 1)
+    ids = [uuid.UUID(int=rng.getrandbits(128)).hex for _ in range(n)]
+    now = datetime.now(UTC).isoformat()
+    op = uuid.uuid4().hex
+    count = service.tokenizer.count
+    t1 = time.perf_counter()
+    for start in range(0, n, CHUNK):
+        rows = [
+            {
+                "atomId": ids[i],
+                "text": texts[i],
+                "digest": text_digest(texts[i]),
+                "tokens": count(texts[i]),
+                "embedding": vecs[i].tolist(),
+            }
+            for i in range(start, min(start + CHUNK, n))
+        ]
+        _write(service.db, CREATE_ATOMS, rows=rows, subject=subject, now=now, op=op)
+    logical: list[dict[str, Any]] = []
+    observed: list[dict[str, Any]] = []
+    for i in range(n):
+        for ordinal in range(LINKS_PER_ATOM):
+            j = (i + rng.randrange(1, n)) % n
+            link = {
+                "src": ids[i],
+                "dst": ids[j],
+                "role": rng.choice(ROLES),
+                "required": rng.random() < REQUIRED_SHARE,
+                "ordinal": ordinal,
+            }
+            (logical if rng.random() < 0.5 else observed).append(link)
+    for text, links in ((CREATE_LOGICAL, logical), (CREATE_OBSERVED, observed)):
+        for start in range(0, len(links), CHUNK):
+            _write(service.db, text, links=links[start : start + CHUNK], subject=subject)
+    _write(service.db, "CALL db.awaitIndexes(600)")
+    return {"embedSeconds": t_embed, "loadSeconds": time.perf_counter() - t1}
+
+
+# ----------------------------------------------------------------------------- timing
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty sample."""
+    ordered = sorted(values)
+    rank = max(1, int(np.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+def measure(
+    service: Service, binding: Binding, qs: Sequence[str], budget: int, depth: int
+) -> dict[str, Any]:
+    for q in qs[:WARMUP_READS]:  # warm Neo4j's query plans and page cache, untimed
+        service.read(binding, q, budget, depth=depth)
+    times: list[float] = []
+    embed_times: list[float] = []
+    tokens: list[int] = []
+    presented: list[int] = []
+    for q in qs:
+        t0 = time.perf_counter()
+        service.embedder.embed([q])
+        embed_times.append((time.perf_counter() - t0) * 1000)
+        t0 = time.perf_counter()
+        result = service.read(binding, q, budget, depth=depth)
+        times.append((time.perf_counter() - t0) * 1000)
+        assert result.selection["tokens"] <= budget
+        tokens.append(result.selection["tokens"])
+        presented.append(sum(1 for i in result.items if not i["blocked"]))
+    return {
+        "reads": len(times),
+        "p50Ms": round(percentile(times, 50), 2),
+        "p95Ms": round(percentile(times, 95), 2),
+        "meanMs": round(statistics.fmean(times), 2),
+        "maxMs": round(max(times), 2),
+        "queryEmbeddingP50Ms": round(percentile(embed_times, 50), 2),
+        "queryEmbeddingP95Ms": round(percentile(embed_times, 95), 2),
+        "meanTokens": round(statistics.fmean(tokens), 1),
+        "meanPresented": round(statistics.fmean(presented), 1),
+    }
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--sizes", default="1000,10000,100000")
+    p.add_argument("--reads", type=int, default=50)
+    p.add_argument("--budget", type=int, default=2000)
+    p.add_argument("--depth", type=int, default=2)
+    p.add_argument("--embed", choices=("real", "pooled"), default="real")
+    p.add_argument("--pool", type=int, default=10_000)
+    p.add_argument(
+        "--torch-threads", type=int, default=0, help="torch threads for the reads (0: default)"
+    )
+    p.add_argument(
+        "--load-threads", type=int, default=1, help="torch threads for embedding the corpus"
+    )
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "read.json"))
+    args = p.parse_args(argv)
+    sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+
+    import torch
+
+    read_threads = args.torch_threads or torch.get_num_threads()
+
+    # A plain SIGTERM would skip the finally below and leave Neo4j and the temp dir.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
+    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-read-")
+    state = Path(tmp.name)
+    local: LocalNeo4j | None = None
+    if external:
+        settings = Settings.from_env(state_dir=state)
+    else:
+        base = Settings.from_env(state_dir=state)
+        if "GRAPHSVC_NEO4J_HEAP" not in os.environ:
+            base = base.with_(neo4j_heap="2g")
+        if "GRAPHSVC_NEO4J_PAGECACHE" not in os.environ:
+            base = base.with_(neo4j_pagecache="1g")
+        local = LocalNeo4j(base, name="bench", port=0, auth=False)
+        inst = local.start(die_with_parent=True)
+        settings = base.with_(neo4j_uri=inst.uri)
+    db = Database(
+        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+    )
+    results: dict[str, Any] = {}
+    ratio = 1.0
+    try:
+        db.apply_schema()
+        service = Service(settings, db, get_embedder(), get_tokenizer())
+        qs = queries(args.reads, args.seed)
+        run_id = uuid.uuid4().hex[:8]
+        for n in sizes:
+            subject = f"bench-read-{run_id}-{n}"
+            print(f"size {n}: loading into subject {subject}...", file=sys.stderr, flush=True)
+            torch.set_num_threads(args.load_threads)
+            timings = load(service, subject, n, args.seed + n, args.embed, args.pool)
+            torch.set_num_threads(read_threads)
+            print(
+                f"  embedded in {timings['embedSeconds']:.0f}s, "
+                f"loaded in {timings['loadSeconds']:.0f}s; timing {args.reads} reads...",
+                file=sys.stderr,
+                flush=True,
+            )
+            binding = Binding(subject, "default", "human", "bench")
+            stats = measure(service, binding, qs, args.budget, args.depth)
+            results[str(n)] = {
+                **stats,
+                **{k: round(v, 1) for k, v in timings.items()},
+                "loadAverage": [round(x, 2) for x in os.getloadavg()],
+            }
+            ratio = write_report(Path(args.json), args, settings, results)
+            print(
+                f"  {n:>7} atoms: p50 {stats['p50Ms']:8.1f} ms   p95 {stats['p95Ms']:8.1f} ms"
+                f"   (query embedding p50 {stats['queryEmbeddingP50Ms']:.1f} ms)",
+                flush=True,
+            )
+    finally:
+        db.close()
+        if local is not None:
+            local.stop()
+        tmp.cleanup()
+    if len(results) > 1:
+        print(f"p95 ratio {sizes[-1]}/{sizes[0]} atoms: {ratio:.2f}")
+
+    print(f"wrote {args.json}")
+    return 0
+
+
+def write_report(
+    path: Path, args: argparse.Namespace, settings: Settings, results: dict[str, Any]
+) -> float:
+    """Write the result file (after every size, so a cut run keeps what it measured)."""
+    sizes = list(results)
+    first, last = sizes[0], sizes[-1]
+    ratio = float(results[last]["p95Ms"]) / float(results[first]["p95Ms"])
+    report = {
+        "benchmark": "read latency vs corpus size (query embedding included)",
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
+        "settings": {
+            "budget": args.budget,
+            "depth": args.depth,
+            "limit": settings.read_limit,
+            "reads": args.reads,
+            "linksPerAtom": LINKS_PER_ATOM,
+            "requiredShare": REQUIRED_SHARE,
+            "embed": args.embed,
+            "pool": args.pool if args.embed == "pooled" else None,
+            "torchThreadsForReads": args.torch_threads or "default",
+            "torchThreadsForLoading": args.load_threads,
+            "neo4j": "external" if os.environ.get("GRAPHSVC_NEO4J_URI") else "managed",
+        },
+        "sizes": results,
+        "baseline": first,
+        "p95Ratio": {"of": f"{last}/{first}", "value": round(ratio, 2)},
+        "targets": {"p95MsAt100k": 100, "p95Ratio100kOver1k": 3},
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(report, indent=2) + "\n")
+    return ratio
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+"""``graphsvc read QUERY --subject S``: a token-budgeted read (SPEC §8, API-4).
+
+Human output prints the model-facing ``text`` on stdout and a one-line selection
+summary on stderr, so ``graphsvc read ... > memory.json`` keeps only the text.
+``--json`` prints the whole read result (text, items, selection, manifest,
+diagnostics, cursor) as one JSON document.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.settings import Settings
+
+__all__ = ["register"]
+
+
+def _non_negative(raw: str) -> int:
+    """An argparse type: a whole number >= 0 (rejected before any model loads)."""
+    try:
+        value = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a whole number") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"{value} is negative")
+    return value
+
+
+def register(sub: Any) -> None:
+    """Add ``read`` to the ``graphsvc`` sub-parser set."""
+    p = sub.add_parser("read", help="a token-budgeted, dependency-complete read")
+    p.add_argument("query", help="what to read about")
+    add_binding_args(p)
+    p.add_argument(
+        "--budget",
+        type=_non_negative,
+        default=None,
+        help="memoryTokenBudget (default: GRAPHSVC_READ_BUDGET, 4096)",
+    )
+    p.add_argument("--depth", type=_non_negative, default=None, help="retrieval depth (default 2)")
+    p.add_argument("--limit", type=_non_negative, default=None, help="roots per page (default 24)")
+    p.add_argument("--include-archived", action="store_true", help="show archived parents")
+    p.add_argument("--cursor", default=None, help="the cursor of a previous page")
+    p.set_defaults(handler=_run)
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    budget = settings.read_budget if args.budget is None else args.budget
+    with connected_service(settings) as service:
+        result = service.read(
+            binding_from_args(args),
+            args.query,
+            budget,
+            depth=args.depth,
+            limit=args.limit,
+            include_archived=args.include_archived,
+            cursor=args.cursor,
+        )
+    payload = result.to_json()
+    if not args.json:
+        print(_summary(payload), file=sys.stderr)
+    emit(args, payload, result.text)
+    return 0
+
+
+def _summary(payload: dict[str, Any]) -> str:
+    sel = payload["selection"]
+    items = payload["items"]
+    presented = sum(1 for i in items if not i["blocked"])
+    blocked = sum(1 for i in items if i["blocked"])
+    left_out = len(payload["diagnostics"]["selection"].get("leftOut", []))
+    line = (
+        f"read: {presented} presented, {blocked} blocked, {left_out} left out; "
+        f"{sel['tokens']}/{sel['budget']} tokens; "
+        f"baselineComplete={str(sel['baselineComplete']).lower()}; "
+        f"manifest {payload['manifest']['id']}"
+    )
+    if payload["cursor"]:
+        line += f"; more: --cursor {payload['cursor']}"
+    return line
