@@ -28,7 +28,8 @@ from graphsvc.core.activation import (
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
-from graphsvc.errors import InvalidInputError, PurgePendingError
+from graphsvc.errors import InvalidInputError
+from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.retrieval import Acquired, acquire
 
 if TYPE_CHECKING:
@@ -112,8 +113,7 @@ def evaluate(
     st = service.settings
     if not 0 <= depth <= st.max_depth:
         raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
-    if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
-        raise PurgePendingError("a purge in this subject has not finished")
+    refuse_if_purge_pending(service.db, binding.subject)
     now = service.clock()
     embedding = service.embedder.embed([text])[0] if text.strip() else None
     model = AdaptiveUseModel()

@@ -45,8 +45,9 @@ from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import seal
 from graphsvc.core.write_models import AtomRef, AtomView
-from graphsvc.errors import InvalidInputError, NotFoundError, PurgePendingError
+from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
+from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.queries import query
 from graphsvc.store.views import load_views
 
@@ -279,8 +280,7 @@ def inspect(
         start=range_start,
         end=range_end,
     )
-    if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
-        raise PurgePendingError("a purge in this subject has not finished")
+    refuse_if_purge_pending(service.db, binding.subject)
     cap = service.settings.max_limit
     qhash = opts.query_hash(cap)
     if cursor:

@@ -17,8 +17,9 @@ from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.citations import check_range, parse_store_uri, source_key
-from graphsvc.errors import DependencyInvalidError, InvalidInputError, PurgePendingError
+from graphsvc.errors import DependencyInvalidError, InvalidInputError
 from graphsvc.inputs import HostInputIn
+from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.ops.tokens import check_tokens_exist, issue_token, open_token
 
 if TYPE_CHECKING:
@@ -39,8 +40,7 @@ def observe(service: Service, binding: Binding, host_input: HostInputIn) -> str:
     """
     db = service.db
     s = binding.subject
-    if db.read("write/purge_pending", subject=s)[0]["pending"]:
-        raise PurgePendingError("a purge in this subject has not finished")
+    refuse_if_purge_pending(db, s)
     now = service.clock()
     inherited = [open_token(service.secret, binding, t, now=now) for t in host_input.inherit]
     check_tokens_exist(db, s, (c.token_id for c in inherited))

@@ -30,9 +30,10 @@ from graphsvc.core.selection_models import (
     RequiredEdge,
 )
 from graphsvc.core.write_models import AtomRef, AtomView
-from graphsvc.errors import InvalidInputError, PurgePendingError
+from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
 from graphsvc.ops.evaluate import evaluate
+from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.queries import query
 from graphsvc.store.views import load_views
 
@@ -100,8 +101,7 @@ def read(
     if cursor:
         # A later page skips evaluate(), which holds the first page's purge check;
         # an unfinished purge must stop every page (LNK-6).
-        if service.db.read("write/purge_pending", subject=binding.subject)[0]["pending"]:
-            raise PurgePendingError("a purge in this subject has not finished")
+        refuse_if_purge_pending(service.db, binding.subject)
         payload, eval_id, offset, expires = open_cursor(service, binding, "read", cursor, qhash)
         ranked = payload["ranked"]
         eval_diag = payload["diagnostics"]

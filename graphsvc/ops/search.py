@@ -14,6 +14,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
 from graphsvc.ops.evaluate import evaluate
+from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
@@ -72,6 +73,8 @@ def search(
         raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
     qhash = digest(["search", query, depth, limit, include_archived])
     if cursor:
+        # A later page skips evaluate() and its purge check (LNK-6).
+        refuse_if_purge_pending(service.db, binding.subject)
         payload, eval_id, offset, expires = open_cursor(service, binding, "search", cursor, qhash)
         ranked = payload["ranked"]
         diagnostics = payload["diagnostics"]

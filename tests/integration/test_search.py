@@ -22,7 +22,7 @@ from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
-from graphsvc.errors import CursorExpiredError, DependencyInvalidError
+from graphsvc.errors import CursorExpiredError, DependencyInvalidError, PurgePendingError
 from graphsvc.inputs import parse_changes
 from graphsvc.ops.evaluate import evaluate
 from graphsvc.ops.search import SearchResult
@@ -782,3 +782,31 @@ def test_search_over_http_returns_hits_diagnostics_and_cursor(  # type: ignore[n
     )
     assert body["data"] is None
     assert body["errors"][0]["extensions"]["code"] == "CURSOR_EXPIRED"
+
+
+@pytest.mark.req("LNK-6")
+def test_unfinished_purge_stops_first_and_later_search_pages(
+    service: Service, human: Binding
+) -> None:
+    service.write(
+        human,
+        parse_changes([_create(f"p{i}", f"Purge guard note number {i}.") for i in range(4)]),
+    )
+    first = service.search(human, "purge guard note", limit=1)
+    assert first.cursor is not None
+    service.db.driver.execute_query(
+        "CREATE (:PurgeMarker {subject: $s, atomId: 'x', step: 'plan'})",
+        {"s": human.subject},
+        database_=service.db.database,
+    )
+    try:
+        with pytest.raises(PurgePendingError):
+            service.search(human, "purge guard note", limit=1, cursor=first.cursor)
+        with pytest.raises(PurgePendingError):
+            service.search(human, "purge guard note", limit=1)
+    finally:
+        service.db.driver.execute_query(
+            "MATCH (p:PurgeMarker {subject: $s}) DELETE p",
+            {"s": human.subject},
+            database_=service.db.database,
+        )
