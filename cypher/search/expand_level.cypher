@@ -2,15 +2,21 @@
 // frontier's head revisions, in both directions. A logical link binds to the
 // target atom's current head; an observed link counts only while its pinned
 // revision is still current. Superseded revisions' links are history, not graph.
+// Each edge carries the head facts of the node it reaches, so no second lookup.
 UNWIND $frontier AS aid
 MATCH (a:Atom {subject: $subject, atomId: aid})-[:HEAD]->(r:Current)
 CALL (r) {
-  MATCH (r)-[l:LINK]->(t)
-  WHERE NOT coalesce(l.unavailable, false)
-  OPTIONAL MATCH (t:Atom)-[:HEAD]->(th:Current)
-  WITH l, CASE WHEN t:Atom THEN th WHEN t:Current THEN t ELSE null END AS target
-  WHERE target IS NOT NULL
-  RETURN collect({src: r.atomId, dst: target.atomId, role: l.role}) AS outs
+  CALL (r) {
+    MATCH (r)-[l:LINK]->(:Atom)-[:HEAD]->(target:Current)
+    RETURN l, target
+    UNION ALL
+    MATCH (r)-[l:LINK]->(target:Current)
+    RETURN l, target
+  }
+  WITH l, target WHERE NOT coalesce(l.unavailable, false)
+  RETURN collect({src: r.atomId, dst: target.atomId, role: l.role, node: target.atomId,
+                  rev: target.rev, into: target.atomisedInto,
+                  arch: target.archivedAt}) AS outs
 }
 CALL (a, r) {
   CALL (a, r) {
@@ -21,6 +27,7 @@ CALL (a, r) {
     RETURN src, l
   }
   WITH src, l WHERE NOT coalesce(l.unavailable, false)
-  RETURN collect({src: src.atomId, dst: r.atomId, role: l.role}) AS ins
+  RETURN collect({src: src.atomId, dst: r.atomId, role: l.role, node: src.atomId,
+                  rev: src.rev, into: src.atomisedInto, arch: src.archivedAt}) AS ins
 }
 RETURN outs + ins AS edges

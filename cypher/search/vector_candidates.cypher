@@ -2,6 +2,7 @@ CALL db.index.vector.queryNodes('current_embedding', $k, $embedding)
 YIELD node, score
 WHERE node.subject = $subject
   AND ($includeArchived OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
-RETURN node.atomId AS atomId, node.rev AS rev, score AS semantic
+RETURN node.atomId AS atomId, node.rev AS rev, score AS semantic,
+       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt
 ORDER BY semantic DESC
 LIMIT $limit

@@ -6,4 +6,5 @@ WHERE node.embedding IS NOT NULL
 WITH node, vector.similarity.cosine(node.embedding, $embedding) AS semantic
 ORDER BY semantic DESC
 LIMIT $limit
-RETURN node.atomId AS atomId, node.rev AS rev, semantic
+RETURN node.atomId AS atomId, node.rev AS rev, semantic,
+       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt

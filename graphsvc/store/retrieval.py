@@ -4,7 +4,7 @@ Everything a ranking needs is read in ONE read transaction (one snapshot, RD-1):
 vector candidates (falling back to an exact scan of the subject when the shared
 index's top-k held too few of its atoms), fulltext candidates, one query per BFS
 level of the retrieval graph (``depth`` round trips on the same connection), and
-the head/usage facts of every node.
+the usage state of the graph's nodes (head facts ride along with the rows).
 """
 
 from __future__ import annotations
@@ -40,6 +40,10 @@ def _has_word(text: str) -> bool:
     return any(ch.isalnum() for ch in text)
 
 
+def _facts(row: dict[str, Any]) -> dict[str, Any]:
+    return {"rev": row["rev"], "atomisedInto": row["atomisedInto"], "archivedAt": row["archivedAt"]}
+
+
 def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
     return [r.data() for r in tx.run(query(name), params)]
 
@@ -68,17 +72,27 @@ def acquire(
 
     def work(tx: ManagedTransaction) -> Acquired:
         acq = Acquired()
+        # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
+        # the candidate and expansion rows themselves (no per-node lookup afterwards).
+        head_facts: dict[str, dict[str, Any]] = {}
         k = max_seeds * oversample
         if embedding is not None:
-            rows = _run(
-                tx,
-                "search/vector_candidates",
-                k=k,
-                embedding=embedding,
-                subject=subject,
-                includeArchived=include_archived,
-                limit=max_seeds,
-            )
+            # The vector index is shared by all subjects and filtered afterwards, so
+            # a subject may hold few of the global top-k: widen k once, then scan the
+            # subject exactly (cheap exactly when the subject is small).
+            rows = []
+            for widen in (1, 8):
+                rows = _run(
+                    tx,
+                    "search/vector_candidates",
+                    k=k * widen,
+                    embedding=embedding,
+                    subject=subject,
+                    includeArchived=include_archived,
+                    limit=max_seeds,
+                )
+                if len(rows) >= max_seeds:
+                    break
             if len(rows) < max_seeds:
                 acq.vector_mode = "exact"
                 rows = _run(
@@ -92,6 +106,7 @@ def acquire(
             for row in rows:
                 acq.semantic[row["atomId"]] = float(row["semantic"])
                 acq.revs[row["atomId"]] = int(row["rev"])
+                head_facts[row["atomId"]] = _facts(row)
         # Text without a letter or digit gives Lucene's analyzer no term at all; the
         # query would shrink to its subject clause and match every atom alike.
         lucene = fulltext_query(text, subject) if _has_word(text) else None
@@ -112,6 +127,7 @@ def acquire(
                     None if embedding is None or row["semantic"] is None else float(row["semantic"])
                 )
                 acq.revs[row["atomId"]] = int(row["rev"])
+                head_facts[row["atomId"]] = _facts(row)
         seeds: list[str] = seeds_from(acq)
         nodes: dict[str, None] = dict.fromkeys(seeds)
         frontier = list(seeds)
@@ -123,6 +139,10 @@ def acquire(
             nxt: list[str] = []
             for row in _run(tx, "search/expand_level", subject=subject, frontier=frontier):
                 for e in row["edges"]:
+                    head_facts.setdefault(
+                        e["node"],
+                        {"rev": e["rev"], "atomisedInto": e["into"], "archivedAt": e["arch"]},
+                    )
                     edge = (e["src"], e["dst"], e["role"])
                     if edge in seen_edges:
                         continue
@@ -140,15 +160,26 @@ def acquire(
                         seen_edges.add(edge)
             frontier = nxt
         acq.edges = sorted(seen_edges)
-        for row in _run(
-            tx,
-            "search/node_facts",
-            subject=subject,
-            policy=policy,
-            modelId=model_id,
-            atomIds=list(nodes),
-        ):
-            acq.facts[row["atomId"]] = row
+        usage = {
+            (row["atomId"], row["rev"]): row["state"]
+            for row in _run(
+                tx,
+                "search/usage_states",
+                subject=subject,
+                policy=policy,
+                modelId=model_id,
+                atomIds=list(nodes),
+            )
+        }
+        for atom_id in nodes:
+            facts = head_facts.get(atom_id)
+            if facts is None:  # a seed always has facts; defensive for odd graphs
+                continue
+            acq.facts[atom_id] = {
+                "atomId": atom_id,
+                **facts,
+                "usage": usage.get((atom_id, facts["rev"])),
+            }
         return acq
 
     return db.read_tx(work, label="acquire")
