@@ -78,7 +78,7 @@ CHUNK = 5_000
 LINKS_PER_ATOM = 2
 REQUIRED_SHARE = 0.10
 ROLES = ("related", "part-of", "see-also")
-WARMUP_READS = 3
+WARMUP_READS = 20  # a cold JVM compiles query plans over the first reads
 
 
 def _words(text: str, sep: str | None = None) -> tuple[str, ...]:
