@@ -348,7 +348,7 @@ def test_atomising_an_atom_nested_three_deep_is_depth_exceeded(
 # =========================================================================== re-atomise
 
 
-@pytest.mark.req("ATM-8", "ATM-10", "SIG-2")
+@pytest.mark.req("ATM-10", "ATM-8", "SIG-2")
 def test_already_atomised_is_informational_and_force_keeps_old_atoms(
     rule: Service, db: Database, human: Binding, subject: str
 ) -> None:
@@ -490,7 +490,7 @@ def test_namespace_policy_is_off_by_default_and_validated(
     assert off["resolvedMode"] is None
 
 
-@pytest.mark.req("ATM-8", "ATM-9")
+@pytest.mark.req("ATM-9", "ATM-8")
 def test_synchronous_policy_atomises_inside_the_write(
     rule: Service, db: Database, human: Binding, subject: str
 ) -> None:

@@ -166,7 +166,7 @@ def _purger(subject: str, kind: str = "human") -> Binding:
 
 
 # --------------------------------------------------------------------- LNK-1
-@pytest.mark.req("LNK-1", "LNK-4", "WR-4")
+@pytest.mark.req("LNK-4", "LNK-1", "WR-4")
 def test_stale_blocked_retired_and_purged_are_four_different_conditions(
     service: Service, db: Database, human: Binding, agent: Binding
 ) -> None:
@@ -470,7 +470,7 @@ def test_token_whose_inputs_were_purged_is_token_invalid(
 
 
 # --------------------------------------------------------------------- authorisation
-@pytest.mark.req("API-2", "CORE-1")
+@pytest.mark.req("CORE-1", "API-2")
 def test_only_humans_and_input_adapters_with_the_purge_right_may_purge(
     service: Service, db: Database, live_server: Any, human: Binding, agent: Binding
 ) -> None:

@@ -96,7 +96,7 @@ def _write_pair(service: Service, binding: Binding) -> dict[str, AtomView]:
     return views
 
 
-@pytest.mark.req("API-4", "API-7")
+@pytest.mark.req("API-7", "API-4")
 def test_search_process_prints_one_line_per_hit(
     service: Service, human: Binding, test_settings: Settings, tmp_path: Path
 ) -> None:

@@ -341,7 +341,7 @@ def _dependencies(db: Database, subject: str, view: AtomView) -> set[str]:
     return set(rows[0]["deps"])
 
 
-@pytest.mark.req("TOK-5", "TOK-7")
+@pytest.mark.req("TOK-7", "TOK-5")
 def test_written_revision_depends_on_its_tokens_inputs_plus_its_own_sources(
     service: Service, db: Database, agent: Binding
 ) -> None:

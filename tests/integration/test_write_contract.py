@@ -511,7 +511,7 @@ def test_unfinished_purge_blocks_writes_with_purge_pending(
     assert write(service, human, [new("b", "B")]).changes["b"].rev == 1
 
 
-@pytest.mark.req("WR-7", "CORE-5")
+@pytest.mark.req("CORE-5", "WR-7")
 def test_failure_in_the_last_change_leaves_no_trace_of_the_earlier_ones(
     service: Service, db: Database, human: Binding
 ) -> None:
@@ -736,7 +736,8 @@ def _structure(db: Database, subject: str) -> dict[str, Any]:
     return {"labels": labels, "types": types, "states": states}
 
 
-@pytest.mark.req("WR-9", "CORE-4")
+@pytest.mark.req("WR-9")
+@pytest.mark.req("CORE-4")
 def test_role_names_never_become_graph_structure(
     service: Service, db: Database, human: Binding
 ) -> None:
