@@ -71,6 +71,8 @@ class Settings:
     token_lifetime_s: int = 300
     cursor_lifetime_s: int = 300
     receipt_lifetime_s: int = 3600
+    # Read manifests (observation records) are kept this long for observe/recordUse.
+    manifest_lifetime_s: int = 86_400
 
     # Ranking / read (SPEC §5, §15)
     search_limit: int = 10

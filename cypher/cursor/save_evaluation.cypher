@@ -3,6 +3,11 @@
 CREATE (e:Evaluation {subject: $subject, evalId: $evalId, payload: $payload,
                       expiresAt: $expiresAt})
 WITH e
-OPTIONAL MATCH (old:Evaluation {subject: $subject}) WHERE old.expiresAt < $now
-DETACH DELETE old
-RETURN count(*) AS saved
+CALL (e) {
+  MATCH (old:Evaluation {subject: $subject})
+  WHERE old.expiresAt < $now
+  WITH old LIMIT 50
+  DETACH DELETE old
+  RETURN count(*) AS expired
+}
+RETURN count(e) AS saved

@@ -10,4 +10,14 @@ CALL (m) {
   CREATE (m)-[:PRESENTS]->(r)
   RETURN count(*) AS presented
 }
+// Observation records are kept for GRAPHSVC_MANIFEST_LIFETIME_S; each read removes
+// a bounded number of expired ones of its subject, so the store does not grow
+// with every read.
+CALL (m) {
+  MATCH (old:Manifest {subject: $subject})
+  WHERE old.createdAt < $expiredBefore
+  WITH old LIMIT 50
+  DETACH DELETE old
+  RETURN count(*) AS expired
+}
 RETURN m.manifestId AS manifestId

@@ -304,13 +304,15 @@ def _manifest(
     """Manifest contractVersion 2 (MAN-1); recorded so observe/recordUse can cite it."""
     presented = list(result.presented)
     manifest_id = uuid.uuid4().hex
+    now = service.clock()
     text_digest = "sha256:" + hashlib.sha256(result.text.encode("utf-8")).hexdigest()
     service.db.write(
         "read/save_manifest",
         subject=binding.subject,
         manifestId=manifest_id,
         digest=text_digest,
-        now=service.clock(),
+        now=now,
+        expiredBefore=now - service.settings.manifest_lifetime_s,
         policy=binding.policy,
         actorKind=binding.actor_kind,
         actorId=binding.actor_id,

@@ -806,3 +806,39 @@ def test_bad_budget_over_graphql_is_invalid_input(live_server: Any, human: Bindi
         assert body["errors"][0]["extensions"]["code"] == "INVALID_INPUT", body
     body = live_server.gql(READ, {"q": "x", "b": 10})
     assert body["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED"
+
+
+@pytest.mark.req("MAN-1")
+def test_expired_manifests_are_removed_by_later_reads(
+    service: Service, human: Binding, test_settings: Settings
+) -> None:
+    service.write(
+        human,
+        parse_changes(
+            [
+                {
+                    "id": "a",
+                    "op": "create",
+                    "content": {"text": "Manifest retention probe.", "links": []},
+                    "sources": [],
+                }
+            ]
+        ),
+    )
+    first = service.read(human, "manifest retention probe", 300).manifest["id"]
+    short = Service(
+        test_settings.with_(manifest_lifetime_s=0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+        clock=lambda: time.time() + 5,
+    )
+    second = short.read(human, "manifest retention probe", 300).manifest["id"]
+    records, _, _ = service.db.driver.execute_query(
+        "MATCH (m:Manifest {subject: $s}) RETURN collect(m.manifestId) AS ids",
+        {"s": human.subject},
+        database_=service.db.database,
+        routing_=RoutingControl.READ,
+    )
+    assert records[0]["ids"] == [second]
+    assert first != second
