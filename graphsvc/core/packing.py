@@ -23,9 +23,10 @@ token per piece, so the estimate carries an uncertainty of ``_UNC_BASE +
 _UNC_PER_PIECE`` × (pieces changed since the anchor). A root is
 
 - added tentatively when ``estimate + uncertainty <= budget``;
-- left out when ``estimate - uncertainty > budget``;
 - otherwise decided by an exact count of the full render (which also verifies every
-  tentative addition before it and becomes the new anchor).
+  tentative addition before it and becomes the new anchor). A root is never left out
+  on the estimate alone: overlapping evidence ranges merge, so the estimate can err in
+  both directions, and the baseline must equal the exact rank-order packer.
 
 At the end of phase 1 the held selection is always counted exactly. Should it exceed
 the budget (a tokenizer far from additive), the packer returns to the last anchor and
@@ -325,9 +326,9 @@ class _Packer:
             self.meter.ensure(len(text) + 1)  # the reserve that will verify it
             self.take(state, ev, text, cand)
             return
-        if ev.estimate - ev.uncertainty > self.budget:
-            state.left_out.append(cand.ref)
-            return
+        # A rejection is always decided by an exact count: merged evidence blocks make
+        # the piece-sum estimate unreliable downwards, and the baseline must be exactly
+        # the rank-order packer's choice.
         text = self.text_of(ev)
         tokens = self.meter.count(text, self.reserve(state))
         if tokens <= self.budget:

@@ -169,9 +169,12 @@ def naive_baseline(
     ranked = sorted(enumerate(candidates), key=lambda p: (-p[1].score, p[0]))
     selected: list[Ref] = []
     roots: list[Ref] = []
+    considered: set[Ref] = set()
     for _, cand in ranked:
-        if cand.ref in roots:
+        # A ref listed twice is one root, decided at its best-ranked position.
+        if cand.ref in considered:
             continue
+        considered.add(cand.ref)
         closure = required_closure(cand.ref, required)
         if closure.blocked or any(m not in bodies for m in closure.members):
             continue
