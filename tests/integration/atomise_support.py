@@ -22,14 +22,14 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
-from neo4j import RoutingControl
+from write_support import cypher
+from write_support import subject_counts as footprint
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.store.connection import Database
 
 __all__ = [
     "LEVEL",
@@ -95,26 +95,6 @@ def create(
     outcome = service.write(binding, parse_changes([change]))
     view: AtomView = outcome.changes["a"]
     return view
-
-
-def cypher(db: Database, text: str, **params: Any) -> list[dict[str, Any]]:
-    """Run Cypher directly on the test database (probes and fault simulation)."""
-    records, _, _ = db.driver.execute_query(
-        text, params, database_=db.database, routing_=RoutingControl.WRITE
-    )
-    return [r.data() for r in records]
-
-
-def footprint(db: Database, subject: str) -> tuple[int, int]:
-    """(nodes, relationships) that belong to ``subject``."""
-    row = cypher(
-        db,
-        "MATCH (n) WHERE n.subject = $subject "
-        "OPTIONAL MATCH (n)-[r]-() "
-        "RETURN count(DISTINCT n) AS nodes, count(DISTINCT r) AS rels",
-        subject=subject,
-    )[0]
-    return int(row["nodes"]), int(row["rels"])
 
 
 # --------------------------------------------------------------------------- Ollama
