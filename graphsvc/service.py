@@ -60,6 +60,7 @@ class Service:
             "embedding": {
                 "model": self.embedder.model_name,
                 "dimension": self.embedder.dimension,
+                "queryRuntime": getattr(self.embedder, "query_runtime", "torch"),
             },
             "tokenizer": self.tokenizer.name,
             "curator": self.settings.curator,

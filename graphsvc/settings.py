@@ -91,7 +91,10 @@ class Settings:
     beta: float = 0.3
     propagation: float = 0.5
     convergence_tol: float = 1e-6
-    candidate_oversample: int = 4
+    # Each index is asked for max_seeds × this many hits, then filtered by subject.
+    # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
+    # with k=128, 0.972 with k=256 (quantised HNSW); k=128 costs ~20 ms, k=256 ~25 ms.
+    candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
 

@@ -3,6 +3,8 @@
 // target atom's current head; an observed link counts only while its pinned
 // revision is still current. Superseded revisions' links are history, not graph.
 // Each edge carries the head facts of the node it reaches, so no second lookup.
+// Edges are lists [src, dst, role, reached node, its rev, atomisedInto, archivedAt]
+// (lists decode faster than maps on the client).
 UNWIND $frontier AS aid
 MATCH (a:Atom {subject: $subject, atomId: aid})-[:HEAD]->(r:Current)
 CALL (r) {
@@ -14,9 +16,8 @@ CALL (r) {
     RETURN l, target
   }
   WITH l, target WHERE NOT coalesce(l.unavailable, false)
-  RETURN collect({src: r.atomId, dst: target.atomId, role: l.role, node: target.atomId,
-                  rev: target.rev, into: target.atomisedInto,
-                  arch: target.archivedAt}) AS outs
+  RETURN collect([r.atomId, target.atomId, l.role, target.atomId, target.rev,
+                  target.atomisedInto, target.archivedAt]) AS outs
 }
 CALL (a, r) {
   CALL (a, r) {
@@ -27,7 +28,7 @@ CALL (a, r) {
     RETURN src, l
   }
   WITH src, l WHERE NOT coalesce(l.unavailable, false)
-  RETURN collect({src: src.atomId, dst: r.atomId, role: l.role, node: src.atomId,
-                  rev: src.rev, into: src.atomisedInto, arch: src.archivedAt}) AS ins
+  RETURN collect([src.atomId, r.atomId, l.role, src.atomId, src.rev,
+                  src.atomisedInto, src.archivedAt]) AS ins
 }
 RETURN outs + ins AS edges

@@ -4,7 +4,7 @@
 in both directions (parent → atoms, atom → parent) up to ``depth`` hops, plus the
 one-hop ordinary link neighbourhood of every lineage node. ``walk_lineage`` returns
 the whole connected lineage component (bounded), which the forensic export uses.
-Everything is read in one read transaction (one snapshot), filtered by subject.
+Everything is read in one read transaction, filtered by subject.
 """
 
 from __future__ import annotations

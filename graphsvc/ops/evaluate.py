@@ -9,10 +9,13 @@ has its semantic signal *missing* and is ranked lexically alone (ACT-1).
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
+from neo4j import ManagedTransaction
 
 from graphsvc.core.activation import (
     ActivationResult,
@@ -28,14 +31,19 @@ from graphsvc.core.activation import (
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
-from graphsvc.errors import InvalidInputError
-from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.store.retrieval import Acquired, acquire
+from graphsvc.embed.background import embed_soon
+from graphsvc.errors import InvalidInputError, PurgePendingError
+from graphsvc.ops.cursors import generation_of
+from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.store.connection import run
+from graphsvc.store.retrieval import Acquired, SemanticHits, acquire, semantic_candidates
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
 
-__all__ = ["Evaluation", "evaluate", "propagation_table"]
+__all__ = ["Evaluation", "evaluate", "evaluate_then", "propagation_table"]
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,6 +63,8 @@ class Evaluation:
     candidates: int
     result: ActivationResult | None
     diagnostics: dict[str, Any] = field(default_factory=dict)
+    # The index generation at evaluation time, bound into this evaluation's cursors.
+    generation: str = ""
 
     def ranked(self) -> list[int]:
         """Node indexes by score (ties by match, then atom id, for determinism)."""
@@ -110,14 +120,95 @@ def evaluate(
         PurgePendingError: a purge in the subject has not finished (LNK-6).
         InvalidInputError: bad depth.
     """
+    ev, _ = evaluate_then(
+        service, binding, text, depth=depth, include_archived=include_archived, then=_nothing
+    )
+    return ev
+
+
+def _nothing(tx: ManagedTransaction, ev: Evaluation) -> None:
+    return None
+
+
+def evaluate_then(
+    service: Service,
+    binding: Binding,
+    text: str,
+    *,
+    depth: int,
+    include_archived: bool,
+    then: Callable[[ManagedTransaction, Evaluation], T],
+) -> tuple[Evaluation, T]:
+    """Evaluate, then run ``then(tx, evaluation)`` in the same read transaction.
+
+    One transaction holds the purge check, the acquisition and whatever the caller
+    reads about the result (a read's closures and bodies), so they agree (RD-1)
+    and a read pays for one transaction, not four.
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
+        InvalidInputError: bad depth.
+    """
     st = service.settings
     if not 0 <= depth <= st.max_depth:
         raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
-    refuse_if_purge_pending(service.db, binding.subject)
     now = service.clock()
-    embedding = service.embedder.embed([text])[0] if text.strip() else None
+    # The query embedding, and then the vector query, run beside the first reads.
+    pending: Future[list[float]] | None = None
+    hits: Future[SemanticHits] | None = None
+    if text.strip():
+        pending = embed_soon(service.embedder, text)
+        embedded = pending
+        hits = service.db.read_tx_soon(
+            lambda tx: semantic_candidates(
+                tx,
+                subject=binding.subject,
+                vector=embedded.result(),
+                k=st.max_seeds * st.candidate_oversample,
+                limit=st.max_seeds,
+                include_archived=include_archived,
+            ),
+            label="vector candidates",
+        )
+
+    def work(tx: ManagedTransaction) -> tuple[Evaluation, T]:
+        state = run(tx, "search/subject_state", subject=binding.subject)[0]
+        if state["pending"]:
+            raise PurgePendingError(PURGE_PENDING)
+        ev = _evaluate_in(tx, service, binding, text, depth, include_archived, now, pending, hits)
+        ev.generation = generation_of(state, service.embedder.model_name)
+        return ev, then(tx, ev)
+
+    try:
+        return service.db.read_tx(work, label="evaluate")
+    finally:
+        # On an early error (purge pending) nobody waits for these; a started one
+        # finishes on its own and its result is dropped.
+        for future in (hits, pending):
+            if future is not None:
+                future.cancel()
+
+
+def _evaluate_in(
+    tx: ManagedTransaction,
+    service: Service,
+    binding: Binding,
+    text: str,
+    depth: int,
+    include_archived: bool,
+    now: float,
+    pending: Future[list[float]] | None,
+    hits: Future[SemanticHits] | None,
+) -> Evaluation:
+    st = service.settings
     model = AdaptiveUseModel()
     fused: dict[str, tuple[float, float | None, float | None, list[str]]] = {}
+    embedded: list[list[float] | None] = []
+
+    def embedding() -> list[float] | None:
+        if not embedded:
+            embedded.append(None if pending is None else pending.result())
+        return embedded[0]
 
     def seeds_from(acq: Acquired) -> list[str]:
         lex_norm = normalise_lexical(acq.lexical)
@@ -135,12 +226,14 @@ def evaluate(
         return [ids[int(i)] for i in order[: st.max_seeds] if fused[ids[int(i)]][0] > 0.0]
 
     acq = acquire(
+        tx,
         service.db,
         subject=binding.subject,
         policy=binding.policy,
         model_id=model.id,
         text=text,
         embedding=embedding,
+        semantic=lambda: None if hits is None else hits.result(),
         depth=depth,
         max_seeds=st.max_seeds,
         oversample=st.candidate_oversample,
@@ -158,7 +251,13 @@ def evaluate(
     index = {a: i for i, a in enumerate(atom_ids)}
     n = len(atom_ids)
     m = [fused[a][0] if a in fused else 0.0 for a in atom_ids]
-    usage = [checked_value(model, _state(acq.facts[a].get("usage")), now) for a in atom_ids]
+    # Most nodes were never used: the model's value of the empty state is computed
+    # once (value() is a function of its arguments, AV-1), not once per node.
+    never_used = checked_value(model, {}, now)
+    usage = [
+        checked_value(model, _state(raw), now) if (raw := acq.facts[a].get("usage")) else never_used
+        for a in atom_ids
+    ]
     b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), st.beta)
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
     src, dst, w = build_edges(n, links, propagation_table(st.role_weights))
@@ -180,7 +279,8 @@ def evaluate(
             "lexicalCandidates": len(acq.lexical),
             "seeds": sum(1 for x in m if x > 0),
             "vectorMode": acq.vector_mode,
-            "queryEmbedding": embedding is not None,
+            "lexicalMode": acq.lexical_mode,
+            "queryEmbedding": embedding() is not None,
             "missingSignals": missing,
             "lexicalNormalisation": "lucene score / max lucene score among candidates",
             "hiddenArchived": len(hidden),

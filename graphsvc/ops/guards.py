@@ -5,7 +5,9 @@ from __future__ import annotations
 from graphsvc.errors import PurgePendingError
 from graphsvc.store.connection import Database
 
-__all__ = ["refuse_if_purge_pending"]
+__all__ = ["PURGE_PENDING", "refuse_if_purge_pending"]
+
+PURGE_PENDING = "a purge in this subject has not finished; call purge again to resume it"
 
 
 def refuse_if_purge_pending(db: Database, subject: str) -> None:
@@ -16,6 +18,4 @@ def refuse_if_purge_pending(db: Database, subject: str) -> None:
             again with the same atomId resumes it.
     """
     if db.read("write/purge_pending", subject=subject)[0]["pending"]:
-        raise PurgePendingError(
-            "a purge in this subject has not finished; call purge again to resume it"
-        )
+        raise PurgePendingError(PURGE_PENDING)

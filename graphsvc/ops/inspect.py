@@ -46,8 +46,13 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.mac import seal
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
-from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
-from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.ops.cursors import (
+    checked_generation,
+    digest,
+    next_cursor,
+    open_cursor,
+    save_and_cursor,
+)
 from graphsvc.store.queries import query
 from graphsvc.store.views import load_views
 
@@ -280,11 +285,13 @@ def inspect(
         start=range_start,
         end=range_end,
     )
-    refuse_if_purge_pending(service.db, binding.subject)
+    generation = checked_generation(service, binding.subject)
     cap = service.settings.max_limit
     qhash = opts.query_hash(cap)
     if cursor:
-        frozen, eval_id, offset, expires = open_cursor(service, binding, "inspect", cursor, qhash)
+        frozen, eval_id, offset, expires = open_cursor(
+            service, binding, "inspect", cursor, qhash, generation
+        )
     else:
         frozen = _evaluate(service, binding, opts, cap)
         eval_id, offset, expires = "", 0, 0.0
@@ -313,7 +320,7 @@ def inspect(
     ]
     selection["returned"] = len(neighbors)
     next_page = _next_cursor(
-        service, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts
+        service, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
     )
     diagnostics = dict(frozen["diagnostics"])
     diagnostics["selection"] = selection
@@ -330,7 +337,7 @@ def inspect(
 
 
 def _evaluate(service: Service, binding: Binding, opts: _Options, cap: int) -> dict[str, Any]:
-    """Root facts and the whole (capped) neighbour list, from one read snapshot."""
+    """Root facts and the whole (capped) neighbour list, from one read transaction."""
     model = AdaptiveUseModel()
     now = service.clock()
     want_neighbors = opts.limit > 0 and opts.roles != ()
@@ -488,12 +495,15 @@ def _next_cursor(
     next_offset: int,
     expires: float,
     opts: _Options,
+    generation: str,
 ) -> str | None:
     if opts.limit == 0 or next_offset >= len(frozen["neighbors"]):
         return None
     if eval_id:
-        return next_cursor(service, binding, "inspect", qhash, eval_id, next_offset, expires)
-    return save_and_cursor(service, binding, "inspect", qhash, frozen, next_offset)
+        return next_cursor(
+            service, binding, "inspect", qhash, eval_id, next_offset, expires, generation
+        )
+    return save_and_cursor(service, binding, "inspect", qhash, frozen, next_offset, generation)
 
 
 def _via_order(v: dict[str, Any]) -> tuple[int, int, str]:

@@ -1,11 +1,12 @@
 """``read`` (SPEC §8–§10): evaluate once, close over required links, pack, render, manifest.
 
-Steps: one evaluation (candidates, activation, snapshot — RD-1); roots are the
-top ``limit`` ranked atoms of the page; their required closures are resolved in
-one read transaction (one query per closure level); bodies become the core's
-``Body`` values; :func:`graphsvc.core.packing.pack` chooses what fits the budget
-on the exact tiktoken count of the final text (RD-4, RD-6, RD-8); the manifest
-(contractVersion 2) is recorded so ``observe``/``recordUse`` can refer to it.
+Steps: one evaluation (candidates, activation — RD-1); roots are the top
+``limit`` ranked atoms of the page; their required closures (one query per
+closure level) and bodies are read in the evaluation's own read transaction;
+bodies become the core's ``Body`` values; :func:`graphsvc.core.packing.pack`
+chooses what fits the budget on the exact tiktoken count of the final text
+(RD-4, RD-6, RD-8); the manifest (contractVersion 2) and, when there is a next
+page, the frozen evaluation are recorded in one write transaction.
 """
 
 from __future__ import annotations
@@ -31,10 +32,15 @@ from graphsvc.core.selection_models import (
 )
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
-from graphsvc.ops.evaluate import evaluate
-from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.store.queries import query
+from graphsvc.ops.cursors import (
+    checked_generation,
+    digest,
+    evaluation_params,
+    next_cursor,
+    open_cursor,
+)
+from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.store.connection import run
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
@@ -99,49 +105,65 @@ def read(
         raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
     qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
     if cursor:
-        # A later page skips evaluate(), which holds the first page's purge check;
-        # an unfinished purge must stop every page (LNK-6).
-        refuse_if_purge_pending(service.db, binding.subject)
-        payload, eval_id, offset, expires = open_cursor(service, binding, "read", cursor, qhash)
+        # A later page skips the evaluation, which holds the first page's purge
+        # check; an unfinished purge must stop every page (LNK-6).
+        generation = checked_generation(service, binding.subject)
+        payload, eval_id, offset, expires = open_cursor(
+            service, binding, "read", cursor, qhash, generation
+        )
         ranked = payload["ranked"]
         eval_diag = payload["diagnostics"]
         evaluated_at = payload["evaluatedAt"]
+        roots = _roots(ranked[offset : offset + limit])
+        closed = service.db.read_tx(
+            lambda tx: _closures(tx, service, binding, [c.ref for c in roots]),
+            label="read closure",
+        )
     else:
-        ev = evaluate(service, binding, query_text, depth=depth, include_archived=include_archived)
-        ranked = [
-            {"atomId": ev.atom_ids[i], "rev": ev.revs[i], "score": ev.scores[i]}
-            for i in ev.ranked()
-            if ev.scores[i] > 0
-        ]
+        offset, eval_id, expires = 0, "", 0.0
+
+        def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
+            ranked = [
+                {"atomId": ev.atom_ids[i], "rev": ev.revs[i], "score": ev.scores[i]}
+                for i in ev.ranked()
+                if ev.scores[i] > 0
+            ]
+            roots = _roots(ranked[:limit])
+            return ranked, roots, _closures(tx, service, binding, [c.ref for c in roots])
+
+        ev, (ranked, roots, closed) = evaluate_then(
+            service,
+            binding,
+            query_text,
+            depth=depth,
+            include_archived=include_archived,
+            then=first_page,
+        )
         eval_diag = ev.diagnostics
         evaluated_at = ev.evaluated_at
-        offset, eval_id, expires = 0, "", 0.0
-    page = ranked[offset : offset + limit]
-    candidates = [Candidate(Ref(r["atomId"], int(r["rev"])), float(r["score"])) for r in page]
-    bodies, required, validation = _closures(service, binding, [c.ref for c in candidates])
+        generation = ev.generation
+    bodies, required, validation = closed
     result = pack(
-        candidates,
+        roots,
         bodies,
         required,
         memory_token_budget,
         service.tokenizer.count,
         work_limit=st.packing_work,
     )
-    manifest = _manifest(service, binding, query_text, result, evaluated_at, bodies)
     next_offset = offset + limit
+    frozen: dict[str, Any] | None = None
+    if next_offset < len(ranked) and not eval_id:
+        payload = {"ranked": ranked, "diagnostics": eval_diag, "evaluatedAt": evaluated_at}
+        frozen = evaluation_params(service, binding, payload)
+    manifest = _record(service, binding, query_text, result, evaluated_at, bodies, frozen)
     next_page: str | None = None
     if next_offset < len(ranked):
-        if eval_id:
-            next_page = next_cursor(service, binding, "read", qhash, eval_id, next_offset, expires)
-        else:
-            next_page = save_and_cursor(
-                service,
-                binding,
-                "read",
-                qhash,
-                {"ranked": ranked, "diagnostics": eval_diag, "evaluatedAt": evaluated_at},
-                next_offset,
-            )
+        if frozen is not None:
+            eval_id, expires = frozen["evalId"], frozen["expiresAt"]
+        next_page = next_cursor(
+            service, binding, "read", qhash, eval_id, next_offset, expires, generation
+        )
     return ReadResult(
         text=result.text,
         format_version=FORMAT_VERSION,
@@ -159,73 +181,72 @@ def read(
     )
 
 
-def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [r.data() for r in tx.run(query(name), params)]
+_Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
+_FirstPage = tuple[list[dict[str, Any]], list[Candidate], _Closed]
+
+
+def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
+    return [Candidate(Ref(r["atomId"], int(r["rev"])), float(r["score"])) for r in page]
 
 
 def _closures(
-    service: Service, binding: Binding, roots: list[Ref]
-) -> tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]:
-    """Resolve required closures and load every body they may present, one snapshot."""
+    tx: ManagedTransaction, service: Service, binding: Binding, roots: list[Ref]
+) -> _Closed:
+    """Resolve required closures and load every body they may present, in ``tx``."""
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
-
-    def work(
-        tx: ManagedTransaction,
-    ) -> tuple[dict[Ref, list[RequiredEdge]], list[Ref], int, bool]:
-        required: dict[Ref, list[RequiredEdge]] = {}
-        seen: dict[Ref, None] = dict.fromkeys(roots)
-        frontier = list(roots)
-        levels = 0
-        while frontier and len(seen) <= max_revisions:
-            levels += 1
-            rows = _run(
-                tx,
-                "read/required_level",
-                subject=s,
-                refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
-            )
-            nxt: list[Ref] = []
-            for row in rows:
-                src = Ref(row["srcAtomId"], int(row["srcRev"]))
-                target = None if row["atomId"] is None else Ref(row["atomId"], int(row["rev"]))
-                if row["unavailable"] or target is None:
-                    edge = RequiredEdge(src, None, "missing")
-                elif row["at"] == "logical" and row["state"] == "retired":
-                    edge = RequiredEdge(src, target, "retired")
-                elif row["stale"]:
-                    edge = RequiredEdge(src, target, "stale")
-                else:
-                    edge = RequiredEdge(src, target, "ok")
-                required.setdefault(src, []).append(edge)
-                if edge.status == "ok" and target is not None and target not in seen:
-                    seen[target] = None
-                    nxt.append(target)
-            frontier = nxt
-        # The walk stopped at the size cap with revisions still unexpanded: their
-        # required links are unknown, so they must block (never a partial closure).
-        for ref in frontier:
-            required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
-        return required, list(seen), levels, bool(frontier)
-
-    required, members, levels, truncated = service.db.read_tx(work, label="read closure")
-    views = load_views(service.db, s, (AtomRef(r.atom_id, r.rev) for r in members))
-    quoted = _quoted_texts(service, binding, views.values())
+    required: dict[Ref, list[RequiredEdge]] = {}
+    seen: dict[Ref, None] = dict.fromkeys(roots)
+    frontier = list(roots)
+    levels = 0
+    while frontier and len(seen) <= max_revisions:
+        levels += 1
+        rows = run(
+            tx,
+            "read/required_level",
+            subject=s,
+            refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
+        )
+        nxt: list[Ref] = []
+        for row in rows:
+            src = Ref(row["srcAtomId"], int(row["srcRev"]))
+            target = None if row["atomId"] is None else Ref(row["atomId"], int(row["rev"]))
+            if row["unavailable"] or target is None:
+                edge = RequiredEdge(src, None, "missing")
+            elif row["at"] == "logical" and row["state"] == "retired":
+                edge = RequiredEdge(src, target, "retired")
+            elif row["stale"]:
+                edge = RequiredEdge(src, target, "stale")
+            else:
+                edge = RequiredEdge(src, target, "ok")
+            required.setdefault(src, []).append(edge)
+            if edge.status == "ok" and target is not None and target not in seen:
+                seen[target] = None
+                nxt.append(target)
+        frontier = nxt
+    # The walk stopped at the size cap with revisions still unexpanded: their
+    # required links are unknown, so they must block (never a partial closure).
+    for ref in frontier:
+        required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
+    views = load_views(service.db, s, (AtomRef(r.atom_id, r.rev) for r in seen), tx=tx)
+    quoted = _quoted_texts(tx, binding, views.values())
     bodies = {
         Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"
     }
     blocked_edges = sum(1 for edges in required.values() for e in edges if e.status != "ok")
     validation = {
         "closureLevels": levels,
-        "closureRevisions": len(members),
+        "closureRevisions": len(seen),
         "requiredEdges": sum(len(e) for e in required.values()),
         "blockingEdges": blocked_edges,
-        "closureTruncated": truncated,
+        "closureTruncated": bool(frontier),
     }
     return bodies, required, validation
 
 
-def _quoted_texts(service: Service, binding: Binding, views: Any) -> dict[tuple[str, int], str]:
+def _quoted_texts(
+    tx: ManagedTransaction, binding: Binding, views: Any
+) -> dict[tuple[str, int], str]:
     """Texts of stored atoms cited with a verified range (for evidence sharing)."""
     wanted: set[tuple[str, int]] = set()
     for v in views:
@@ -235,7 +256,8 @@ def _quoted_texts(service: Service, binding: Binding, views: Any) -> dict[tuple[
                 wanted.add((atom_id, int(src["version"])))
     if not wanted:
         return {}
-    rows = service.db.read(
+    rows = run(
+        tx,
         "read/cited_texts",
         subject=binding.subject,
         refs=[{"atomId": a, "rev": r} for a, r in sorted(wanted)],
@@ -293,31 +315,40 @@ def _body(view: AtomView, quoted: dict[tuple[str, int], str]) -> Body:
     return Body(Ref(view.atom_id, view.rev), view.text, links, tuple(sources))
 
 
-def _manifest(
+def _record(
     service: Service,
     binding: Binding,
     query_text: str,
     result: PackResult,
     evaluated_at: float,
     bodies: dict[Ref, Body],
+    frozen: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Manifest contractVersion 2 (MAN-1); recorded so observe/recordUse can cite it."""
+    """Record the manifest (contractVersion 2, MAN-1; observe/recordUse cite it) and,
+    when given, the frozen evaluation behind the next page's cursor: one write
+    transaction (one commit) for both."""
     presented = list(result.presented)
     manifest_id = uuid.uuid4().hex
     now = service.clock()
     text_digest = "sha256:" + hashlib.sha256(result.text.encode("utf-8")).hexdigest()
-    service.db.write(
-        "read/save_manifest",
-        subject=binding.subject,
-        manifestId=manifest_id,
-        digest=text_digest,
-        now=now,
-        expiredBefore=now - service.settings.manifest_lifetime_s,
-        policy=binding.policy,
-        actorKind=binding.actor_kind,
-        actorId=binding.actor_id,
-        presented=[{"atomId": r.atom_id, "rev": r.rev} for r in presented],
-    )
+    manifest_params = {
+        "subject": binding.subject,
+        "manifestId": manifest_id,
+        "digest": text_digest,
+        "now": now,
+        "expiredBefore": now - service.settings.manifest_lifetime_s,
+        "policy": binding.policy,
+        "actorKind": binding.actor_kind,
+        "actorId": binding.actor_id,
+        "presented": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
+    }
+
+    def work(tx: ManagedTransaction) -> None:
+        run(tx, "read/save_manifest", **manifest_params)
+        if frozen is not None:
+            run(tx, "cursor/save_evaluation", **frozen)
+
+    service.db.write_tx(work, label="read manifest")
     ranges = [
         {
             "ref": r.key,

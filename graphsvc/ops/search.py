@@ -9,12 +9,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from neo4j import ManagedTransaction
+
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.cursors import digest, next_cursor, open_cursor, save_and_cursor
-from graphsvc.ops.evaluate import evaluate
-from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.ops.cursors import (
+    checked_generation,
+    digest,
+    next_cursor,
+    open_cursor,
+    save_and_cursor,
+)
+from graphsvc.ops.evaluate import Evaluation, evaluate_then
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
@@ -73,27 +80,38 @@ def search(
         raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
     qhash = digest(["search", query, depth, limit, include_archived])
     if cursor:
-        # A later page skips evaluate() and its purge check (LNK-6).
-        refuse_if_purge_pending(service.db, binding.subject)
-        payload, eval_id, offset, expires = open_cursor(service, binding, "search", cursor, qhash)
+        # A later page skips the evaluation and its purge check (LNK-6).
+        generation = checked_generation(service, binding.subject)
+        payload, eval_id, offset, expires = open_cursor(
+            service, binding, "search", cursor, qhash, generation
+        )
         ranked = payload["ranked"]
         diagnostics = payload["diagnostics"]
+        page = ranked[offset : offset + limit]
+        views = load_views(
+            service.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page)
+        )
     else:
-        ev = evaluate(service, binding, query, depth=depth, include_archived=include_archived)
-        ranked = [
-            {
-                "atomId": ev.atom_ids[i],
-                "rev": ev.revs[i],
-                "score": ev.scores[i],
-                "breakdown": ev.breakdown(i),
-            }
-            for i in ev.ranked()
-            if ev.scores[i] > 0
-        ]
-        diagnostics = ev.diagnostics
         offset, eval_id, expires = 0, "", 0.0
-    page = ranked[offset : offset + limit]
-    views = load_views(service.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page))
+
+        def first_page(
+            tx: ManagedTransaction, ev: Evaluation
+        ) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
+            ranked = _ranked(ev)
+            refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
+            return ranked, load_views(service.db, binding.subject, refs, tx=tx)
+
+        ev, (ranked, views) = evaluate_then(
+            service,
+            binding,
+            query,
+            depth=depth,
+            include_archived=include_archived,
+            then=first_page,
+        )
+        diagnostics = ev.diagnostics
+        generation = ev.generation
+        page = ranked[:limit]
     hits = [
         SearchHit(views[ref], r["score"], r["breakdown"])
         for r in page
@@ -104,7 +122,7 @@ def search(
     if next_offset < len(ranked):
         if eval_id:
             next_page = next_cursor(
-                service, binding, "search", qhash, eval_id, next_offset, expires
+                service, binding, "search", qhash, eval_id, next_offset, expires, generation
             )
         else:
             next_page = save_and_cursor(
@@ -114,9 +132,23 @@ def search(
                 qhash,
                 {"ranked": ranked, "diagnostics": diagnostics},
                 next_offset,
+                generation,
             )
     return SearchResult(
         hits=hits,
         diagnostics={**diagnostics, "page": {"offset": offset, "total": len(ranked)}},
         cursor=next_page,
     )
+
+
+def _ranked(ev: Evaluation) -> list[dict[str, Any]]:
+    return [
+        {
+            "atomId": ev.atom_ids[i],
+            "rev": ev.revs[i],
+            "score": ev.scores[i],
+            "breakdown": ev.breakdown(i),
+        }
+        for i in ev.ranked()
+        if ev.scores[i] > 0
+    ]

@@ -1,24 +1,34 @@
-"""Acquisition in Neo4j: candidates from both indexes and the retrieval graph, one snapshot.
+"""Acquisition in Neo4j: candidates from both indexes and the retrieval graph.
 
-Everything a ranking needs is read in ONE read transaction (one snapshot, RD-1):
-vector candidates (falling back to an exact scan of the subject when the shared
-index's top-k held too few of its atoms), fulltext candidates, one query per BFS
-level of the retrieval graph (``depth`` round trips on the same connection), and
-the usage state of the graph's nodes (head facts ride along with the rows).
+:func:`acquire` runs in the caller's read transaction: the fulltext candidates
+(asked first, while the query embedding is still being computed in another
+thread), the semantic signal of lexical-only candidates, one query per BFS
+level of the retrieval graph, and the usage state of the graph's nodes (head
+facts ride along with the rows). Two things run beside it in transactions of
+their own (:meth:`Database.read_tx_soon`; Neo4j reads are read-committed, so
+nothing is lost by that): the vector query, started by the caller as soon as the
+embedding is ready (:func:`semantic_candidates`), and the second half of a big
+BFS level. The evaluation that follows is computed once from these facts and
+frozen (RD-1).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from neo4j import ManagedTransaction
 
 from graphsvc.core.lucene import fulltext_query
-from graphsvc.store.connection import Database
-from graphsvc.store.queries import query
+from graphsvc.store.connection import Database, run
 
-__all__ = ["Acquired", "acquire"]
+__all__ = ["Acquired", "SemanticHits", "acquire", "semantic_candidates"]
+
+# A BFS level with at least this many frontier atoms is split in two halves that
+# Neo4j expands side by side (bench/read.py: the second level of a depth-2 read
+# has ~250 atoms at 100k atoms).
+SPLIT_LEVEL_AT = 48
 
 
 @dataclass
@@ -32,6 +42,7 @@ class Acquired:
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     vector_mode: str = "index"
+    lexical_mode: str = "index"
     truncated: bool = False
     levels: int = 0
 
@@ -44,142 +55,221 @@ def _facts(row: dict[str, Any]) -> dict[str, Any]:
     return {"rev": row["rev"], "atomisedInto": row["atomisedInto"], "archivedAt": row["archivedAt"]}
 
 
-def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [r.data() for r in tx.run(query(name), params)]
+@dataclass(frozen=True)
+class SemanticHits:
+    """The subject's top vector hits and how they were found."""
+
+    rows: list[dict[str, Any]]
+    mode: str  # "index" or "exact"
+
+
+def semantic_candidates(
+    tx: ManagedTransaction,
+    *,
+    subject: str,
+    vector: list[float],
+    k: int,
+    limit: int,
+    include_archived: bool,
+) -> SemanticHits:
+    """The subject's top ``limit`` vector hits.
+
+    The vector index is shared by all subjects and filtered afterwards, so a
+    subject may hold few of the global top-k: widen k once, then scan the
+    subject exactly (cheap exactly when the subject is small).
+    """
+    rows: list[dict[str, Any]] = []
+    for widen in (1, 8):
+        rows = run(
+            tx,
+            "search/vector_candidates",
+            k=k * widen,
+            embedding=vector,
+            subject=subject,
+            includeArchived=include_archived,
+            limit=limit,
+        )
+        if len(rows) >= limit:
+            return SemanticHits(rows, "index")
+    rows = run(
+        tx,
+        "search/vector_candidates_exact",
+        embedding=vector,
+        subject=subject,
+        includeArchived=include_archived,
+        limit=limit,
+    )
+    return SemanticHits(rows, "exact")
 
 
 def acquire(
+    tx: ManagedTransaction,
     db: Database,
     *,
     subject: str,
     policy: str,
     model_id: str,
     text: str,
-    embedding: list[float] | None,
+    embedding: Callable[[], list[float] | None],
+    semantic: Callable[[], SemanticHits | None],
     depth: int,
     max_seeds: int,
     oversample: int,
     max_nodes: int,
     max_edges: int,
     include_archived: bool,
-    seeds_from: Any,
+    seeds_from: Callable[[Acquired], list[str]],
 ) -> Acquired:
-    """Read candidates, the retrieval graph and node facts in one snapshot.
+    """Read candidates, the retrieval graph and node facts in ``tx``.
 
-    ``seeds_from(acquired) -> list[str]`` picks the seed atom ids from the fused
-    candidates (the pure core decides; the store only reads).
+    ``embedding()`` returns the query embedding (or None) and ``semantic()`` the
+    vector hits (or None without an embedding), each waiting for it if still
+    running; they are called after the fulltext query. ``seeds_from(acquired)``
+    picks the seed atom ids from the fused candidates (the pure core decides; the
+    store only reads). ``db`` runs the second half of a big BFS level.
     """
-
-    def work(tx: ManagedTransaction) -> Acquired:
-        acq = Acquired()
-        # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
-        # the candidate and expansion rows themselves (no per-node lookup afterwards).
-        head_facts: dict[str, dict[str, Any]] = {}
-        k = max_seeds * oversample
-        if embedding is not None:
-            # The vector index is shared by all subjects and filtered afterwards, so
-            # a subject may hold few of the global top-k: widen k once, then scan the
-            # subject exactly (cheap exactly when the subject is small).
-            rows = []
-            for widen in (1, 8):
-                rows = _run(
-                    tx,
-                    "search/vector_candidates",
-                    k=k * widen,
-                    embedding=embedding,
-                    subject=subject,
-                    includeArchived=include_archived,
-                    limit=max_seeds,
-                )
-                if len(rows) >= max_seeds:
-                    break
-            if len(rows) < max_seeds:
-                acq.vector_mode = "exact"
-                rows = _run(
-                    tx,
-                    "search/vector_candidates_exact",
-                    embedding=embedding,
-                    subject=subject,
-                    includeArchived=include_archived,
-                    limit=max_seeds,
-                )
-            for row in rows:
-                acq.semantic[row["atomId"]] = float(row["semantic"])
-                acq.revs[row["atomId"]] = int(row["rev"])
-                head_facts[row["atomId"]] = _facts(row)
-        # Text without a letter or digit gives Lucene's analyzer no term at all; the
-        # query would shrink to its subject clause and match every atom alike.
-        lucene = fulltext_query(text, subject) if _has_word(text) else None
-        if lucene is not None:
-            rows = _run(
-                tx,
-                "search/fulltext_candidates",
-                lucene=lucene,
-                k=k,
-                subject=subject,
-                includeArchived=include_archived,
-                embedding=embedding or [0.0],
-                limit=max_seeds,
-            )
-            for row in rows:
-                acq.lexical[row["atomId"]] = float(row["lexical"])
-                acq.lexical_semantic[row["atomId"]] = (
-                    None if embedding is None or row["semantic"] is None else float(row["semantic"])
-                )
-                acq.revs[row["atomId"]] = int(row["rev"])
-                head_facts[row["atomId"]] = _facts(row)
-        seeds: list[str] = seeds_from(acq)
-        nodes: dict[str, None] = dict.fromkeys(seeds)
-        frontier = list(seeds)
-        seen_edges: set[tuple[str, str, str]] = set()
-        for _ in range(depth):
-            if not frontier:
-                break
-            acq.levels += 1
-            nxt: list[str] = []
-            for row in _run(tx, "search/expand_level", subject=subject, frontier=frontier):
-                for e in row["edges"]:
-                    head_facts.setdefault(
-                        e["node"],
-                        {"rev": e["rev"], "atomisedInto": e["into"], "archivedAt": e["arch"]},
-                    )
-                    edge = (e["src"], e["dst"], e["role"])
-                    if edge in seen_edges:
-                        continue
-                    if len(seen_edges) >= max_edges:
-                        acq.truncated = True
-                        break
-                    for end in (edge[0], edge[1]):
-                        if end not in nodes:
-                            if len(nodes) >= max_nodes:
-                                acq.truncated = True
-                                break
-                            nodes[end] = None
-                            nxt.append(end)
-                    if edge[0] in nodes and edge[1] in nodes:
-                        seen_edges.add(edge)
-            frontier = nxt
-        acq.edges = sorted(seen_edges)
-        usage = {
-            (row["atomId"], row["rev"]): row["state"]
-            for row in _run(
-                tx,
-                "search/usage_states",
-                subject=subject,
-                policy=policy,
-                modelId=model_id,
-                atomIds=list(nodes),
-            )
+    acq = Acquired()
+    # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
+    # the candidate and expansion rows themselves (no per-node lookup afterwards).
+    head_facts: dict[str, dict[str, Any]] = {}
+    k = max_seeds * oversample
+    # Text without a letter or digit gives Lucene's analyzer no term at all; the
+    # query would shrink to nothing and match no atom.
+    if _has_word(text):
+        _lexical(tx, acq, head_facts, text, subject, k, max_seeds, include_archived)
+    vector = embedding()
+    if vector is not None and acq.lexical:
+        # The semantic signal of every lexical candidate (most are not vector hits).
+        for row in run(
+            tx, "search/similarity", subject=subject, atomIds=list(acq.lexical), embedding=vector
+        ):
+            acq.lexical_semantic[row["atomId"]] = float(row["semantic"])
+    hits = semantic()
+    if hits is not None:
+        acq.vector_mode = hits.mode
+        for row in hits.rows:
+            acq.semantic[row["atomId"]] = float(row["semantic"])
+            acq.revs[row["atomId"]] = int(row["rev"])
+            head_facts[row["atomId"]] = _facts(row)
+    seeds = seeds_from(acq)
+    nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges)
+    usage = {
+        (row["atomId"], row["rev"]): row["state"]
+        for row in run(
+            tx,
+            "search/usage_states",
+            subject=subject,
+            policy=policy,
+            modelId=model_id,
+            atomIds=list(nodes),
+        )
+    }
+    for atom_id in nodes:
+        facts = head_facts.get(atom_id)
+        if facts is None:  # a seed always has facts; defensive for odd graphs
+            continue
+        acq.facts[atom_id] = {
+            "atomId": atom_id,
+            **facts,
+            "usage": usage.get((atom_id, facts["rev"])),
         }
-        for atom_id in nodes:
-            facts = head_facts.get(atom_id)
-            if facts is None:  # a seed always has facts; defensive for odd graphs
-                continue
-            acq.facts[atom_id] = {
-                "atomId": atom_id,
-                **facts,
-                "usage": usage.get((atom_id, facts["rev"])),
-            }
-        return acq
+    return acq
 
-    return db.read_tx(work, label="acquire")
+
+def _lexical(
+    tx: ManagedTransaction,
+    acq: Acquired,
+    head_facts: dict[str, dict[str, Any]],
+    text: str,
+    subject: str,
+    k: int,
+    limit: int,
+    include_archived: bool,
+) -> None:
+    """The subject's top ``limit`` fulltext hits.
+
+    The index is shared by all subjects. Its top ``k`` without a subject clause,
+    filtered here, holds exactly the subject's top hits when it holds ``limit`` of
+    them or was not full; otherwise ask again with the subject clause (same
+    scores: that clause has boost 0).
+    """
+    hits: list[list[Any]] = []
+    for scoped in (False, True):
+        lucene = fulltext_query(text, subject if scoped else None)
+        if lucene is None:
+            return
+        row = run(
+            tx,
+            "search/fulltext_candidates",
+            lucene=lucene,
+            k=k,
+            subject=subject,
+            includeArchived=include_archived,
+        )[0]
+        hits = [h for h in row["hits"] if h is not None]
+        if len(hits) >= limit or row["seen"] < k:
+            break
+        acq.lexical_mode = "subject clause"
+    hits.sort(key=lambda h: (-float(h[2]), h[0]))
+    for atom_id, rev, score, into, arch in hits[:limit]:
+        acq.lexical[atom_id] = float(score)
+        acq.revs[atom_id] = int(rev)
+        head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+
+
+def _level_rows(
+    tx: ManagedTransaction, db: Database, subject: str, frontier: list[str]
+) -> list[dict[str, Any]]:
+    """One BFS level's rows, in frontier order; a big level in two parallel halves."""
+    if len(frontier) < SPLIT_LEVEL_AT:
+        return run(tx, "search/expand_level", subject=subject, frontier=frontier)
+    half = len(frontier) // 2
+    later = db.read_tx_soon(
+        lambda other: run(other, "search/expand_level", subject=subject, frontier=frontier[half:]),
+        label="expand level",
+    )
+    first = run(tx, "search/expand_level", subject=subject, frontier=frontier[:half])
+    return first + later.result()
+
+
+def _expand(
+    tx: ManagedTransaction,
+    db: Database,
+    acq: Acquired,
+    head_facts: dict[str, dict[str, Any]],
+    seeds: list[str],
+    subject: str,
+    depth: int,
+    max_nodes: int,
+    max_edges: int,
+) -> dict[str, None]:
+    """BFS over current links from the seeds, ``depth`` levels, within the caps."""
+    nodes: dict[str, None] = dict.fromkeys(seeds)
+    frontier = list(seeds)
+    seen_edges: set[tuple[str, str, str]] = set()
+    for _ in range(depth):
+        if not frontier:
+            break
+        acq.levels += 1
+        nxt: list[str] = []
+        for row in _level_rows(tx, db, subject, frontier):
+            for src, dst, role, node, rev, into, arch in row["edges"]:
+                head_facts.setdefault(node, {"rev": rev, "atomisedInto": into, "archivedAt": arch})
+                edge = (src, dst, role)
+                if edge in seen_edges:
+                    continue
+                if len(seen_edges) >= max_edges:
+                    acq.truncated = True
+                    break
+                for end in (src, dst):
+                    if end not in nodes:
+                        if len(nodes) >= max_nodes:
+                            acq.truncated = True
+                            break
+                        nodes[end] = None
+                        nxt.append(end)
+                if src in nodes and dst in nodes:
+                    seen_edges.add(edge)
+        frontier = nxt
+    acq.edges = sorted(seen_edges)
+    return nodes

@@ -9,8 +9,7 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView
-from graphsvc.store.connection import Database
-from graphsvc.store.queries import query
+from graphsvc.store.connection import Database, run
 
 __all__ = ["load_views", "view_from_row"]
 
@@ -26,7 +25,7 @@ def load_views(
     if not params["refs"]:
         return {}
     if tx is not None:
-        rows = [r.data() for r in tx.run(query("view/atom_views"), params)]
+        rows = run(tx, "view/atom_views", **params)
     else:
         rows = db.read("view/atom_views", **params)
     views = (view_from_row(row) for row in rows)

@@ -56,6 +56,7 @@ def test_health_reports_real_server_version(service: Service) -> None:
     assert health["embedding"] == {
         "model": "sentence-transformers/all-MiniLM-L6-v2",
         "dimension": 384,
+        "queryRuntime": "onnxruntime",
     }
 
 
@@ -83,7 +84,9 @@ def test_models_load_with_no_network(tmp_path) -> None:  # type: ignore[no-untyp
     code = (
         "from graphsvc.embed import SentenceEmbedder\n"
         "from graphsvc.tokenizer import Tokenizer\n"
-        "v = SentenceEmbedder().embed(['hello world'])[0]\n"
+        "e = SentenceEmbedder()\n"
+        "assert e.query_runtime == 'onnxruntime', e.query_runtime\n"
+        "v = e.embed(['hello world'])[0]\n"
         "import math\n"
         "assert len(v) == 384, len(v)\n"
         "assert abs(math.sqrt(sum(x*x for x in v)) - 1) < 1e-4\n"

@@ -1,0 +1,56 @@
+"""Query embeddings from onnxruntime equal the PyTorch ones (ACT-1's semantic signal).
+
+The query path runs the same weights exported to ONNX; a read's ranking must not
+depend on which path embedded the query.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from graphsvc.embed import SentenceEmbedder
+
+TEXTS = [
+    "harbour",
+    "which harbour exports the copper wolf?",
+    "Ünïcödé, 漢字 and emoji 🚢 in one query",
+    "The ancient harbour of Lisbon exports the quiet bakery in winter. " * 40,  # > 256 tokens
+]
+
+
+@pytest.fixture(scope="module")
+def embedder(tmp_path_factory: pytest.TempPathFactory) -> SentenceEmbedder:
+    return SentenceEmbedder(cache_dir=tmp_path_factory.mktemp("cache"))
+
+
+@pytest.mark.req("ACT-1")
+def test_query_path_is_onnxruntime_and_equals_pytorch(embedder: SentenceEmbedder) -> None:
+    assert embedder.query_runtime == "onnxruntime"
+    for text in TEXTS:
+        fast = np.array(embedder.embed([text])[0])  # one text: the ONNX path
+        # Five texts take the PyTorch batch path; the first is the one we compare.
+        slow = np.array(embedder.embed([text, "a", "b", "c", "d"])[0])
+        assert abs(float(np.linalg.norm(fast)) - 1.0) < 1e-5
+        assert float(fast @ slow) > 0.99999, text[:40]
+        assert float(np.abs(fast - slow).max()) < 1e-5, text[:40]
+
+
+def test_exported_graph_is_cached_and_reused(tmp_path: Path) -> None:
+    first = SentenceEmbedder(cache_dir=tmp_path)
+    files = sorted((tmp_path / "onnx").glob("*.onnx"))
+    assert len(files) == 1
+    stamp = files[0].stat().st_mtime_ns
+    second = SentenceEmbedder(cache_dir=tmp_path)
+    assert sorted((tmp_path / "onnx").glob("*.onnx")) == files
+    assert files[0].stat().st_mtime_ns == stamp
+    assert second.embed(["quokka"]) == first.embed(["quokka"])
+
+
+def test_without_onnx_the_query_path_is_pytorch(tmp_path: Path) -> None:
+    plain = SentenceEmbedder(cache_dir=tmp_path, use_onnx=False)
+    assert plain.query_runtime == "torch"
+    assert not (tmp_path / "onnx").exists()
+    assert len(plain.embed(["quokka"])[0]) == 384
