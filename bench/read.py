@@ -32,7 +32,9 @@ gives every other atom the concatenation of two pool sentences with the normalis
 sum of their embeddings (distinct vectors, same index sizes; only for machines where
 embedding 100k sentences takes too long — the result file records which was used).
 
-Each size is measured right after it is loaded. Neo4j is the managed one
+Each size is measured right after it is loaded and the managed Neo4j has gone idle
+(the load leaves index merges and a checkpoint running; ``settleSeconds`` records
+the wait). Warm-up reads use other queries than the timed ones. Neo4j is the managed one
 (``graphsvc.localdb``, started for the run and stopped at the end) unless
 ``GRAPHSVC_NEO4J_URI`` points at a server. ``--torch-threads`` sets torch's
 intra-op threads for the timed reads (default: torch's own choice, as the service
@@ -244,6 +246,30 @@ def load(
 # ----------------------------------------------------------------------------- timing
 
 
+def settle(pid: int | None, *, quiet_share: float = 0.05, window: float = 2.0) -> float:
+    """Wait until the managed Neo4j is idle after a bulk load; returns seconds waited.
+
+    A load leaves background work behind (Lucene merging the new index segments,
+    a checkpoint); reads timed during it measure that work, not reads. Idle: under
+    ``quiet_share`` of one core over ``window`` seconds; gives up after 300 s.
+    """
+    if pid is None:
+        return 0.0
+    ticks = os.sysconf("SC_CLK_TCK")
+
+    def cpu_seconds() -> float:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
+
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < 300:
+        before = cpu_seconds()
+        time.sleep(window)
+        if (cpu_seconds() - before) / window < quiet_share:
+            break
+    return time.monotonic() - t0
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of a non-empty sample."""
     ordered = sorted(values)
@@ -323,6 +349,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-read-")
     state = Path(tmp.name)
     local: LocalNeo4j | None = None
+    neo4j_pid: int | None = None
     if external:
         settings = Settings.from_env(state_dir=state)
     else:
@@ -333,6 +360,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             base = base.with_(neo4j_pagecache="1g")
         local = LocalNeo4j(base, name="bench", port=0, auth=False)
         inst = local.start(die_with_parent=True)
+        neo4j_pid = inst.pid
         settings = base.with_(neo4j_uri=inst.uri)
     db = Database(
         settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
@@ -350,6 +378,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(f"size {n}: loading into subject {subject}...", file=sys.stderr, flush=True)
             torch.set_num_threads(args.load_threads)
             timings = load(service, subject, n, args.seed + n, args.embed, args.pool)
+            timings["settleSeconds"] = settle(neo4j_pid)
             torch.set_num_threads(read_threads)
             print(
                 f"  embedded in {timings['embedSeconds']:.0f}s, "

@@ -31,4 +31,4 @@ CALL (a, r) {
   RETURN collect([src.atomId, r.atomId, l.role, src.atomId, src.rev,
                   src.atomisedInto, src.archivedAt]) AS ins
 }
-RETURN outs + ins AS edges
+RETURN aid, outs + ins AS edges

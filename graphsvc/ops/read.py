@@ -195,7 +195,15 @@ def _closures(
     """Resolve required closures and load every body they may present, in ``tx``."""
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
+    # The roots' bodies (most of what a read presents) load beside the closure walk.
+    root_views = service.db.read_tx_soon(
+        lambda other: load_views(
+            service.db, s, (AtomRef(r.atom_id, r.rev) for r in roots), tx=other
+        ),
+        label="root views",
+    )
     required: dict[Ref, list[RequiredEdge]] = {}
+    roots_set = set(roots)
     seen: dict[Ref, None] = dict.fromkeys(roots)
     frontier = list(roots)
     levels = 0
@@ -228,7 +236,8 @@ def _closures(
     # required links are unknown, so they must block (never a partial closure).
     for ref in frontier:
         required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
-    views = load_views(service.db, s, (AtomRef(r.atom_id, r.rev) for r in seen), tx=tx)
+    rest = (AtomRef(r.atom_id, r.rev) for r in seen if r not in roots_set)
+    views = {**root_views.result(), **load_views(service.db, s, rest, tx=tx)}
     quoted = _quoted_texts(tx, binding, views.values())
     bodies = {
         Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"

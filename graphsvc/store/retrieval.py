@@ -2,14 +2,13 @@
 
 :func:`acquire` runs in the caller's read transaction: the fulltext candidates
 (asked first, while the query embedding is still being computed in another
-thread), the semantic signal of lexical-only candidates, one query per BFS
-level of the retrieval graph, and the usage state of the graph's nodes (head
-facts ride along with the rows). Two things run beside it in transactions of
-their own (:meth:`Database.read_tx_soon`; Neo4j reads are read-committed, so
-nothing is lost by that): the vector query, started by the caller as soon as the
-embedding is ready (:func:`semantic_candidates`), and the second half of a big
-BFS level. The evaluation that follows is computed once from these facts and
-frozen (RD-1).
+thread), the semantic signal of the lexical candidates, the retrieval graph (two
+BFS levels per query), and the usage state of the graph's nodes (head facts ride
+along with the rows). Two things run beside it in transactions of their own
+(:meth:`Database.read_tx_soon`; Neo4j reads are read-committed, so nothing is
+lost by that): the vector query, started by the caller as soon as the embedding
+is ready (:func:`semantic_candidates`), and the second half of a big frontier.
+The evaluation that follows is computed once from these facts and frozen (RD-1).
 """
 
 from __future__ import annotations
@@ -217,19 +216,48 @@ def _lexical(
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
 
 
-def _level_rows(
+Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]
+
+
+def _halves(frontier: list[str]) -> tuple[list[str], list[str]]:
+    half = len(frontier) // 2 if len(frontier) >= SPLIT_LEVEL_AT else len(frontier)
+    return frontier[:half], frontier[half:]
+
+
+def _one_level(
     tx: ManagedTransaction, db: Database, subject: str, frontier: list[str]
-) -> list[dict[str, Any]]:
-    """One BFS level's rows, in frontier order; a big level in two parallel halves."""
-    if len(frontier) < SPLIT_LEVEL_AT:
-        return run(tx, "search/expand_level", subject=subject, frontier=frontier)
-    half = len(frontier) // 2
-    later = db.read_tx_soon(
-        lambda other: run(other, "search/expand_level", subject=subject, frontier=frontier[half:]),
-        label="expand level",
-    )
-    first = run(tx, "search/expand_level", subject=subject, frontier=frontier[:half])
-    return first + later.result()
+) -> dict[str, Edges]:
+    """Edges of each frontier atom; a big frontier in two halves side by side."""
+
+    def level(t: ManagedTransaction, part: list[str]) -> list[dict[str, Any]]:
+        return run(t, "search/expand_level", subject=subject, frontier=part) if part else []
+
+    first, second = _halves(frontier)
+    later = db.read_tx_soon(lambda other: level(other, second), label="expand") if second else None
+    rows = level(tx, first) + (later.result() if later is not None else [])
+    return {row["aid"]: row["edges"] for row in rows}
+
+
+def _two_levels(
+    tx: ManagedTransaction, db: Database, subject: str, frontier: list[str]
+) -> tuple[dict[str, Edges], dict[str, Edges]]:
+    """Edges of each frontier atom, and edges of every atom those reach, in one round
+    trip per half (a big frontier in two halves side by side)."""
+
+    def both(t: ManagedTransaction, part: list[str]) -> tuple[list[Any], list[Any]]:
+        if not part:
+            return [], []
+        row = run(t, "search/expand_two_levels", subject=subject, frontier=part)[0]
+        return row["first"], row["second"]
+
+    first, second = _halves(frontier)
+    later = db.read_tx_soon(lambda other: both(other, second), label="expand") if second else None
+    a1, a2 = both(tx, first)
+    b1, b2 = later.result() if later is not None else ([], [])
+    level2: dict[str, Edges] = {}
+    for aid, edges in a2 + b2:
+        level2.setdefault(aid, edges)
+    return {aid: edges for aid, edges in a1 + b1}, level2
 
 
 def _expand(
@@ -243,17 +271,33 @@ def _expand(
     max_nodes: int,
     max_edges: int,
 ) -> dict[str, None]:
-    """BFS over current links from the seeds, ``depth`` levels, within the caps."""
+    """BFS over current links from the seeds, ``depth`` levels, within the caps.
+
+    Levels are fetched two at a time where two remain (one round trip instead of
+    two); edges are always examined level by level in frontier order, so the caps
+    admit the same nodes and edges as a one-level-at-a-time walk.
+    """
     nodes: dict[str, None] = dict.fromkeys(seeds)
     frontier = list(seeds)
     seen_edges: set[tuple[str, str, str]] = set()
-    for _ in range(depth):
+    ahead: dict[str, Edges] | None = None
+    for level in range(depth):
         if not frontier:
             break
         acq.levels += 1
+        if ahead is not None:
+            edges_of = ahead
+            missing = [a for a in frontier if a not in ahead]  # not expected; safe
+            if missing:
+                edges_of = {**ahead, **_one_level(tx, db, subject, missing)}
+            ahead = None
+        elif depth - level >= 2:
+            edges_of, ahead = _two_levels(tx, db, subject, frontier)
+        else:
+            edges_of = _one_level(tx, db, subject, frontier)
         nxt: list[str] = []
-        for row in _level_rows(tx, db, subject, frontier):
-            for src, dst, role, node, rev, into, arch in row["edges"]:
+        for atom_id in frontier:
+            for src, dst, role, node, rev, into, arch in edges_of.get(atom_id, ()):
                 head_facts.setdefault(node, {"rev": rev, "atomisedInto": into, "archivedAt": arch})
                 edge = (src, dst, role)
                 if edge in seen_edges:
