@@ -249,6 +249,8 @@ def load(
 def settle(pid: int | None, *, quiet_share: float = 0.05, window: float = 2.0) -> float:
     """Wait until the managed Neo4j is idle after a bulk load; returns seconds waited.
 
+    Idle means three windows in a row (merges pause between segments).
+
     A load leaves background work behind (Lucene merging the new index segments,
     a checkpoint); reads timed during it measure that work, not reads. Idle: under
     ``quiet_share`` of one core over ``window`` seconds; gives up after 300 s.
@@ -262,11 +264,11 @@ def settle(pid: int | None, *, quiet_share: float = 0.05, window: float = 2.0) -
         return (int(fields[11]) + int(fields[12])) / ticks  # utime + stime
 
     t0 = time.monotonic()
-    while time.monotonic() - t0 < 300:
+    quiet = 0
+    while time.monotonic() - t0 < 300 and quiet < 3:  # three quiet windows in a row
         before = cpu_seconds()
         time.sleep(window)
-        if (cpu_seconds() - before) / window < quiet_share:
-            break
+        quiet = quiet + 1 if (cpu_seconds() - before) / window < quiet_share else 0
     return time.monotonic() - t0
 
 
