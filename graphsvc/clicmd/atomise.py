@@ -1,5 +1,9 @@
-"""CLI of the atomisation host layer: ``atomise``, ``export-forensic-bundle``,
-``verify-bundle`` (SPEC ATM-8, API-4, API-7, SIG-3).
+"""CLI of the atomisation host layer: ``atomise``, ``namespace-policy``,
+``export-forensic-bundle``, ``verify-bundle`` (SPEC ATM-8, ATM-9, API-4, API-7, SIG-3).
+
+``namespace-policy`` shows the caller's namespace policy, or with ``--set`` stores a
+new one (GraphQL ``setNamespacePolicy``; JSON text, ``@FILE`` or ``-`` for stdin;
+human operators only). It exits 0, or with the ``atomise`` codes on a refusal.
 
 ``atomise`` exit codes (ATM-8): 0 success, 1 informational (already atomised /
 source too small), 2 not found, 3 tier locked, 4 curator failed, 5 governance
@@ -19,10 +23,11 @@ import json
 import sys
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 from typing import Any
 
 from graphsvc.clicmd.common import add_binding_args, binding_from_args, emit, progress
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import GraphsvcError, InvalidInputError
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -125,6 +130,43 @@ def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_INFORMATIONAL if outcome.informational else EXIT_OK
 
 
+# ------------------------------------------------------------ namespace policy
+def _policy_text(raw: str) -> str:
+    if raw == "-":
+        return sys.stdin.read()
+    if raw.startswith("@"):
+        try:
+            return Path(raw[1:]).read_text(encoding="utf-8")
+        except OSError as exc:
+            raise InvalidInputError(f"cannot read policy file {raw[1:]}: {exc}") from exc
+    return raw
+
+
+def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.atomise.policy import get_namespace_policy
+
+    binding = binding_from_args(args)
+    try:
+        raw = None if args.set is None else _policy_text(args.set)
+        with _service(settings) as service:
+            if raw is not None:
+                stored = service.set_namespace_policy(binding, raw)
+            else:
+                stored = get_namespace_policy(service, binding).to_json()
+    except GraphsvcError as exc:
+        return _fail(args, exc)
+    mode = stored["resolvedMode"] or "off"
+    verb = "is now" if raw is not None else "is"
+    emit(
+        args,
+        stored,
+        f"auto-atomise for {binding.subject} (policy {binding.policy}) {verb} {mode}; "
+        f"threshold {stored['auto_atomise_threshold_cl100k']} tokens, "
+        f"atoms of at most {stored['auto_atomise_max_atom_tokens']} tokens",
+    )
+    return EXIT_OK
+
+
 # --------------------------------------------------------------------- bundles
 def _flag(raw: str) -> bool:
     lowered = raw.strip().lower()
@@ -177,13 +219,25 @@ def _cmd_verify(args: argparse.Namespace, _settings: Settings) -> int:
 
 # --------------------------------------------------------------------- register
 def register(sub: Any) -> None:
-    """Add ``atomise``, ``export-forensic-bundle`` and ``verify-bundle``."""
+    """Add ``atomise``, ``namespace-policy``, ``export-forensic-bundle``, ``verify-bundle``."""
     p = sub.add_parser("atomise", help="split an atom into signed atoms (ATM-8)")
     p.add_argument("atom_id", metavar="ATOM_ID")
     p.add_argument("--force", action="store_true", help="re-atomise an atomised atom")
     p.add_argument("--max-atom-tokens", type=_budget, default=None, help="50..1000")
     add_binding_args(p)
     p.set_defaults(handler=_cmd_atomise)
+
+    p = sub.add_parser(
+        "namespace-policy", help="show or set the namespace's auto-atomise policy (ATM-9)"
+    )
+    p.add_argument(
+        "--set",
+        metavar="JSON|@FILE|-",
+        default=None,
+        help='store this policy, e.g. \'{"auto_atomise_mode": "deferred"}\'',
+    )
+    add_binding_args(p)
+    p.set_defaults(handler=_cmd_policy)
 
     p = sub.add_parser("export-forensic-bundle", help="write a forensic bundle (SIG-3)")
     p.add_argument("--memory-id", required=True)
