@@ -58,7 +58,13 @@ def _settings_hash(service: Service) -> str:
 
 
 def generation_of(state: dict[str, Any], model_name: str) -> str:
-    """The index generation from a ``search/subject_state`` row."""
+    """The index generation from a ``search/subject_state`` row.
+
+    Raises:
+        PurgePendingError: the row says a purge of the subject has not finished (LNK-6).
+    """
+    if state["pending"]:
+        raise PurgePendingError(PURGE_PENDING)
     return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
 
 
@@ -69,8 +75,6 @@ def checked_generation(service: Service, subject: str) -> str:
         PurgePendingError: a purge in the subject has not finished (LNK-6).
     """
     state = service.db.read("search/subject_state", subject=subject)[0]
-    if state["pending"]:
-        raise PurgePendingError(PURGE_PENDING)
     return generation_of(state, service.embedder.model_name)
 
 

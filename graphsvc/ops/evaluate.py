@@ -32,9 +32,8 @@ from graphsvc.core.activation import (
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.embed.background import embed_soon
-from graphsvc.errors import InvalidInputError, PurgePendingError
+from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
-from graphsvc.ops.guards import PURGE_PENDING
 from graphsvc.store.connection import run
 from graphsvc.store.retrieval import Acquired, SemanticHits, acquire, semantic_candidates
 
@@ -72,6 +71,19 @@ class Evaluation:
             range(len(self.atom_ids)),
             key=lambda i: (-self.scores[i], -self.m[i], self.atom_ids[i]),
         )
+
+    def ranked_rows(self, *, breakdown: bool = False) -> list[dict[str, Any]]:
+        """The atoms with a positive score, ranked: what a cursor's pages come from."""
+        return [
+            {
+                "atomId": self.atom_ids[i],
+                "rev": self.revs[i],
+                "score": self.scores[i],
+                **({"breakdown": self.breakdown(i)} if breakdown else {}),
+            }
+            for i in self.ranked()
+            if self.scores[i] > 0
+        ]
 
     def breakdown(self, i: int) -> dict[str, Any]:
         """The analysts' view of one node's score."""
@@ -173,10 +185,9 @@ def evaluate_then(
 
     def work(tx: ManagedTransaction) -> tuple[Evaluation, T]:
         state = run(tx, "search/subject_state", subject=binding.subject)[0]
-        if state["pending"]:
-            raise PurgePendingError(PURGE_PENDING)
+        generation = generation_of(state, service.embedder.model_name)  # purge check
         ev = _evaluate_in(tx, service, binding, text, depth, include_archived, now, pending, hits)
-        ev.generation = generation_of(state, service.embedder.model_name)
+        ev.generation = generation
         return ev, then(tx, ev)
 
     try:

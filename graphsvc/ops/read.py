@@ -123,11 +123,7 @@ def read(
         offset, eval_id, expires = 0, "", 0.0
 
         def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
-            ranked = [
-                {"atomId": ev.atom_ids[i], "rev": ev.revs[i], "score": ev.scores[i]}
-                for i in ev.ranked()
-                if ev.scores[i] > 0
-            ]
+            ranked = ev.ranked_rows()
             roots = _roots(ranked[:limit])
             return ranked, roots, _closures(tx, service, binding, [c.ref for c in roots])
 

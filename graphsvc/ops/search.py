@@ -97,7 +97,7 @@ def search(
         def first_page(
             tx: ManagedTransaction, ev: Evaluation
         ) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
-            ranked = _ranked(ev)
+            ranked = ev.ranked_rows(breakdown=True)
             refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
             return ranked, load_views(service.db, binding.subject, refs, tx=tx)
 
@@ -139,16 +139,3 @@ def search(
         diagnostics={**diagnostics, "page": {"offset": offset, "total": len(ranked)}},
         cursor=next_page,
     )
-
-
-def _ranked(ev: Evaluation) -> list[dict[str, Any]]:
-    return [
-        {
-            "atomId": ev.atom_ids[i],
-            "rev": ev.revs[i],
-            "score": ev.scores[i],
-            "breakdown": ev.breakdown(i),
-        }
-        for i in ev.ranked()
-        if ev.scores[i] > 0
-    ]

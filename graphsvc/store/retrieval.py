@@ -37,7 +37,6 @@ class Acquired:
     semantic: dict[str, float] = field(default_factory=dict)  # atomId -> neo4j score
     lexical: dict[str, float] = field(default_factory=dict)  # atomId -> lucene score
     lexical_semantic: dict[str, float | None] = field(default_factory=dict)
-    revs: dict[str, int] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     vector_mode: str = "index"
@@ -148,7 +147,6 @@ def acquire(
         acq.vector_mode = hits.mode
         for row in hits.rows:
             acq.semantic[row["atomId"]] = float(row["semantic"])
-            acq.revs[row["atomId"]] = int(row["rev"])
             head_facts[row["atomId"]] = _facts(row)
     seeds = seeds_from(acq)
     nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges)
@@ -212,7 +210,6 @@ def _lexical(
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
     for atom_id, rev, score, into, arch in hits[:limit]:
         acq.lexical[atom_id] = float(score)
-        acq.revs[atom_id] = int(rev)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
 
 
