@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 import read as bench_read  # noqa: E402  (bench/read.py: corpus, queries, settle)
 
 import graphsvc.embed.background as background  # noqa: E402
+import graphsvc.ops.cursors as cursors_mod  # noqa: E402
 import graphsvc.ops.evaluate as evaluate_mod  # noqa: E402
 import graphsvc.ops.read as read_mod  # noqa: E402
 import graphsvc.store.retrieval as retrieval_mod  # noqa: E402
@@ -75,10 +76,11 @@ def _wrap(module: Any, attr: str, label: str) -> None:
 
 
 def _instrument() -> None:
-    for module in (retrieval_mod, read_mod, views_mod, evaluate_mod):
+    for module in (retrieval_mod, read_mod, views_mod, evaluate_mod, cursors_mod):
         module.run = _timed_run  # type: ignore[attr-defined]
     _wrap(read_mod, "pack", "PACK")
-    _wrap(read_mod, "_record", "WRITE manifest (+ evaluation)")
+    _wrap(cursors_mod, "save_evaluation", "WRITE evaluation (encode + query)")
+    _wrap(read_mod, "_record", "WRITE manifest")
     _wrap(evaluate_mod, "propagate", "solve")
     _wrap(background, "_one", "EMBED query")
 

@@ -15,10 +15,13 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
+from neo4j import ManagedTransaction
+
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.store.connection import run
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
@@ -31,6 +34,7 @@ __all__ = [
     "next_cursor",
     "open_cursor",
     "save_and_cursor",
+    "save_evaluation",
 ]
 
 _RANKING_FIELDS = (
@@ -81,15 +85,25 @@ def checked_generation(service: Service, subject: str) -> str:
 def evaluation_params(
     service: Service, binding: Binding, payload: dict[str, Any]
 ) -> dict[str, Any]:
-    """Parameters of ``cursor/save_evaluation`` for a new frozen evaluation."""
+    """Parameters of a new frozen evaluation (``payload`` still a dict; see save_evaluation)."""
     now = service.clock()
     return {
         "subject": binding.subject,
         "evalId": uuid.uuid4().hex,
-        "payload": json.dumps(payload, separators=(",", ":")),
+        "payload": payload,
         "expiresAt": now + service.settings.cursor_lifetime_s,
         "now": now,
     }
+
+
+def save_evaluation(tx: ManagedTransaction, params: dict[str, Any]) -> None:
+    """Store a frozen evaluation made by :func:`evaluation_params` in ``tx``.
+
+    The payload is encoded here, so a caller that saves in a worker thread does
+    not pay for the encoding on its own path.
+    """
+    payload = json.dumps(params["payload"], separators=(",", ":"))
+    run(tx, "cursor/save_evaluation", **{**params, "payload": payload})
 
 
 def save_and_cursor(
@@ -107,7 +121,7 @@ def save_and_cursor(
     moved it since, the cursor is already stale and later pages say so.
     """
     params = evaluation_params(service, binding, payload)
-    service.db.write("cursor/save_evaluation", **params)
+    service.db.write_tx(lambda tx: save_evaluation(tx, params), label="save evaluation")
     return next_cursor(
         service,
         binding,

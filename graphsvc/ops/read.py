@@ -2,11 +2,13 @@
 
 Steps: one evaluation (candidates, activation — RD-1); roots are the top
 ``limit`` ranked atoms of the page; their required closures (one query per
-closure level) and bodies are read in the evaluation's own read transaction;
+two closure levels) and bodies are read in the evaluation's own read transaction;
 bodies become the core's ``Body`` values; :func:`graphsvc.core.packing.pack`
 chooses what fits the budget on the exact tiktoken count of the final text
-(RD-4, RD-6, RD-8); the manifest (contractVersion 2) and, when there is a next
-page, the frozen evaluation are recorded in one write transaction.
+(RD-4, RD-6, RD-8); the manifest (contractVersion 2) is recorded after packing.
+When there is a next page, its frozen evaluation is written by a worker thread
+from the moment the evaluation exists (it does not depend on the packing), and
+the read waits for that write before it hands out the cursor.
 """
 
 from __future__ import annotations
@@ -38,12 +40,15 @@ from graphsvc.ops.cursors import (
     evaluation_params,
     next_cursor,
     open_cursor,
+    save_evaluation,
 )
 from graphsvc.ops.evaluate import Evaluation, evaluate_then
 from graphsvc.store.connection import run
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future
+
     from graphsvc.service import Service
 
 __all__ = ["ReadResult", "read"]
@@ -104,6 +109,8 @@ def read(
     if not 0 <= depth <= st.max_depth:
         raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
     qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
+    saving: _Saving | None = None
+    started: list[_Saving] = []  # every attempt's, should the driver retry the evaluation
     if cursor:
         # A later page skips the evaluation, which holds the first page's purge
         # check; an unfinished purge must stop every page (LNK-6).
@@ -124,10 +131,17 @@ def read(
 
         def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
             ranked = ev.ranked_rows()
+            page_saving = None
+            if limit < len(ranked):
+                # The next page's frozen evaluation does not depend on the packing:
+                # it is written while the closures are read and the page is packed.
+                page_saving = _save_soon(service, binding, ev, ranked)
+                started.append(page_saving)
             roots = _roots(ranked[:limit])
-            return ranked, roots, _closures(tx, service, binding, [c.ref for c in roots])
+            closed = _closures(tx, service, binding, [c.ref for c in roots])
+            return ranked, roots, closed, page_saving
 
-        ev, (ranked, roots, closed) = evaluate_then(
+        ev, (ranked, roots, closed, saving) = evaluate_then(
             service,
             binding,
             query_text,
@@ -139,24 +153,28 @@ def read(
         evaluated_at = ev.evaluated_at
         generation = ev.generation
     bodies, required, validation = closed
-    result = pack(
-        roots,
-        bodies,
-        required,
-        memory_token_budget,
-        service.tokenizer.count,
-        work_limit=st.packing_work,
-    )
+    try:
+        result = pack(
+            roots,
+            bodies,
+            required,
+            memory_token_budget,
+            service.tokenizer.count,
+            work_limit=st.packing_work,
+        )
+        manifest = _record(service, binding, query_text, result, evaluated_at, bodies)
+    finally:
+        # The evaluation's write never outlives the request, even when packing or
+        # the manifest failed (then its error is the one raised).
+        for _, pending in started:
+            pending.exception()  # waits; does not raise
+    if saving is not None and (error := saving[1].exception()) is not None:
+        raise error
     next_offset = offset + limit
-    frozen: dict[str, Any] | None = None
-    if next_offset < len(ranked) and not eval_id:
-        payload = {"ranked": ranked, "diagnostics": eval_diag, "evaluatedAt": evaluated_at}
-        frozen = evaluation_params(service, binding, payload)
-    manifest = _record(service, binding, query_text, result, evaluated_at, bodies, frozen)
     next_page: str | None = None
     if next_offset < len(ranked):
-        if frozen is not None:
-            eval_id, expires = frozen["evalId"], frozen["expiresAt"]
+        if saving is not None:  # stored (waited for above) before its cursor is out
+            eval_id, expires = saving[0]["evalId"], saving[0]["expiresAt"]
         next_page = next_cursor(
             service, binding, "read", qhash, eval_id, next_offset, expires, generation
         )
@@ -178,7 +196,20 @@ def read(
 
 
 _Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
-_FirstPage = tuple[list[dict[str, Any]], list[Candidate], _Closed]
+# A frozen evaluation's parameters and its write, started in a worker thread.
+_Saving = tuple[dict[str, Any], "Future[None]"]
+_FirstPage = tuple[list[dict[str, Any]], list[Candidate], _Closed, _Saving | None]
+
+
+def _save_soon(
+    service: Service, binding: Binding, ev: Evaluation, ranked: list[dict[str, Any]]
+) -> _Saving:
+    payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
+    params = evaluation_params(service, binding, payload)
+    pending = service.db.write_tx_soon(
+        lambda tx: save_evaluation(tx, params), label="save evaluation"
+    )
+    return params, pending
 
 
 def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
@@ -203,14 +234,23 @@ def _closures(
     seen: dict[Ref, None] = dict.fromkeys(roots)
     frontier = list(roots)
     levels = 0
+    # The next level's rows, fetched with this one: (revisions asked for, rows).
+    ahead: tuple[set[Ref], list[dict[str, Any]]] | None = None
     while frontier and len(seen) <= max_revisions:
         levels += 1
-        rows = run(
-            tx,
-            "read/required_level",
-            subject=s,
-            refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
-        )
+        if ahead is not None and ahead[0].issuperset(frontier):
+            wanted = set(frontier)
+            rows = [r for r in ahead[1] if Ref(r["srcAtomId"], int(r["srcRev"])) in wanted]
+            ahead = None
+        else:
+            two = run(
+                tx,
+                "read/required_two_levels",
+                subject=s,
+                refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
+            )[0]
+            rows = two["first"]
+            ahead = ({Ref(x["atomId"], int(x["rev"])) for x in two["covered"]}, two["second"])
         nxt: list[Ref] = []
         for row in rows:
             src = Ref(row["srcAtomId"], int(row["srcRev"]))
@@ -327,11 +367,8 @@ def _record(
     result: PackResult,
     evaluated_at: float,
     bodies: dict[Ref, Body],
-    frozen: dict[str, Any] | None,
 ) -> dict[str, Any]:
-    """Record the manifest (contractVersion 2, MAN-1; observe/recordUse cite it) and,
-    when given, the frozen evaluation behind the next page's cursor: one write
-    transaction (one commit) for both."""
+    """Record the manifest (contractVersion 2, MAN-1; observe/recordUse cite it)."""
     presented = list(result.presented)
     manifest_id = uuid.uuid4().hex
     now = service.clock()
@@ -348,12 +385,9 @@ def _record(
         "presented": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
     }
 
-    def work(tx: ManagedTransaction) -> None:
-        run(tx, "read/save_manifest", **manifest_params)
-        if frozen is not None:
-            run(tx, "cursor/save_evaluation", **frozen)
-
-    service.db.write_tx(work, label="read manifest")
+    service.db.write_tx(
+        lambda tx: run(tx, "read/save_manifest", **manifest_params), label="read manifest"
+    )
     ranges = [
         {
             "ref": r.key,

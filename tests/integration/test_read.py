@@ -306,6 +306,9 @@ def test_closure_cut_at_size_cap_blocks_instead_of_presenting_part(
     assert root_keys(whole) == [key(views["c0"])]
     assert len(memory_refs(whole)) == 12
     assert whole.diagnostics["validation"]["closureTruncated"] is False
+    # The walk fetches two levels per query; it still visits every level once.
+    assert whole.diagnostics["validation"]["closureLevels"] == 12
+    assert whole.diagnostics["validation"]["closureRevisions"] == 12
     # max_nodes=1 caps a closure walk at 8 revisions: the rest of the chain is unknown.
     capped = Service(
         test_settings.with_(max_nodes=1), service.db, service.embedder, service.tokenizer
