@@ -2,8 +2,9 @@
 
 Run::
 
-    .venv/bin/python bench/read.py [--sizes 1000,10000,100000] [--reads 50]
-                                   [--budget 2000] [--depth 2] [--json PATH]
+    .venv/bin/python bench/read.py [--sizes 1000,10000,100000] [--reads 100]
+                                   [--warmup 200] [--budget 2000] [--depth 2]
+                                   [--json PATH]
 
 For each size it writes a corpus into a subject of its own, then times ``--reads``
 calls of :meth:`graphsvc.service.Service.read` with varied queries (budget 2,000
@@ -34,7 +35,11 @@ embedding 100k sentences takes too long — the result file records which was us
 
 Each size is measured right after it is loaded and the managed Neo4j has gone idle
 (the load leaves index merges and a checkpoint running; ``settleSeconds`` records
-the wait). Warm-up reads use other queries than the timed ones. Neo4j is the managed one
+the wait). ``--warmup`` reads (default 200) run first, untimed, with other queries
+than the timed ones: a freshly started Neo4j JVM is still compiling its hot paths
+over the first few hundred reads (measured: a restarted server answered the same
+reads in ~150 ms, then ~100 ms after 150 reads, ~85 ms after ~1,000), and a service
+answers most of its reads long after that. Neo4j is the managed one
 (``graphsvc.localdb``, started for the run and stopped at the end) unless
 ``GRAPHSVC_NEO4J_URI`` points at a server. ``--torch-threads`` sets torch's
 intra-op threads for the timed reads (default: torch's own choice, as the service
@@ -80,7 +85,7 @@ CHUNK = 5_000
 LINKS_PER_ATOM = 2
 REQUIRED_SHARE = 0.10
 ROLES = ("related", "part-of", "see-also")
-WARMUP_READS = 20  # a cold JVM compiles query plans over the first reads
+WARMUP_READS = 200  # a fresh JVM compiles its hot paths over the first few hundred reads
 
 
 def _words(text: str, sep: str | None = None) -> tuple[str, ...]:
@@ -325,7 +330,10 @@ def measure(
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="1000,10000,100000")
-    p.add_argument("--reads", type=int, default=50)
+    p.add_argument("--reads", type=int, default=100)
+    p.add_argument(
+        "--warmup", type=int, default=WARMUP_READS, help="untimed reads before each size"
+    )
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument("--depth", type=int, default=2)
     p.add_argument("--embed", choices=("real", "pooled"), default="real")
@@ -373,7 +381,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         db.apply_schema()
         service = Service(settings, db, get_embedder(), get_tokenizer())
         qs = queries(args.reads, args.seed)
-        warmup = queries(WARMUP_READS, args.seed + 1_000)
+        timed = set(qs)  # warm-up never sees a timed query's text
+        warmup = [q for q in queries(2 * args.warmup, args.seed + 1_000) if q not in timed]
+        warmup = warmup[: args.warmup]
         run_id = uuid.uuid4().hex[:8]
         for n in sizes:
             subject = f"bench-read-{run_id}-{n}"
@@ -429,6 +439,7 @@ def write_report(
             "depth": args.depth,
             "limit": settings.read_limit,
             "reads": args.reads,
+            "warmupReads": args.warmup,
             "linksPerAtom": LINKS_PER_ATOM,
             "requiredShare": REQUIRED_SHARE,
             "embed": args.embed,

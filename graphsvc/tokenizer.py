@@ -27,7 +27,9 @@ ENCODING_NAME = "cl100k_base"
 # when it is cut there. We cut after '{"' — in the read's JSON text, the start of
 # every object — so the parts are whole entries, and an entry counted once is not
 # tokenised again when the packer re-counts a selection that contains it.
-_CUT = re.compile(r'(?<=\{")(?=[A-Za-z0-9])')
+_CUT = re.compile(r'(?<=\{")(?=[A-Za-z0-9])')  # the definition; _parts is the fast form
+_OPEN = '{"'
+_ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
 _CUT_FROM = 512  # shorter texts are counted whole
 _CACHE_PART_UP_TO = 4096  # characters; the cache holds at most 8192 parts
 _CACHED_PARTS = 8192
@@ -57,7 +59,7 @@ class Tokenizer:
             return self._count_whole(text)
         return sum(
             self._part(part) if len(part) <= _CACHE_PART_UP_TO else self._count_whole(part)
-            for part in _CUT.split(text)
+            for part in _parts(text)
         )
 
     def _count_whole(self, text: str) -> int:
@@ -65,6 +67,25 @@ class Tokenizer:
 
     def encode(self, text: str) -> list[int]:
         return self._enc.encode(text, disallowed_special=())
+
+
+def _parts(text: str) -> list[str]:
+    """``_CUT.split(text)``, without the regex engine trying every position.
+
+    The packer counts its whole selection many times per read; ``str.split`` finds
+    the few '{"' at C speed and the cut is decided by the character after each.
+    """
+    pieces = text.split(_OPEN)
+    parts: list[str] = []
+    current = pieces[0]
+    for piece in pieces[1:]:
+        if piece[:1] in _ALNUM:
+            parts.append(current + _OPEN)
+            current = piece
+        else:
+            current = current + _OPEN + piece
+    parts.append(current)
+    return parts
 
 
 @cache

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -131,15 +132,19 @@ def read(
 
         def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
             ranked = ev.ranked_rows()
-            page_saving = None
-            if limit < len(ranked):
-                # The next page's frozen evaluation does not depend on the packing:
-                # it is written while the closures are read and the page is packed.
-                page_saving = _save_soon(service, binding, ev, ranked)
-                started.append(page_saving)
             roots = _roots(ranked[:limit])
-            closed = _closures(tx, service, binding, [c.ref for c in roots])
-            return ranked, roots, closed, page_saving
+            page_saving: list[_Saving] = []
+
+            def save_soon() -> None:
+                # The next page's frozen evaluation does not depend on the packing:
+                # it is written while the closures are read and the page is packed
+                # (started after the roots' bodies, whose load is on the read's path).
+                if limit < len(ranked):
+                    page_saving.append(_save_soon(service, binding, ev, ranked))
+                    started.append(page_saving[0])
+
+            closed = _closures(tx, service, binding, [c.ref for c in roots], save_soon)
+            return ranked, roots, closed, page_saving[0] if page_saving else None
 
         ev, (ranked, roots, closed, saving) = evaluate_then(
             service,
@@ -217,9 +222,17 @@ def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def _closures(
-    tx: ManagedTransaction, service: Service, binding: Binding, roots: list[Ref]
+    tx: ManagedTransaction,
+    service: Service,
+    binding: Binding,
+    roots: list[Ref],
+    then_start: Callable[[], None] | None = None,
 ) -> _Closed:
-    """Resolve required closures and load every body they may present, in ``tx``."""
+    """Resolve required closures and load every body they may present, in ``tx``.
+
+    ``then_start`` is called once the roots' bodies are loading (to start other
+    side work behind them).
+    """
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
     # The roots' bodies (most of what a read presents) load beside the closure walk.
@@ -229,6 +242,8 @@ def _closures(
         ),
         label="root views",
     )
+    if then_start is not None:
+        then_start()
     required: dict[Ref, list[RequiredEdge]] = {}
     roots_set = set(roots)
     seen: dict[Ref, None] = dict.fromkeys(roots)

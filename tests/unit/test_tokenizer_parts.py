@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from graphsvc.tokenizer import Tokenizer, get_tokenizer
+from graphsvc.tokenizer import _CUT, Tokenizer, _parts, get_tokenizer
 
 # Characters around the cut that matter to the pre-tokenizer: quotes and braces,
 # apostrophes (contractions), letters/digits of several scripts, every kind of
@@ -42,6 +42,16 @@ def test_part_counts_add_up_for_adversarial_text(pieces: list[str]) -> None:
     tok = get_tokenizer()
     text = "".join(pieces)
     assert tok.count(text) == _whole(tok, text)
+
+
+@pytest.mark.req("RD-8")
+@settings(max_examples=400, deadline=None)
+@given(st.lists(st.sampled_from([*_ALPHABET, "{", '"', "{{", '""', '{"{"', "A"]), max_size=300))
+def test_fast_cut_equals_the_regex_cut(pieces: list[str]) -> None:
+    # The counted parts are exactly the regex definition's (including empty text,
+    # '{"' at the very end, and '{"{"a' runs).
+    text = "".join(pieces)
+    assert _parts(text) == _CUT.split(text)
 
 
 @pytest.mark.req("RD-8")
