@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 import read as bench_read  # noqa: E402  (bench/read.py: corpus, queries, settle)
 
 import graphsvc.embed.background as background  # noqa: E402
-import graphsvc.ops.cursors as cursors_mod  # noqa: E402
 import graphsvc.ops.evaluate as evaluate_mod  # noqa: E402
 import graphsvc.ops.read as read_mod  # noqa: E402
 import graphsvc.store.retrieval as retrieval_mod  # noqa: E402
@@ -76,10 +75,19 @@ def _wrap(module: Any, attr: str, label: str) -> None:
 
 
 def _instrument() -> None:
-    for module in (retrieval_mod, read_mod, views_mod, evaluate_mod, cursors_mod):
+    for module in (retrieval_mod, read_mod, views_mod, evaluate_mod):
         module.run = _timed_run  # type: ignore[attr-defined]
+    inner = Database._autocommit
+
+    def timed_autocommit(self: Database, name: str, *args: Any, **kwargs: Any) -> Any:
+        start = time.perf_counter()
+        try:
+            return inner(self, name, *args, **kwargs)
+        finally:
+            _note(name + " (own tx)", start)
+
+    Database._autocommit = timed_autocommit  # type: ignore[method-assign]
     _wrap(read_mod, "pack", "PACK")
-    _wrap(cursors_mod, "save_evaluation", "WRITE evaluation (encode + query)")
     _wrap(read_mod, "_record", "WRITE manifest")
     _wrap(evaluate_mod, "propagate", "solve")
     _wrap(background, "_one", "EMBED query")

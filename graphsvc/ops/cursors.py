@@ -15,13 +15,11 @@ import json
 import uuid
 from typing import TYPE_CHECKING, Any
 
-from neo4j import ManagedTransaction
-
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
-from graphsvc.store.connection import run
+from graphsvc.store.connection import Database
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
@@ -96,14 +94,14 @@ def evaluation_params(
     }
 
 
-def save_evaluation(tx: ManagedTransaction, params: dict[str, Any]) -> None:
-    """Store a frozen evaluation made by :func:`evaluation_params` in ``tx``.
+def save_evaluation(db: Database, params: dict[str, Any]) -> None:
+    """Store a frozen evaluation made by :func:`evaluation_params` (one transaction).
 
     The payload is encoded here, so a caller that saves in a worker thread does
     not pay for the encoding on its own path.
     """
     payload = json.dumps(params["payload"], separators=(",", ":"))
-    run(tx, "cursor/save_evaluation", **{**params, "payload": payload})
+    db.write("cursor/save_evaluation", **{**params, "payload": payload})
 
 
 def save_and_cursor(
@@ -121,7 +119,7 @@ def save_and_cursor(
     moved it since, the cursor is already stale and later pages say so.
     """
     params = evaluation_params(service, binding, payload)
-    service.db.write_tx(lambda tx: save_evaluation(tx, params), label="save evaluation")
+    save_evaluation(service.db, params)
     return next_cursor(
         service,
         binding,

@@ -171,9 +171,9 @@ def evaluate_then(
     if text.strip():
         pending = embed_soon(service.embedder, text)
         embedded = pending
-        hits = service.db.read_tx_soon(
-            lambda tx: semantic_candidates(
-                tx,
+        hits = service.db.soon(
+            lambda: semantic_candidates(
+                service.db,
                 subject=binding.subject,
                 vector=embedded.result(),
                 k=st.max_seeds * st.candidate_oversample,

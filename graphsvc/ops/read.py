@@ -211,9 +211,7 @@ def _save_soon(
 ) -> _Saving:
     payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
     params = evaluation_params(service, binding, payload)
-    pending = service.db.write_tx_soon(
-        lambda tx: save_evaluation(tx, params), label="save evaluation"
-    )
+    pending = service.db.soon(lambda: save_evaluation(service.db, params), label="save evaluation")
     return params, pending
 
 
@@ -236,12 +234,8 @@ def _closures(
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
     # The roots' bodies (most of what a read presents) load beside the closure walk.
-    root_views = service.db.read_tx_soon(
-        lambda other: load_views(
-            service.db, s, (AtomRef(r.atom_id, r.rev) for r in roots), tx=other
-        ),
-        label="root views",
-    )
+    root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
+    root_views = service.db.soon(lambda: load_views(service.db, s, root_refs), label="root views")
     if then_start is not None:
         then_start()
     required: dict[Ref, list[RequiredEdge]] = {}
@@ -400,9 +394,7 @@ def _record(
         "presented": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
     }
 
-    service.db.write_tx(
-        lambda tx: run(tx, "read/save_manifest", **manifest_params), label="read manifest"
-    )
+    service.db.write("read/save_manifest", **manifest_params)
     ranges = [
         {
             "ref": r.key,

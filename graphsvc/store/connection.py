@@ -6,12 +6,13 @@ they enter graphsvc (STYLE: errors of lower libraries mapped where they enter).
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, RoutingControl, Session
+from neo4j import Driver, GraphDatabase, ManagedTransaction, Query, RoutingControl, Session
 from neo4j.exceptions import (
     ClientError,
     DriverError,
@@ -30,6 +31,10 @@ T = TypeVar("T")
 
 # Bumped when cypher/schema changes meaning (not merely when a file is added).
 SCHEMA_VERSION = 1
+# Attempts of an auto-commit query that failed with a retryable error, and the first
+# pause between them (doubled each time).
+_ATTEMPTS = 4
+_RETRY_DELAY_S = 0.05
 
 
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -69,8 +74,8 @@ class Database:
             raise StoreError(f"cannot create a Neo4j driver for {uri}: {exc}") from exc
         self.uri = uri
         self.database = database
-        # Independent reads of one request run side by side (Neo4j runs each query
-        # on one core); see read_tx_soon.
+        # Independent queries of one request run side by side (Neo4j runs each
+        # query on one core); see soon().
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphsvc-db")
 
     def close(self) -> None:
@@ -79,20 +84,66 @@ class Database:
 
     # ------------------------------------------------------------ single queries
     def read(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run the named read query in an auto-routed read transaction."""
-        with _mapped(name):
-            records, _, _ = self.driver.execute_query(
-                query(name), params, database_=self.database, routing_=RoutingControl.READ
-            )
-        return [r.data() for r in records]
+        """Run the named read query as its own transaction (rows via ``Record.data()``)."""
+        return self._autocommit(name, params, RoutingControl.READ, plain=False)
 
     def write(self, name: str, **params: Any) -> list[dict[str, Any]]:
-        """Run the named write query in its own write transaction."""
-        with _mapped(name):
-            records, _, _ = self.driver.execute_query(
-                query(name), params, database_=self.database, routing_=RoutingControl.WRITE
-            )
-        return [r.data() for r in records]
+        """Run the named write query as its own transaction (rows via ``Record.data()``)."""
+        return self._autocommit(name, params, RoutingControl.WRITE, plain=False)
+
+    def read_rows(self, name: str, **params: Any) -> list[dict[str, Any]]:
+        """Like :meth:`read`, each row a plain dict as in :func:`run` (for big results)."""
+        return self._autocommit(name, params, RoutingControl.READ, plain=True)
+
+    def _autocommit(
+        self, name: str, params: dict[str, Any], routing: RoutingControl, *, plain: bool
+    ) -> list[dict[str, Any]]:
+        """One named query as an auto-commit transaction.
+
+        RUN and PULL travel together and the commit is part of the answer: one
+        round trip, where a managed transaction takes two (BEGIN goes with the
+        first query, COMMIT is another). A retryable failure (the statement was
+        rolled back) is retried like a managed transaction's.
+        """
+        text = Query(query(name))
+        delay = _RETRY_DELAY_S
+        for attempt in range(1, _ATTEMPTS + 1):
+            try:
+                with self._session(routing) as session:
+                    result = session.run(text, params)
+                    if plain:
+                        keys = result.keys()
+                        return [dict(zip(keys, record, strict=True)) for record in result]
+                    return [record.data() for record in result]
+            except (Neo4jError, DriverError) as exc:
+                if attempt == _ATTEMPTS or not exc.is_retryable():
+                    with _mapped(name):
+                        raise
+                time.sleep(delay)
+                delay *= 2
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    # ------------------------------------------------------------ side work
+    def soon(self, work: Callable[[], T], *, label: str = "side work") -> Future[T]:
+        """Start ``work`` (its own reads or writes) on a worker thread.
+
+        For queries of one request that do not depend on each other: Neo4j runs
+        each query on one core, so two of them finish in about the time of one.
+        Neo4j reads are read-committed, so separate transactions of one request see
+        what one transaction would (each query sees the latest commits). The caller
+        waits for the result before it answers. ``label`` names the thread's work
+        in errors.
+        """
+
+        def labelled() -> T:
+            with _mapped(label):
+                return work()
+
+        return self._pool.submit(labelled)
+
+    def read_soon(self, name: str, **params: Any) -> Future[list[dict[str, Any]]]:
+        """:meth:`read_rows` on a worker thread (see :meth:`soon`)."""
+        return self.soon(lambda: self.read_rows(name, **params), label=name)
 
     # ------------------------------------------------------------ transactions
     def write_tx(self, work: Callable[[ManagedTransaction], T], *, label: str = "write") -> T:
@@ -112,29 +163,6 @@ class Database:
         """
         with _mapped(label), self._session(RoutingControl.READ) as session:
             return session.execute_read(work)
-
-    def read_tx_soon(
-        self, work: Callable[[ManagedTransaction], T], *, label: str = "read"
-    ) -> Future[T]:
-        """Start ``work`` in its own read transaction on a worker thread.
-
-        For reads that do not depend on each other: Neo4j runs each query on one
-        core, so two halves of a query's input finish in about half the time.
-        Neo4j reads are read-committed, so separate transactions of one request
-        see what one transaction would (each query sees the latest commits).
-        """
-        return self._pool.submit(self.read_tx, work, label=label)
-
-    def write_tx_soon(
-        self, work: Callable[[ManagedTransaction], T], *, label: str = "write"
-    ) -> Future[T]:
-        """Start ``work`` in its own write transaction on a worker thread.
-
-        For a write that does not depend on what the request still computes (a
-        read's frozen evaluation): its round trips and commit overlap the rest of
-        the request. The caller waits for the result before it answers.
-        """
-        return self._pool.submit(self.write_tx, work, label=label)
 
     @contextmanager
     def _session(self, routing: RoutingControl) -> Iterator[Session]:

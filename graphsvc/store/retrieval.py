@@ -5,7 +5,7 @@
 thread), the semantic signal of the lexical candidates, the retrieval graph (two
 BFS levels per query), and the usage state of the graph's nodes (head facts ride
 along with the rows). Two things run beside it in transactions of their own
-(:meth:`Database.read_tx_soon`; Neo4j reads are read-committed, so nothing is
+(:meth:`Database.soon`; Neo4j reads are read-committed, so nothing is
 lost by that): the vector query, started by the caller as soon as the embedding
 is ready (:func:`semantic_candidates`), and the second half of a big frontier.
 The evaluation that follows is computed once from these facts and frozen (RD-1).
@@ -62,7 +62,7 @@ class SemanticHits:
 
 
 def semantic_candidates(
-    tx: ManagedTransaction,
+    db: Database,
     *,
     subject: str,
     vector: list[float],
@@ -78,8 +78,7 @@ def semantic_candidates(
     """
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):
-        rows = run(
-            tx,
+        rows = db.read_rows(
             "search/vector_candidates",
             k=k * widen,
             embedding=vector,
@@ -89,8 +88,7 @@ def semantic_candidates(
         )
         if len(rows) >= limit:
             return SemanticHits(rows, "index")
-    rows = run(
-        tx,
+    rows = db.read_rows(
         "search/vector_candidates_exact",
         embedding=vector,
         subject=subject,
@@ -226,12 +224,11 @@ def _one_level(
 ) -> dict[str, Edges]:
     """Edges of each frontier atom; a big frontier in two halves side by side."""
 
-    def level(t: ManagedTransaction, part: list[str]) -> list[dict[str, Any]]:
-        return run(t, "search/expand_level", subject=subject, frontier=part) if part else []
-
+    name = "search/expand_level"
     first, second = _halves(frontier)
-    later = db.read_tx_soon(lambda other: level(other, second), label="expand") if second else None
-    rows = level(tx, first) + (later.result() if later is not None else [])
+    later = db.read_soon(name, subject=subject, frontier=second) if second else None
+    rows = run(tx, name, subject=subject, frontier=first) if first else []
+    rows += later.result() if later is not None else []
     return {row["aid"]: row["edges"] for row in rows}
 
 
@@ -241,16 +238,12 @@ def _two_levels(
     """Edges of each frontier atom, and edges of every atom those reach, in one round
     trip per half (a big frontier in two halves side by side)."""
 
-    def both(t: ManagedTransaction, part: list[str]) -> tuple[list[Any], list[Any]]:
-        if not part:
-            return [], []
-        row = run(t, "search/expand_two_levels", subject=subject, frontier=part)[0]
-        return row["first"], row["second"]
-
+    name = "search/expand_two_levels"
     first, second = _halves(frontier)
-    later = db.read_tx_soon(lambda other: both(other, second), label="expand") if second else None
-    a1, a2 = both(tx, first)
-    b1, b2 = later.result() if later is not None else ([], [])
+    later = db.read_soon(name, subject=subject, frontier=second) if second else None
+    a = run(tx, name, subject=subject, frontier=first)[0] if first else {"first": [], "second": []}
+    b = later.result()[0] if later is not None else {"first": [], "second": []}
+    a1, a2, b1, b2 = a["first"], a["second"], b["first"], b["second"]
     level2: dict[str, Edges] = {}
     for aid, edges in a2 + b2:
         level2.setdefault(aid, edges)

@@ -27,7 +27,7 @@ def load_views(
     if tx is not None:
         rows = run(tx, "view/atom_views", **params)
     else:
-        rows = db.read("view/atom_views", **params)
+        rows = db.read_rows("view/atom_views", **params)
     views = (view_from_row(row) for row in rows)
     return {v.ref: v for v in views}
 
