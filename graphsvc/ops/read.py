@@ -7,15 +7,14 @@ bodies become the core's ``Body`` values; :func:`graphsvc.core.packing.pack`
 chooses what fits the budget on the exact tiktoken count of the final text
 (RD-4, RD-6, RD-8); the manifest (contractVersion 2) is recorded after packing.
 When there is a next page, its frozen evaluation is written by a worker thread
-from the moment the evaluation exists (it does not depend on the packing), and
-the read waits for that write before it hands out the cursor.
+while this one packs (it does not depend on the packing); the read waits for that
+write before it hands out the cursor.
 """
 
 from __future__ import annotations
 
 import hashlib
 import uuid
-from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -133,18 +132,14 @@ def read(
         def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
             ranked = ev.ranked_rows()
             roots = _roots(ranked[:limit])
-            page_saving: list[_Saving] = []
-
-            def save_soon() -> None:
+            closed = _closures(tx, service, binding, [c.ref for c in roots])
+            page_saving = None
+            if limit < len(ranked):
                 # The next page's frozen evaluation does not depend on the packing:
-                # it is written while the closures are read and the page is packed
-                # (started after the roots' bodies, whose load is on the read's path).
-                if limit < len(ranked):
-                    page_saving.append(_save_soon(service, binding, ev, ranked))
-                    started.append(page_saving[0])
-
-            closed = _closures(tx, service, binding, [c.ref for c in roots], save_soon)
-            return ranked, roots, closed, page_saving[0] if page_saving else None
+                # Neo4j writes it while this thread packs.
+                page_saving = _save_soon(service, binding, ev, ranked)
+                started.append(page_saving)
+            return ranked, roots, closed, page_saving
 
         ev, (ranked, roots, closed, saving) = evaluate_then(
             service,
@@ -220,24 +215,14 @@ def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
 
 
 def _closures(
-    tx: ManagedTransaction,
-    service: Service,
-    binding: Binding,
-    roots: list[Ref],
-    then_start: Callable[[], None] | None = None,
+    tx: ManagedTransaction, service: Service, binding: Binding, roots: list[Ref]
 ) -> _Closed:
-    """Resolve required closures and load every body they may present, in ``tx``.
-
-    ``then_start`` is called once the roots' bodies are loading (to start other
-    side work behind them).
-    """
+    """Resolve required closures and load every body they may present, in ``tx``."""
     s = binding.subject
     max_revisions = service.settings.max_nodes * 8
     # The roots' bodies (most of what a read presents) load beside the closure walk.
     root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
     root_views = service.db.soon(lambda: load_views(service.db, s, root_refs), label="root views")
-    if then_start is not None:
-        then_start()
     required: dict[Ref, list[RequiredEdge]] = {}
     roots_set = set(roots)
     seen: dict[Ref, None] = dict.fromkeys(roots)

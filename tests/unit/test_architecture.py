@@ -72,7 +72,7 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
     forbidden = {"threading", "sched", "asyncio", "concurrent", "httpx", "graphsvc.atomise"}
     # The one exception: a request may run independent reads and writes of its own
     # side by side and waits for every one of them before it answers
-    # (Database.read_tx_soon / write_tx_soon, awaited in ops/evaluate,
+    # (Database.soon / read_soon, awaited in ops/evaluate,
     # store/retrieval and ops/read) — nothing outlives the request.
     request_scoped = {
         ("store", "connection.py"): {"concurrent.futures"},
