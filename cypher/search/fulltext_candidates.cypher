@@ -2,11 +2,21 @@
 // The Lucene query may omit the subject clause (cheaper: the clause is a phrase
 // query over every atom of the subject); `seen` tells the caller whether the
 // top $k was full, so it can retry with the clause when too few were its own.
-CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
-YIELD node, score
-WITH count(*) AS seen,
-     collect(CASE WHEN node.subject = $subject AND score > 0
-       AND ($includeArchived
-            OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
-     THEN [node.atomId, node.rev, score, node.atomisedInto, node.archivedAt] END) AS hits
-RETURN seen, hits
+// The subject's state rides along (the same columns as search/subject_state:
+// whether a purge is unfinished, the index generation), so an evaluation's purge
+// check costs no round trip of its own.
+OPTIONAL MATCH (p:PurgeMarker {subject: $subject})
+WITH count(p) > 0 AS pending
+OPTIONAL MATCH (s:SubjectState {subject: $subject})
+OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
+WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion
+CALL () {
+  CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
+  YIELD node, score
+  RETURN count(*) AS seen,
+         collect(CASE WHEN node.subject = $subject AND score > 0
+           AND ($includeArchived
+                OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
+         THEN [node.atomId, node.rev, score, node.atomisedInto, node.archivedAt] END) AS hits
+}
+RETURN pending, purgeEpoch, schemaVersion, seen, hits

@@ -34,7 +34,6 @@ from graphsvc.core.binding import Binding
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
-from graphsvc.store.connection import run
 from graphsvc.store.retrieval import Acquired, SemanticHits, acquire, semantic_candidates
 
 if TYPE_CHECKING:
@@ -184,10 +183,15 @@ def evaluate_then(
         )
 
     def work(tx: ManagedTransaction) -> tuple[Evaluation, T]:
-        state = run(tx, "search/subject_state", subject=binding.subject)[0]
-        generation = generation_of(state, service.embedder.model_name)  # purge check
-        ev = _evaluate_in(tx, service, binding, text, depth, include_archived, now, pending, hits)
-        ev.generation = generation
+        generations: list[str] = []
+
+        def check_state(state: dict[str, Any]) -> None:
+            generations.append(generation_of(state, service.embedder.model_name))  # purge
+
+        ev = _evaluate_in(
+            tx, service, binding, text, depth, include_archived, now, pending, hits, check_state
+        )
+        ev.generation = generations[-1]
         return ev, then(tx, ev)
 
     try:
@@ -210,6 +214,7 @@ def _evaluate_in(
     now: float,
     pending: Future[list[float]] | None,
     hits: Future[SemanticHits] | None,
+    check_state: Callable[[dict[str, Any]], None],
 ) -> Evaluation:
     st = service.settings
     model = AdaptiveUseModel()
@@ -252,6 +257,7 @@ def _evaluate_in(
         max_edges=st.max_edges,
         include_archived=include_archived,
         seeds_from=seeds_from,
+        check_state=check_state,
     )
     hidden = {
         a

@@ -115,14 +115,18 @@ def acquire(
     max_edges: int,
     include_archived: bool,
     seeds_from: Callable[[Acquired], list[str]],
+    check_state: Callable[[dict[str, Any]], None],
 ) -> Acquired:
     """Read candidates, the retrieval graph and node facts in ``tx``.
 
-    ``embedding()`` returns the query embedding (or None) and ``semantic()`` the
-    vector hits (or None without an embedding), each waiting for it if still
-    running; they are called after the fulltext query. ``seeds_from(acquired)``
-    picks the seed atom ids from the fused candidates (the pure core decides; the
-    store only reads). ``db`` runs the second half of a big BFS level.
+    ``check_state(row)`` gets the subject's state (the columns of
+    ``search/subject_state``, read with the fulltext candidates) before anything
+    else is read, and raises to stop (a purge pending). ``embedding()`` returns the
+    query embedding (or None) and ``semantic()`` the vector hits (or None without
+    an embedding), each waiting for it if still running; they are called after the
+    fulltext query. ``seeds_from(acquired)`` picks the seed atom ids from the fused
+    candidates (the pure core decides; the store only reads). ``db`` runs the
+    second half of a big BFS level.
     """
     acq = Acquired()
     # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
@@ -131,8 +135,10 @@ def acquire(
     k = max_seeds * oversample
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
     # query would shrink to nothing and match no atom.
+    state = None
     if _has_word(text):
-        _lexical(tx, acq, head_facts, text, subject, k, max_seeds, include_archived)
+        state = _lexical(tx, acq, head_facts, text, subject, k, max_seeds, include_archived)
+    check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     vector = embedding()
     if vector is not None and acq.lexical:
         # The semantic signal of every lexical candidate (most are not vector hits).
@@ -180,19 +186,22 @@ def _lexical(
     k: int,
     limit: int,
     include_archived: bool,
-) -> None:
-    """The subject's top ``limit`` fulltext hits.
+) -> dict[str, Any] | None:
+    """The subject's top ``limit`` fulltext hits; returns the first query's row
+    (with the subject's state), None when the text makes no Lucene query.
 
     The index is shared by all subjects. Its top ``k`` without a subject clause,
     filtered here, holds exactly the subject's top hits when it holds ``limit`` of
     them or was not full; otherwise ask again with the subject clause (same
-    scores: that clause has boost 0).
+    scores: that clause has boost 0). The caller checks the state before it uses
+    the hits.
     """
     hits: list[list[Any]] = []
+    first: dict[str, Any] | None = None
     for scoped in (False, True):
         lucene = fulltext_query(text, subject if scoped else None)
         if lucene is None:
-            return
+            return first
         row = run(
             tx,
             "search/fulltext_candidates",
@@ -201,6 +210,7 @@ def _lexical(
             subject=subject,
             includeArchived=include_archived,
         )[0]
+        first = first or row
         hits = [h for h in row["hits"] if h is not None]
         if len(hits) >= limit or row["seen"] < k:
             break
@@ -209,6 +219,7 @@ def _lexical(
     for atom_id, rev, score, into, arch in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+    return first
 
 
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]

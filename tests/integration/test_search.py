@@ -804,6 +804,10 @@ def test_unfinished_purge_stops_first_and_later_search_pages(
             service.search(human, "purge guard note", limit=1, cursor=first.cursor)
         with pytest.raises(PurgePendingError):
             service.search(human, "purge guard note", limit=1)
+        # The state is read with the fulltext candidates, or alone when the text
+        # makes no fulltext query: both stop.
+        with pytest.raises(PurgePendingError):
+            service.search(human, "?!", limit=1)
     finally:
         service.db.driver.execute_query(
             "MATCH (p:PurgeMarker {subject: $s}) DELETE p",
