@@ -3,6 +3,7 @@
 Run::
 
     .venv/bin/python bench/read_timeline.py [--size 10000] [--reads 3] [--embed pooled]
+                                            [--warmup 200]
 
 Loads a corpus like ``bench/read.py`` (own managed Neo4j, or ``GRAPHSVC_NEO4J_URI``),
 waits for Neo4j to go idle, warms up with other queries, then prints, for a few
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--embed", choices=("real", "pooled"), default="pooled")
     p.add_argument("--budget", type=int, default=2000)
     p.add_argument("--depth", type=int, default=2)
+    p.add_argument("--warmup", type=int, default=bench_read.WARMUP_READS)
     args = p.parse_args(argv)
     external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
     with tempfile.TemporaryDirectory(prefix="graphsvc-read-timeline-") as tmp:
@@ -127,7 +129,7 @@ def main(argv: list[str] | None = None) -> int:
             bench_read.load(service, subject, args.size, 7 + args.size, args.embed, 10_000)
             bench_read.settle(pid)
             binding = Binding(subject, "default", "human", "timeline")
-            for q in bench_read.queries(20, 1_007):
+            for q in bench_read.queries(args.warmup, 1_007):
                 service.read(binding, q, args.budget, depth=args.depth)
             _instrument()
             for q in bench_read.queries(args.reads, 7):
