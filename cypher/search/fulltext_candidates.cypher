@@ -2,6 +2,10 @@
 // The Lucene query may omit the subject clause (cheaper: the clause is a phrase
 // query over every atom of the subject); `seen` tells the caller whether the
 // top $k was full, so it can retry with the clause when too few were its own.
+// Hits come in the index's order (score, highest first) as [atomId, rev, score,
+// atomisedInto, archivedAt, fetched, embedding]: the first $limit carry their
+// embedding (fetched = true; it may still be null), so the caller computes their
+// semantic signal once the query embedding is ready, without another query.
 // The subject's state rides along (the same columns as search/subject_state:
 // whether a purge is unfinished, the index generation), so an evaluation's purge
 // check costs no round trip of its own.
@@ -13,10 +17,16 @@ WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersio
 CALL () {
   CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
   YIELD node, score
+  WITH node, score,
+       node.subject = $subject AND score > 0
+       AND ($includeArchived
+            OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL)) AS own
   RETURN count(*) AS seen,
-         collect(CASE WHEN node.subject = $subject AND score > 0
-           AND ($includeArchived
-                OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
-         THEN [node.atomId, node.rev, score, node.atomisedInto, node.archivedAt] END) AS hits
+         collect(CASE WHEN own THEN node END) AS nodes,
+         collect(CASE WHEN own THEN score END) AS scores
 }
-RETURN pending, purgeEpoch, schemaVersion, seen, hits
+RETURN pending, purgeEpoch, schemaVersion, seen,
+       [i IN range(0, size(nodes) - 1) |
+        [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
+         nodes[i].archivedAt, i < $limit,
+         CASE WHEN i < $limit THEN nodes[i].embedding END]] AS hits

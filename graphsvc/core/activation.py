@@ -45,6 +45,7 @@ __all__ = [
     "build_edges",
     "cosine_from_neo4j",
     "fuse_match",
+    "neo4j_cosines",
     "normalise_lexical",
     "propagate",
     "transition_matrix",
@@ -105,6 +106,25 @@ def cosine_from_neo4j(score: float) -> float:
     if s < -_COSINE_SLOP or s > 1.0 + _COSINE_SLOP:
         raise InvalidInputError(f"vector score must lie in [0, 1], got {s}")
     return min(1.0, max(-1.0, 2.0 * s - 1.0))
+
+
+def neo4j_cosines(query: Sequence[float], vectors: Sequence[Sequence[float]]) -> list[float | None]:
+    """Neo4j's ``vector.similarity.cosine(query, v)`` for each ``v``, computed here.
+
+    That is ``(1 + cos) / 2``, the form the vector index scores in (see
+    :func:`cosine_from_neo4j`), in float64; None where either vector has no length
+    (no direction, so no similarity), as Neo4j gives no score there.
+    """
+    if not vectors:
+        return []
+    q = np.asarray(query, dtype=np.float64)
+    m = np.asarray(vectors, dtype=np.float64)
+    norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
+    dots = m @ q
+    return [
+        None if n == 0.0 else min(1.0, max(0.0, (1.0 + d / n) / 2.0))
+        for d, n in zip(dots.tolist(), norms.tolist(), strict=True)
+    ]
 
 
 def normalise_lexical(raw: Mapping[K, float]) -> dict[K, float]:

@@ -19,6 +19,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.lucene import fulltext_query
 from graphsvc.store.connection import Database, run
 
@@ -37,6 +38,8 @@ class Acquired:
     semantic: dict[str, float] = field(default_factory=dict)  # atomId -> neo4j score
     lexical: dict[str, float] = field(default_factory=dict)  # atomId -> lucene score
     lexical_semantic: dict[str, float | None] = field(default_factory=dict)
+    # Embeddings that came with the fulltext rows (None: the head has none).
+    lexical_embeddings: dict[str, list[float] | None] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
     vector_mode: str = "index"
@@ -141,11 +144,7 @@ def acquire(
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     vector = embedding()
     if vector is not None and acq.lexical:
-        # The semantic signal of every lexical candidate (most are not vector hits).
-        for row in run(
-            tx, "search/similarity", subject=subject, atomIds=list(acq.lexical), embedding=vector
-        ):
-            acq.lexical_semantic[row["atomId"]] = float(row["semantic"])
+        _lexical_semantic(tx, acq, subject, vector)
     hits = semantic()
     if hits is not None:
         acq.vector_mode = hits.mode
@@ -207,6 +206,7 @@ def _lexical(
             "search/fulltext_candidates",
             lucene=lucene,
             k=k,
+            limit=limit,
             subject=subject,
             includeArchived=include_archived,
         )[0]
@@ -216,10 +216,32 @@ def _lexical(
             break
         acq.lexical_mode = "subject clause"
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
-    for atom_id, rev, score, into, arch in hits[:limit]:
+    for atom_id, rev, score, into, arch, fetched, vector in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+        if fetched:
+            acq.lexical_embeddings[atom_id] = vector
     return first
+
+
+def _lexical_semantic(
+    tx: ManagedTransaction, acq: Acquired, subject: str, query: list[float]
+) -> None:
+    """The semantic signal of every lexical candidate (most are not vector hits).
+
+    From the embeddings that came with the fulltext rows; a candidate whose
+    embedding did not (a score tie at the edge of the fetched ones) is asked for.
+    A head without an embedding gets no signal (it is ranked lexically, ACT-1).
+    """
+    known = [a for a in acq.lexical if acq.lexical_embeddings.get(a) is not None]
+    scores = neo4j_cosines(query, [acq.lexical_embeddings[a] or [] for a in known])
+    for atom_id, score in zip(known, scores, strict=True):
+        if score is not None:
+            acq.lexical_semantic[atom_id] = score
+    unknown = [a for a in acq.lexical if a not in acq.lexical_embeddings]
+    if unknown:
+        for row in run(tx, "search/similarity", subject=subject, atomIds=unknown, embedding=query):
+            acq.lexical_semantic[row["atomId"]] = float(row["semantic"])
 
 
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]
