@@ -331,18 +331,13 @@ def _expand(
                 if len(seen_edges) >= max_edges:
                     acq.truncated = True
                     break
-                if src not in nodes:
-                    if len(nodes) >= max_nodes:
-                        acq.truncated = True
-                    else:
-                        nodes[src] = None
-                        nxt.append(src)
-                if dst not in nodes:
-                    if len(nodes) >= max_nodes:
-                        acq.truncated = True
-                    else:
-                        nodes[dst] = None
-                        nxt.append(dst)
+                for end in (src, dst):
+                    if end not in nodes:
+                        if len(nodes) >= max_nodes:
+                            acq.truncated = True
+                        else:
+                            nodes[end] = None
+                            nxt.append(end)
                 if src in nodes and dst in nodes:
                     seen_edges.add(edge)
         frontier = nxt
