@@ -4,7 +4,9 @@
 // top $k was full, so it can retry with the clause when too few were its own.
 // Hits come in the index's order (score, highest first) as [atomId, rev, score,
 // atomisedInto, archivedAt, fetched, embedding]: the first $limit carry their
-// embedding (fetched = true; it may still be null), so the caller computes their
+// embedding (fetched = true; it may still be null), and so does every hit that
+// ties the $limit-th score (BM25 scores tie often: the caller breaks ties by
+// atomId, so any of them may be among its top $limit). The caller computes their
 // semantic signal once the query embedding is ready, without another query.
 // The subject's state rides along (the same columns as search/subject_state:
 // whether a purge is unfinished, the index generation), so an evaluation's purge
@@ -25,8 +27,12 @@ CALL () {
          collect(CASE WHEN own THEN node END) AS nodes,
          collect(CASE WHEN own THEN score END) AS scores
 }
+WITH pending, purgeEpoch, schemaVersion, seen, nodes, scores,
+     CASE WHEN size(scores) > $limit THEN scores[$limit - 1] END AS edge
+WITH pending, purgeEpoch, schemaVersion, seen, nodes, scores,
+     [i IN range(0, size(scores) - 1) | i < $limit OR (edge IS NOT NULL AND scores[i] = edge)] AS fetch
 RETURN pending, purgeEpoch, schemaVersion, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
-         nodes[i].archivedAt, i < $limit,
-         CASE WHEN i < $limit THEN nodes[i].embedding END]] AS hits
+         nodes[i].archivedAt, fetch[i],
+         CASE WHEN fetch[i] THEN nodes[i].embedding END]] AS hits
