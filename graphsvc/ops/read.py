@@ -224,20 +224,8 @@ def _closures(
     root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
     root_views = service.db.soon(lambda: load_views(service.db, s, root_refs), label="root views")
     required: dict[Ref, list[RequiredEdge]] = {}
+    roots_set = set(roots)
     seen: dict[Ref, None] = dict.fromkeys(roots)
-    # Members' bodies load on workers while the walk goes on: those found so far
-    # start before each further closure query, the rest after the walk.
-    asked: set[Ref] = set(roots)
-    member_views: list[Future[dict[AtomRef, AtomView]]] = []
-
-    def members_soon() -> None:
-        fresh = [AtomRef(r.atom_id, r.rev) for r in seen if r not in asked]
-        if fresh:
-            asked.update(seen)
-            member_views.append(
-                service.db.soon(lambda: load_views(service.db, s, fresh), label="member views")
-            )
-
     frontier = list(roots)
     levels = 0
     # The next level's rows, fetched with this one: (revisions asked for, rows).
@@ -249,7 +237,6 @@ def _closures(
             rows = [r for r in ahead[1] if Ref(r["srcAtomId"], int(r["srcRev"])) in wanted]
             ahead = None
         else:
-            members_soon()
             two = run(
                 tx,
                 "read/required_two_levels",
@@ -279,10 +266,8 @@ def _closures(
     # required links are unknown, so they must block (never a partial closure).
     for ref in frontier:
         required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
-    rest = [AtomRef(r.atom_id, r.rev) for r in seen if r not in asked]
+    rest = (AtomRef(r.atom_id, r.rev) for r in seen if r not in roots_set)
     views = {**root_views.result(), **load_views(service.db, s, rest, tx=tx)}
-    for pending in member_views:
-        views.update(pending.result())
     quoted = _quoted_texts(tx, binding, views.values())
     bodies = {
         Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"
