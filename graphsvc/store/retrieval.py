@@ -2,19 +2,18 @@
 
 :func:`acquire` runs in the caller's read transaction: the fulltext candidates
 (asked first, while the query embedding is still being computed in another
-thread), the semantic signal of the lexical candidates and the retrieval graph (two
-BFS levels per query; head facts ride along with the rows). Three things run beside
-it in transactions of their own (:meth:`Database.soon`; Neo4j reads are
-read-committed, so nothing is lost by that): the vector query, started by the
-caller as soon as the embedding is ready (:func:`semantic_candidates`), the second
-half of a big frontier, and the usage state of every atom the BFS may admit.
+thread), the semantic signal of the lexical candidates, the retrieval graph (two
+BFS levels per query), and the usage state of the graph's nodes (head facts ride
+along with the rows). Two things run beside it in transactions of their own
+(:meth:`Database.soon`; Neo4j reads are read-committed, so nothing is
+lost by that): the vector query, started by the caller as soon as the embedding
+is ready (:func:`semantic_candidates`), and the second half of a big frontier.
 The evaluation that follows is computed once from these facts and frozen (RD-1).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -153,12 +152,18 @@ def acquire(
             acq.semantic[row["atomId"]] = float(row["semantic"])
             head_facts[row["atomId"]] = _facts(row)
     seeds = seeds_from(acq)
-    usage_reads = _UsageReads(db, subject, policy, model_id)
-    nodes = _expand(
-        tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges, usage_reads.start
-    )
-    usage_reads.start(list(nodes))  # depth 0: the seeds; otherwise all asked for already
-    usage = usage_reads.states()
+    nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges)
+    usage = {
+        (row["atomId"], row["rev"]): row["state"]
+        for row in run(
+            tx,
+            "search/usage_states",
+            subject=subject,
+            policy=policy,
+            modelId=model_id,
+            atomIds=list(nodes),
+        )
+    }
     for atom_id in nodes:
         facts = head_facts.get(atom_id)
         if facts is None:  # a seed always has facts; defensive for odd graphs
@@ -242,38 +247,6 @@ def _lexical_semantic(
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]
 
 
-class _UsageReads:
-    """Usage states (AV-3) of every atom the BFS might admit, read beside it.
-
-    The expansion calls :meth:`start` with the atoms its last fetch reached, before
-    it walks the rows; the query (its own transaction) runs while the walk admits
-    nodes within the caps, so the read does not wait for a round trip afterwards.
-    The atoms asked for are a superset of those admitted; states of the others are
-    never looked up.
-    """
-
-    def __init__(self, db: Database, subject: str, policy: str, model_id: str) -> None:
-        self._db = db
-        self._params = {"subject": subject, "policy": policy, "modelId": model_id}
-        self._asked: set[str] = set()
-        self._pending: list[Future[list[dict[str, Any]]]] = []
-
-    def start(self, atom_ids: list[str]) -> None:
-        fresh = [a for a in dict.fromkeys(atom_ids) if a not in self._asked]
-        if fresh:
-            self._asked.update(fresh)
-            self._pending.append(
-                self._db.read_soon("search/usage_states", **self._params, atomIds=fresh)
-            )
-
-    def states(self) -> dict[tuple[str, int], str]:
-        return {
-            (row["atomId"], row["rev"]): row["state"]
-            for pending in self._pending
-            for row in pending.result()
-        }
-
-
 def _halves(frontier: list[str]) -> tuple[list[str], list[str]]:
     half = len(frontier) // 2 if len(frontier) >= SPLIT_LEVEL_AT else len(frontier)
     return frontier[:half], frontier[half:]
@@ -310,11 +283,6 @@ def _two_levels(
     return {aid: edges for aid, edges in a1 + b1}, level2
 
 
-def _named(edges_of: dict[str, Edges]) -> list[str]:
-    """Every atom the rows name (each row's far end; the near end is its key)."""
-    return [row[3] for edges in edges_of.values() for row in edges]
-
-
 def _expand(
     tx: ManagedTransaction,
     db: Database,
@@ -325,15 +293,12 @@ def _expand(
     depth: int,
     max_nodes: int,
     max_edges: int,
-    reached: Callable[[list[str]], None],
 ) -> dict[str, None]:
     """BFS over current links from the seeds, ``depth`` levels, within the caps.
 
     Levels are fetched two at a time where two remain (one round trip instead of
     two); edges are always examined level by level in frontier order, so the caps
-    admit the same nodes and edges as a one-level-at-a-time walk. After each fetch,
-    ``reached`` gets the seeds and every atom the fetched rows name (a superset of
-    what the walk may admit from them).
+    admit the same nodes and edges as a one-level-at-a-time walk.
     """
     nodes: dict[str, None] = dict.fromkeys(seeds)
     frontier = list(seeds)
@@ -348,14 +313,11 @@ def _expand(
             missing = [a for a in frontier if a not in ahead]  # not expected; safe
             if missing:
                 edges_of = {**ahead, **_one_level(tx, db, subject, missing)}
-                reached([*seeds, *_named(edges_of)])
             ahead = None
         elif depth - level >= 2:
             edges_of, ahead = _two_levels(tx, db, subject, frontier)
-            reached([*seeds, *_named(edges_of), *_named(ahead)])
         else:
             edges_of = _one_level(tx, db, subject, frontier)
-            reached([*seeds, *_named(edges_of)])
         nxt: list[str] = []
         # The hottest loop of a read (~1,000 edges per level at 100k atoms): no
         # per-edge allocation beyond the edge key.

@@ -104,23 +104,11 @@ def test_two_levels_per_query_and_split_frontiers_equal_the_plain_walk(
     seed_ids = random.Random(depth * 100 + seeds).sample(ids, seeds)
     max_nodes, max_edges = caps
 
-    named: set[str] = set()  # what the expansion reported reached (usage is read for it)
-
     def both(tx: ManagedTransaction) -> tuple[Any, Any]:
         acq = Acquired()
         facts: dict[str, dict[str, Any]] = {}
-        named.clear()
         nodes = _expand(
-            tx,
-            service.db,
-            acq,
-            facts,
-            seed_ids,
-            binding.subject,
-            depth,
-            max_nodes,
-            max_edges,
-            named.update,
+            tx, service.db, acq, facts, seed_ids, binding.subject, depth, max_nodes, max_edges
         )
         plain = _plain_walk(tx, binding.subject, seed_ids, depth, max_nodes, max_edges)
         return (list(nodes), acq.edges, acq.truncated, acq.levels, facts), plain
@@ -133,8 +121,5 @@ def test_two_levels_per_query_and_split_frontiers_equal_the_plain_walk(
     assert truncated == want_trunc
     assert levels <= depth
     assert set(nodes) <= set(facts) | set(seed_ids)
-    # Every admitted atom was reported reached before the walk admitted it, so the
-    # usage states read beside the walk cover the graph (depth 0: no fetch at all).
-    assert set(nodes) <= named if depth > 0 else not named
     if depth >= 2 and caps == (512, 4096) and seeds > 1:
         assert len(nodes) > seeds  # the walk really went somewhere
