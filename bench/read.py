@@ -277,6 +277,16 @@ def settle(pid: int | None, *, quiet_share: float = 0.05, window: float = 2.0) -
     return time.monotonic() - t0
 
 
+def vector_segments(home: Path) -> int:
+    """Lucene segments of the managed Neo4j's vector indexes after the load settled.
+
+    The vector query searches each segment's HNSW graph for the top k, so its cost
+    grows with their number; how many a load leaves depends on how its flushes
+    happened to merge (merge factor 4), so it is recorded beside the latencies.
+    """
+    return sum(1 for _ in (home / "data").glob("databases/*/schema/index/vector-*/*/*/*.si"))
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     """Nearest-rank percentile (q in 0..100) of a non-empty sample."""
     ordered = sorted(values)
@@ -391,6 +401,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             torch.set_num_threads(args.load_threads)
             timings = load(service, subject, n, args.seed + n, args.embed, args.pool)
             timings["settleSeconds"] = settle(neo4j_pid)
+            segments = vector_segments(local.home) if local is not None else None
             torch.set_num_threads(read_threads)
             print(
                 f"  embedded in {timings['embedSeconds']:.0f}s, "
@@ -404,11 +415,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 **stats,
                 **{k: round(v, 1) for k, v in timings.items()},
                 "loadAverage": [round(x, 2) for x in os.getloadavg()],
+                "vectorIndexSegments": segments,
             }
             ratio = write_report(Path(args.json), args, settings, results)
             print(
                 f"  {n:>7} atoms: p50 {stats['p50Ms']:8.1f} ms   p95 {stats['p95Ms']:8.1f} ms"
-                f"   (query embedding p50 {stats['queryEmbeddingP50Ms']:.1f} ms)",
+                f"   (query embedding p50 {stats['queryEmbeddingP50Ms']:.1f} ms,"
+                f" vector index segments {segments})",
                 flush=True,
             )
     finally:
