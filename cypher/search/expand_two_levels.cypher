@@ -4,6 +4,9 @@
 // search/expand_level (same rows: [src, dst, role, reached node, its rev,
 // atomisedInto, archivedAt]); the caller keeps level-2 rows only for the atoms its
 // node and edge caps admitted, in the order it admitted them.
+// `usage` holds the caller's usage states (the rule of search/usage_states, as
+// [atomId, rev, state]) of every atom the rows name or the frontier holds, a
+// superset of what the caller admits: no separate round trip for them.
 CALL () {
   UNWIND $frontier AS aid
   MATCH (a:Atom {subject: $subject, atomId: aid})-[:HEAD]->(r:Current)
@@ -66,4 +69,12 @@ CALL (reached) {
   }
   RETURN collect([aid, outs + ins]) AS second
 }
-RETURN first, second
+CALL (first, second) {
+  UNWIND first + second AS row
+  UNWIND [row[0]] + [e IN row[1] | e[3]] AS aid
+  WITH collect(DISTINCT aid) AS named
+  MATCH (u:UsageState {subject: $subject, policy: $policy})
+  WHERE u.modelId = $modelId AND u.atomId IN named
+  RETURN collect([u.atomId, u.rev, u.state]) AS usage
+}
+RETURN first, second, usage

@@ -3,11 +3,12 @@
 :func:`acquire` runs in the caller's read transaction: the fulltext candidates
 (asked first, while the query embedding is still being computed in another
 thread), the semantic signal of the lexical candidates, the retrieval graph (two
-BFS levels per query), and the usage state of the graph's nodes (head facts ride
-along with the rows). Two things run beside it in transactions of their own
-(:meth:`Database.soon`; Neo4j reads are read-committed, so nothing is
-lost by that): the vector query, started by the caller as soon as the embedding
-is ready (:func:`semantic_candidates`), and the second half of a big frontier.
+BFS levels per query), and the usage state of the graph's nodes (head facts and,
+with two levels per query, usage states ride along with the rows). Two things run
+beside it in transactions of their own (:meth:`Database.soon`; Neo4j reads are
+read-committed, so nothing is lost by that): the vector query, started by the
+caller as soon as the embedding is ready (:func:`semantic_candidates`), and the
+second half of a big frontier.
 The evaluation that follows is computed once from these facts and frozen (RD-1).
 """
 
@@ -152,18 +153,21 @@ def acquire(
             acq.semantic[row["atomId"]] = float(row["semantic"])
             head_facts[row["atomId"]] = _facts(row)
     seeds = seeds_from(acq)
-    nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges)
-    usage = {
-        (row["atomId"], row["rev"]): row["state"]
+    usage = _Usage(policy, model_id)
+    nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges, usage)
+    # Two-level fetches bring the usage of every atom they name; the rest (a
+    # one-level walk, deeper levels, depth 0) is read here.
+    rest = [a for a in nodes if a not in usage.covered]
+    if rest:
         for row in run(
             tx,
             "search/usage_states",
             subject=subject,
             policy=policy,
             modelId=model_id,
-            atomIds=list(nodes),
-        )
-    }
+            atomIds=rest,
+        ):
+            usage.states[(row["atomId"], row["rev"])] = row["state"]
     for atom_id in nodes:
         facts = head_facts.get(atom_id)
         if facts is None:  # a seed always has facts; defensive for odd graphs
@@ -171,7 +175,7 @@ def acquire(
         acq.facts[atom_id] = {
             "atomId": atom_id,
             **facts,
-            "usage": usage.get((atom_id, facts["rev"])),
+            "usage": usage.states.get((atom_id, facts["rev"])),
         }
     return acq
 
@@ -247,6 +251,16 @@ def _lexical_semantic(
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]
 
 
+@dataclass
+class _Usage:
+    """The caller's usage states (AV-3) gathered with the retrieval graph."""
+
+    policy: str
+    model_id: str
+    states: dict[tuple[str, int], str] = field(default_factory=dict)  # (atomId, rev) -> state
+    covered: set[str] = field(default_factory=set)  # atoms whose states were asked for
+
+
 def _halves(frontier: list[str]) -> tuple[list[str], list[str]]:
     half = len(frontier) // 2 if len(frontier) >= SPLIT_LEVEL_AT else len(frontier)
     return frontier[:half], frontier[half:]
@@ -266,21 +280,30 @@ def _one_level(
 
 
 def _two_levels(
-    tx: ManagedTransaction, db: Database, subject: str, frontier: list[str]
+    tx: ManagedTransaction, db: Database, subject: str, frontier: list[str], usage: _Usage
 ) -> tuple[dict[str, Edges], dict[str, Edges]]:
     """Edges of each frontier atom, and edges of every atom those reach, in one round
-    trip per half (a big frontier in two halves side by side)."""
+    trip per half (a big frontier in two halves side by side); adds the usage states
+    of every atom the rows name to ``usage``."""
 
     name = "search/expand_two_levels"
+    params = {"subject": subject, "policy": usage.policy, "modelId": usage.model_id}
     first, second = _halves(frontier)
-    later = db.read_soon(name, subject=subject, frontier=second) if second else None
-    a = run(tx, name, subject=subject, frontier=first)[0] if first else {"first": [], "second": []}
-    b = later.result()[0] if later is not None else {"first": [], "second": []}
+    later = db.read_soon(name, **params, frontier=second) if second else None
+    empty: dict[str, Any] = {"first": [], "second": [], "usage": []}
+    a = run(tx, name, **params, frontier=first)[0] if first else empty
+    b = later.result()[0] if later is not None else empty
     a1, a2, b1, b2 = a["first"], a["second"], b["first"], b["second"]
     level2: dict[str, Edges] = {}
     for aid, edges in a2 + b2:
         level2.setdefault(aid, edges)
-    return {aid: edges for aid, edges in a1 + b1}, level2
+    level1 = {aid: edges for aid, edges in a1 + b1}
+    for edges_of in (level1, level2):
+        usage.covered.update(edges_of)
+        usage.covered.update(row[3] for edges in edges_of.values() for row in edges)
+    for atom_id, rev, state in a["usage"] + b["usage"]:
+        usage.states[(atom_id, rev)] = state
+    return level1, level2
 
 
 def _expand(
@@ -293,6 +316,7 @@ def _expand(
     depth: int,
     max_nodes: int,
     max_edges: int,
+    usage: _Usage,
 ) -> dict[str, None]:
     """BFS over current links from the seeds, ``depth`` levels, within the caps.
 
@@ -315,7 +339,7 @@ def _expand(
                 edges_of = {**ahead, **_one_level(tx, db, subject, missing)}
             ahead = None
         elif depth - level >= 2:
-            edges_of, ahead = _two_levels(tx, db, subject, frontier)
+            edges_of, ahead = _two_levels(tx, db, subject, frontier, usage)
         else:
             edges_of = _one_level(tx, db, subject, frontier)
         nxt: list[str] = []

@@ -20,7 +20,7 @@ from write_support import new, ref, revise, write
 from graphsvc.core.binding import Binding
 from graphsvc.service import Service
 from graphsvc.store.connection import run
-from graphsvc.store.retrieval import SPLIT_LEVEL_AT, Acquired, _expand
+from graphsvc.store.retrieval import SPLIT_LEVEL_AT, Acquired, _expand, _Usage
 
 ATOMS = 130
 
@@ -104,11 +104,23 @@ def test_two_levels_per_query_and_split_frontiers_equal_the_plain_walk(
     seed_ids = random.Random(depth * 100 + seeds).sample(ids, seeds)
     max_nodes, max_edges = caps
 
+    usage = _Usage(binding.policy, "adaptiveUse")
+
     def both(tx: ManagedTransaction) -> tuple[Any, Any]:
         acq = Acquired()
         facts: dict[str, dict[str, Any]] = {}
+        usage.covered.clear()
         nodes = _expand(
-            tx, service.db, acq, facts, seed_ids, binding.subject, depth, max_nodes, max_edges
+            tx,
+            service.db,
+            acq,
+            facts,
+            seed_ids,
+            binding.subject,
+            depth,
+            max_nodes,
+            max_edges,
+            usage,
         )
         plain = _plain_walk(tx, binding.subject, seed_ids, depth, max_nodes, max_edges)
         return (list(nodes), acq.edges, acq.truncated, acq.levels, facts), plain
@@ -121,5 +133,7 @@ def test_two_levels_per_query_and_split_frontiers_equal_the_plain_walk(
     assert truncated == want_trunc
     assert levels <= depth
     assert set(nodes) <= set(facts) | set(seed_ids)
+    if depth == 2:  # one two-level fetch: it asked for the usage of every admitted atom
+        assert set(nodes) <= usage.covered
     if depth >= 2 and caps == (512, 4096) and seeds > 1:
         assert len(nodes) > seeds  # the walk really went somewhere
