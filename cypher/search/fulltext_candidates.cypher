@@ -3,11 +3,11 @@
 // query over every atom of the subject); `seen` tells the caller whether the
 // top $k was full, so it can retry with the clause when too few were its own.
 // Hits come in the index's order (score, highest first) as [atomId, rev, score,
-// atomisedInto, archivedAt, fetched, embedding]: the first $limit carry their
-// embedding (fetched = true; it may still be null), and so does every hit that
-// ties the $limit-th score (BM25 scores tie often: the caller breaks ties by
-// atomId, so any of them may be among its top $limit). The caller computes their
-// semantic signal once the query embedding is ready, without another query.
+// atomisedInto, archivedAt, embedding]. Every hit that can be among the caller's
+// top $limit carries its embedding (null only for a head without one): the first
+// $limit, and every hit that ties the $limit-th score (BM25 scores tie often and
+// the caller breaks ties by atomId). The caller computes their semantic signal
+// once the query embedding is ready, without another query.
 // The subject's state rides along (the same columns as search/subject_state:
 // whether a purge is unfinished, the index generation), so an evaluation's purge
 // check costs no round trip of its own.
@@ -34,5 +34,4 @@ WITH pending, purgeEpoch, schemaVersion, seen, nodes, scores,
 RETURN pending, purgeEpoch, schemaVersion, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
-         nodes[i].archivedAt, fetch[i],
-         CASE WHEN fetch[i] THEN nodes[i].embedding END]] AS hits
+         nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END]] AS hits

@@ -12,7 +12,15 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import AbstractContextManager, contextmanager, nullcontext
 from typing import Any, TypeVar
 
-from neo4j import Driver, GraphDatabase, ManagedTransaction, Query, RoutingControl, Session
+from neo4j import (
+    Driver,
+    GraphDatabase,
+    ManagedTransaction,
+    Query,
+    Result,
+    RoutingControl,
+    Session,
+)
 from neo4j.exceptions import (
     ClientError,
     DriverError,
@@ -44,7 +52,10 @@ def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]
     scalars, never nodes, so the recursive walk of ``Record.data()`` (a third of
     a read's client time on big retrieval graphs) is not needed.
     """
-    result = tx.run(query(name), params)
+    return _plain_rows(tx.run(query(name), params))
+
+
+def _plain_rows(result: Result) -> list[dict[str, Any]]:
     keys = result.keys()
     return [dict(zip(keys, record, strict=True)) for record in result]
 
@@ -112,8 +123,7 @@ class Database:
                 with self._session(routing) as session:
                     result = session.run(text, params)
                     if plain:
-                        keys = result.keys()
-                        return [dict(zip(keys, record, strict=True)) for record in result]
+                        return _plain_rows(result)
                     return [record.data() for record in result]
             except (Neo4jError, DriverError) as exc:
                 if attempt == _ATTEMPTS or not exc.is_retryable():

@@ -145,7 +145,7 @@ def acquire(
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     vector = embedding()
     if vector is not None and acq.lexical:
-        _lexical_semantic(tx, acq, subject, vector)
+        _lexical_semantic(acq, vector)
     hits = semantic()
     if hits is not None:
         acq.vector_mode = hits.mode
@@ -220,32 +220,25 @@ def _lexical(
             break
         acq.lexical_mode = "subject clause"
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
-    for atom_id, rev, score, into, arch, fetched, vector in hits[:limit]:
+    # The query fetched the embedding of every hit that can be in this top `limit`
+    # (ties at its edge included), so each candidate's embedding is here.
+    for atom_id, rev, score, into, arch, vector in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
-        if fetched:
-            acq.lexical_embeddings[atom_id] = vector
+        acq.lexical_embeddings[atom_id] = vector
     return first
 
 
-def _lexical_semantic(
-    tx: ManagedTransaction, acq: Acquired, subject: str, query: list[float]
-) -> None:
-    """The semantic signal of every lexical candidate (most are not vector hits).
-
-    From the embeddings that came with the fulltext rows; a candidate whose
-    embedding did not (a score tie at the edge of the fetched ones) is asked for.
-    A head without an embedding gets no signal (it is ranked lexically, ACT-1).
+def _lexical_semantic(acq: Acquired, query: list[float]) -> None:
+    """The semantic signal of every lexical candidate (most are not vector hits),
+    from the embeddings that came with the fulltext rows. A head without an
+    embedding gets no signal (it is ranked lexically, ACT-1).
     """
     known = [a for a in acq.lexical if acq.lexical_embeddings.get(a) is not None]
     scores = neo4j_cosines(query, [acq.lexical_embeddings[a] or [] for a in known])
     for atom_id, score in zip(known, scores, strict=True):
         if score is not None:
             acq.lexical_semantic[atom_id] = score
-    unknown = [a for a in acq.lexical if a not in acq.lexical_embeddings]
-    if unknown:
-        for row in run(tx, "search/similarity", subject=subject, atomIds=unknown, embedding=query):
-            acq.lexical_semantic[row["atomId"]] = float(row["semantic"])
 
 
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]

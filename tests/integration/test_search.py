@@ -495,6 +495,10 @@ def test_record_use_raises_usage_but_never_the_acquisition_order(
     bd = _breakdown(after, used.atom_id)
     assert bd["usage"] > 0.0
     assert 1.0 < bd["usageFactor"] <= 1.3
+    # Depth 2 reads usage with the two-level expansion, depth 1 with
+    # search/usage_states: the two statements of the rule agree.
+    shallow = _breakdown(_full(service, binding, query, depth=1), used.atom_id)
+    assert shallow["usage"] == pytest.approx(bd["usage"], rel=1e-3)
     assert bd["base"] == pytest.approx(bd["match"] * bd["usageFactor"])
     others = [h for h in after.hits if h.atom.atom_id != used.atom_id]
     assert all(h.breakdown["usage"] == 0.0 for h in others)

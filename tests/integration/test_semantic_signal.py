@@ -1,9 +1,8 @@
 """The lexical candidates' semantic signal, computed in Python, equals Neo4j's (ACT-1).
 
 The fulltext query brings the top lexical candidates' embeddings along, and
-``neo4j_cosines`` computes what ``vector.similarity.cosine`` would (the signal of a
-candidate the fetched rows miss still comes from the ``search/similarity`` query;
-hits that tie the last fetched score are fetched too, so that is rare).
+``neo4j_cosines`` computes what ``vector.similarity.cosine`` would. Every hit that can
+be among the top candidates carries its embedding, hits tied at the edge included.
 """
 
 from __future__ import annotations
@@ -71,9 +70,8 @@ def test_lexical_hits_tied_at_the_edge_all_carry_their_embedding(service: Servic
     edge = scores[4]
     tied = [h for h in hits if h[2] == edge]
     assert len(tied) == 12  # the equal-length bodies, straddling the 5th place
-    for atom_id, _rev, score, _into, _arch, fetched, embedding in hits:
+    for atom_id, _rev, score, _into, _arch, embedding in hits:
         if score >= edge:
-            assert fetched, atom_id
-            assert embedding is not None and len(embedding) == 384
+            assert embedding is not None and len(embedding) == 384, atom_id
         else:
-            assert not fetched and embedding is None
+            assert embedding is None, atom_id
