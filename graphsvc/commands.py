@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsvc.clicmd import atomise, export, inspect, purge, read, search, seed, write
+from graphsvc.clicmd import atomise, export, index, inspect, purge, read, search, seed, write
 
 __all__ = ["register"]
 
-_MODULES = (write, search, read, inspect, purge, atomise, seed, export)
+_MODULES = (write, search, read, inspect, purge, atomise, seed, export, index)
 
 
 def register(sub: Any) -> None:

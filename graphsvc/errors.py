@@ -25,6 +25,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── AvailabilityModelError           AVAILABILITY_MODEL_ERROR
     ├── SignerError                      SIGNER_ERROR
     ├── StoreError                       STORE_UNAVAILABLE
+    ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── ModelLoadError                   MODEL_UNAVAILABLE
     └── LauncherError                    NEO4J_LAUNCH_FAILED
         ├── JavaMissingError             JAVA_MISSING
@@ -51,6 +52,7 @@ __all__ = [
     "GovernanceRefusedError",
     "GraphsvcError",
     "IdempotencyConflictError",
+    "IndexRebuildError",
     "InvalidInputError",
     "JavaMissingError",
     "LauncherError",
@@ -163,6 +165,12 @@ class SignerError(GraphsvcError):
 
 class StoreError(GraphsvcError):
     code = "STORE_UNAVAILABLE"
+
+
+class IndexRebuildError(GraphsvcError):
+    """A vector index rebuild did not bring the index online (``graphsvc index rebuild``)."""
+
+    code = "INDEX_REBUILD_FAILED"
 
 
 class ModelLoadError(GraphsvcError):

@@ -1,3 +1,8 @@
+// No rows while `graphsvc index rebuild` runs (index/mark_vector_rebuild): the
+// caller then falls back to the exact scan instead of waiting on the index.
+OPTIONAL MATCH (m:GraphsvcMeta {key: 'vectorIndex'})
+WITH m
+WHERE m IS NULL
 CALL db.index.vector.queryNodes('current_embedding', $k, $embedding)
 YIELD node, score
 WHERE node.subject = $subject

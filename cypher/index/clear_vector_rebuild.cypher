@@ -1,0 +1,3 @@
+MATCH (m:GraphsvcMeta {key: 'vectorIndex'})
+DELETE m
+RETURN count(*) AS cleared

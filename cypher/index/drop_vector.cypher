@@ -1,0 +1,1 @@
+DROP INDEX current_embedding IF EXISTS
