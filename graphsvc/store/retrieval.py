@@ -78,7 +78,9 @@ def semantic_candidates(
 
     The vector index is shared by all subjects and filtered afterwards, so a
     subject may hold few of the global top-k: widen k once, then scan the
-    subject exactly (cheap exactly when the subject is small).
+    subject exactly (cheap exactly when the subject is small). While the index is
+    being rebuilt (``graphsvc index rebuild``) the index query returns no rows
+    without touching the index, so the exact scan answers.
     """
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):

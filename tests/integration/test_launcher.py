@@ -9,6 +9,7 @@ import pytest
 
 from graphsvc.errors import JavaMissingError, PortInUseError
 from graphsvc.localdb import LocalNeo4j
+from graphsvc.localdb.launcher import population_buffer_mb
 from graphsvc.settings import Settings
 
 
@@ -45,6 +46,9 @@ def test_start_twice_is_harmless_and_stop_leaves_no_java(tmp_path: Path) -> None
         assert "server.default_listen_address=127.0.0.1" in conf
         assert "dbms.usage_report.enabled=false" in conf
         assert "server.http.enabled=false" in conf
+        # A vector index populated from existing data is written in few segments.
+        buffer = population_buffer_mb(settings.neo4j_heap)
+        assert f"internal.dbms.index.vector.population_ram_buffer_size={buffer}" in conf
     finally:
         assert local.stop() is True
     assert _java_pids_for(local.home) == []

@@ -1,0 +1,177 @@
+"""``graphsvc index rebuild``: the vector index re-populated in one pass.
+
+Searches keep their semantic signal throughout (ACT-1): before, during (the exact
+scan answers, the index is never waited on) and after the rebuild (the index again).
+These tests drop and re-create the session's shared vector index; each leaves it
+online and the rebuild marker removed.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from graphsvc.core.binding import Binding
+from graphsvc.errors import InvalidInputError
+from graphsvc.inputs import parse_changes
+from graphsvc.ops.index import VECTOR_INDEX, rebuild_vector_index, vector_index_state
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
+from graphsvc.store.retrieval import SemanticHits, semantic_candidates
+
+
+def _marker(db: Database) -> int:
+    rows, _, _ = db.driver.execute_query(
+        "MATCH (m:GraphsvcMeta {key: 'vectorIndex'}) RETURN count(m) AS n",
+        database_=db.database,
+    )
+    return int(rows[0]["n"])
+
+
+@pytest.fixture()
+def index_restored(db: Database) -> Iterator[None]:
+    """Whatever a test does to the index, it is online and unmarked afterwards."""
+    yield
+    state = vector_index_state(db)
+    if _marker(db) or state is None or state["state"] != "ONLINE":
+        rebuild_vector_index(db, grace_s=0)
+
+
+def _corpus(service: Service) -> tuple[Binding, dict[str, str]]:
+    """Three atoms whose texts are unlike anything else in the session's database."""
+    tag = uuid.uuid4().hex[:8]
+    binding = Binding(f"t-rebuild-{tag}", "default", "human", "alice")
+    texts = {
+        "kiln": f"The kiln {tag} fires porcelain at thirteen hundred degrees overnight.",
+        "tide": f"Spring tides {tag} flood the salt marsh twice a month.",
+        "loom": f"A jacquard loom {tag} weaves patterns from punched cards.",
+    }
+    changes = [
+        {"id": key, "op": "create", "content": {"text": text, "links": []}, "sources": []}
+        for key, text in texts.items()
+    ]
+    outcome = service.write(binding, parse_changes(changes))
+    assert outcome.indexing == "complete"
+    ids = {key: outcome.changes[key].atom_id for key in texts}
+    return binding, {ids[key]: text for key, text in texts.items()}
+
+
+def _top(service: Service, subject: str, text: str) -> SemanticHits:
+    [vector] = service.embedder.embed([text])
+    return semantic_candidates(
+        service.db, subject=subject, vector=list(vector), k=16, limit=1, include_archived=False
+    )
+
+
+@pytest.mark.req("ACT-1")
+@pytest.mark.usefixtures("index_restored")
+def test_rebuild_brings_the_index_back_with_the_same_hits(service: Service) -> None:
+    binding, texts = _corpus(service)
+    before = {atom_id: _top(service, binding.subject, text) for atom_id, text in texts.items()}
+    # Each body's own text finds it first, through the index.
+    assert {a: (h.mode, h.rows[0]["atomId"]) for a, h in before.items()} == {
+        a: ("index", a) for a in texts
+    }
+
+    report = rebuild_vector_index(service.db, grace_s=0)
+
+    assert report["index"] == VECTOR_INDEX and report["started"] is True
+    assert report["entries"] >= len(texts)
+    assert report["seconds"] >= report["populateSeconds"] > 0
+    assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
+    assert _marker(service.db) == 0
+    for atom_id, text in texts.items():
+        after = _top(service, binding.subject, text)
+        assert after.mode == "index"
+        assert after.rows[0]["atomId"] == atom_id
+        assert after.rows[0]["semantic"] == pytest.approx(
+            before[atom_id].rows[0]["semantic"], abs=1e-6
+        )
+
+
+@pytest.mark.req("ACT-1")
+@pytest.mark.usefixtures("index_restored")
+def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
+    service: Service, db: Database
+) -> None:
+    binding, texts = _corpus(service)
+    db.write("index/mark_vector_rebuild", since="2026-11-30T00:00:00+00:00")
+    # The index dropped and re-created, still populating or just online: the
+    # marker alone decides, and a search neither waits nor fails.
+    db.write("index/drop_vector")
+    for atom_id, text in texts.items():
+        t0 = time.monotonic()
+        hits = _top(service, binding.subject, text)
+        assert time.monotonic() - t0 < 5
+        assert hits.mode == "exact"
+        assert hits.rows[0]["atomId"] == atom_id
+        assert hits.rows[0]["semantic"] == pytest.approx(1.0, abs=1e-5)
+    # A whole read ranks on the semantic signal too (the subject is small, so this
+    # read would scan exactly anyway; it must not fail on the missing index).
+    result = service.search(binding, next(iter(texts.values())))
+    assert result.hits[0].atom.atom_id == next(iter(texts))
+    assert result.hits[0].breakdown["semantic"] == pytest.approx(1.0, abs=1e-5)
+
+    # The command finishes the job: it re-creates the index and removes the marker.
+    report = rebuild_vector_index(db, grace_s=0)
+    assert report["started"] is True
+    assert _marker(db) == 0
+    atom_id, text = next(iter(texts.items()))
+    assert _top(service, binding.subject, text).mode == "index"
+
+
+@pytest.mark.parametrize(
+    "kwargs", [{"grace_s": -1.0}, {"timeout_s": 0.0}, {"poll_s": 0.0}, {"timeout_s": -5.0}]
+)
+def test_bad_durations_are_invalid_input_and_touch_nothing(
+    db: Database, kwargs: dict[str, float]
+) -> None:
+    with pytest.raises(InvalidInputError):
+        rebuild_vector_index(db, **kwargs)
+    assert _marker(db) == 0
+    assert vector_index_state(db) == {"state": "ONLINE", "populationPercent": 100.0}
+
+
+def _graphsvc(settings: Settings, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {
+        **os.environ,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
+        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
+        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
+        "GRAPHSVC_STATE_DIR": str(state),
+    }
+    return subprocess.run(
+        [sys.executable, "-m", "graphsvc", *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+
+@pytest.mark.req("API-4")
+@pytest.mark.usefixtures("index_restored")
+def test_cli_index_rebuild_json(service: Service, test_settings: Settings, tmp_path: Path) -> None:
+    _corpus(service)
+    done = _graphsvc(test_settings, tmp_path, "index", "rebuild", "--grace", "0", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["index"] == VECTOR_INDEX and report["started"] is True
+    assert report["entries"] >= 3
+    assert f"vector index {VECTOR_INDEX}: online ({report['entries']} entries)" in done.stderr
+    assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
+
+    bad = _graphsvc(test_settings, tmp_path, "index", "rebuild", "--timeout", "0", "--json")
+    assert bad.returncode != 0
+    assert json.loads(bad.stdout)["error"] == "INVALID_INPUT"
