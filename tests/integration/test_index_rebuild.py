@@ -8,8 +8,6 @@ online and the rebuild marker removed.
 
 from __future__ import annotations
 
-import json
-import os
 import subprocess
 import sys
 import time
@@ -18,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from atomise_support import CliResult, cli_env
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import InvalidInputError
@@ -130,27 +129,20 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
 
 
 @pytest.mark.parametrize(
-    "kwargs", [{"grace_s": -1.0}, {"timeout_s": 0.0}, {"poll_s": 0.0}, {"timeout_s": -5.0}]
+    ("grace", "timeout", "poll"),
+    [(-1.0, 60.0, 1.0), (0.0, 0.0, 1.0), (0.0, 60.0, 0.0), (0, -5.0, 1.0)],
 )
 def test_bad_durations_are_invalid_input_and_touch_nothing(
-    db: Database, kwargs: dict[str, float]
+    db: Database, grace: float, timeout: float, poll: float
 ) -> None:
     with pytest.raises(InvalidInputError):
-        rebuild_vector_index(db, **kwargs)
+        rebuild_vector_index(db, grace_s=grace, timeout_s=timeout, poll_s=poll)
     assert _marker(db) == 0
     assert vector_index_state(db) == {"state": "ONLINE", "populationPercent": 100.0}
 
 
-def _graphsvc(settings: Settings, state: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {
-        **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
-        "GRAPHSVC_STATE_DIR": str(state),
-    }
-    return subprocess.run(
+def _graphsvc(args: list[str], env: dict[str, str]) -> CliResult:
+    proc = subprocess.run(
         [sys.executable, "-m", "graphsvc", *args],
         env=env,
         capture_output=True,
@@ -158,20 +150,22 @@ def _graphsvc(settings: Settings, state: Path, *args: str) -> subprocess.Complet
         timeout=300,
         check=False,
     )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 @pytest.mark.req("API-4")
 @pytest.mark.usefixtures("index_restored")
 def test_cli_index_rebuild_json(service: Service, test_settings: Settings, tmp_path: Path) -> None:
     _corpus(service)
-    done = _graphsvc(test_settings, tmp_path, "index", "rebuild", "--grace", "0", "--json")
-    assert done.returncode == 0, done.stderr
-    report = json.loads(done.stdout)
+    env = cli_env(test_settings, tmp_path)
+    done = _graphsvc(["index", "rebuild", "--grace", "0", "--json"], env)
+    assert done.code == 0, done.stderr
+    report = done.json()
     assert report["index"] == VECTOR_INDEX and report["started"] is True
     assert report["entries"] >= 3
     assert f"vector index {VECTOR_INDEX}: online ({report['entries']} entries)" in done.stderr
     assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
 
-    bad = _graphsvc(test_settings, tmp_path, "index", "rebuild", "--timeout", "0", "--json")
-    assert bad.returncode != 0
-    assert json.loads(bad.stdout)["error"] == "INVALID_INPUT"
+    bad = _graphsvc(["index", "rebuild", "--timeout", "0", "--json"], env)
+    assert bad.code != 0
+    assert bad.json()["error"] == "INVALID_INPUT"
