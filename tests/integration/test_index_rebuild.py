@@ -19,7 +19,7 @@ import pytest
 from atomise_support import CliResult, cli_env
 
 from graphsvc.core.binding import Binding
-from graphsvc.errors import InvalidInputError
+from graphsvc.errors import IndexRebuildError, InvalidInputError
 from graphsvc.inputs import parse_changes
 from graphsvc.ops.index import VECTOR_INDEX, rebuild_vector_index, vector_index_state
 from graphsvc.service import Service
@@ -92,8 +92,10 @@ def test_rebuild_brings_the_index_back_with_the_same_hits(service: Service) -> N
         after = _top(service, binding.subject, text)
         assert after.mode == "index"
         assert after.rows[0]["atomId"] == atom_id
+        # The index scores quantised vectors (int7, quantiles per segment), so a
+        # re-populated index moves a score by ~1e-4 (measured up to 8.3e-5).
         assert after.rows[0]["semantic"] == pytest.approx(
-            before[atom_id].rows[0]["semantic"], abs=1e-6
+            before[atom_id].rows[0]["semantic"], abs=2e-3
         )
 
 
@@ -113,12 +115,12 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
         assert time.monotonic() - t0 < 5
         assert hits.mode == "exact"
         assert hits.rows[0]["atomId"] == atom_id
-        assert hits.rows[0]["semantic"] == pytest.approx(1.0, abs=1e-5)
+        assert hits.rows[0]["semantic"] == pytest.approx(1.0, abs=1e-4)
     # A whole read ranks on the semantic signal too (the subject is small, so this
     # read would scan exactly anyway; it must not fail on the missing index).
     result = service.search(binding, next(iter(texts.values())))
     assert result.hits[0].atom.atom_id == next(iter(texts))
-    assert result.hits[0].breakdown["semantic"] == pytest.approx(1.0, abs=1e-5)
+    assert result.hits[0].breakdown["semantic"] == pytest.approx(1.0, abs=1e-4)
 
     # The command finishes the job: it re-creates the index and removes the marker.
     report = rebuild_vector_index(db, grace_s=0)
@@ -169,3 +171,46 @@ def test_cli_index_rebuild_json(service: Service, test_settings: Settings, tmp_p
     bad = _graphsvc(["index", "rebuild", "--timeout", "0", "--json"], env)
     assert bad.code != 0
     assert bad.json()["error"] == "INVALID_INPUT"
+
+
+@pytest.mark.req("ACT-1")
+@pytest.mark.usefixtures("index_restored")
+def test_a_population_past_the_timeout_keeps_the_exact_scan_until_a_rerun(
+    service: Service, db: Database
+) -> None:
+    binding, texts = _corpus(service)
+    # Enough vectors that the population takes seconds (~2 ms each here), so the
+    # first state check surely sees it running. Random directions are far from
+    # every real text; they are deleted before the test ends.
+    filler = f"t-filler-{uuid.uuid4().hex[:8]}"
+    db.driver.execute_query(
+        "UNWIND range(1, $n) AS i "
+        "CREATE (:Revision:Current {subject: $subject, atomId: $subject + '-' + i, rev: 1, "
+        "embedding: [j IN range(1, 384) | rand() - 0.5]})",
+        {"n": 3000, "subject": filler},
+        database_=db.database,
+    )
+    try:
+        with pytest.raises(IndexRebuildError) as failed:
+            rebuild_vector_index(db, grace_s=0, timeout_s=0.001, poll_s=0.05)
+        assert failed.value.code == "INDEX_REBUILD_FAILED"
+        assert failed.value.details["state"] == "POPULATING"
+        # Searches keep the exact scan meanwhile, and keep their semantic signal.
+        assert _marker(db) == 1
+        atom_id, text = next(iter(texts.items()))
+        hits = _top(service, binding.subject, text)
+        assert (hits.mode, hits.rows[0]["atomId"]) == ("exact", atom_id)
+
+        # A rerun waits for the population under way instead of starting another.
+        report = rebuild_vector_index(db, grace_s=0)
+        assert report["started"] is False
+        assert report["entries"] >= 3000 + len(texts)
+        assert _marker(db) == 0
+        assert vector_index_state(db) == {"state": "ONLINE", "populationPercent": 100.0}
+        assert _top(service, binding.subject, text).mode == "index"
+    finally:
+        db.driver.execute_query(
+            "MATCH (r:Current {subject: $subject}) DETACH DELETE r",
+            {"subject": filler},
+            database_=db.database,
+        )
