@@ -33,9 +33,10 @@ def register(sub: Any) -> None:
 
 
 def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.ops.index import rebuild_vector_index
+    from graphsvc.ops.index import check_durations, rebuild_vector_index
     from graphsvc.runtime import connect
 
+    check_durations(args.grace, args.timeout)  # before a Neo4j is started for nothing
     # No schema step and no models: applying the schema waits for every index to
     # be online, which a population left running by an earlier attempt is not.
     runtime = connect(settings, progress=progress)

@@ -39,7 +39,7 @@ from neo4j import ManagedTransaction
 from graphsvc.errors import IndexRebuildError, InvalidInputError
 from graphsvc.store.connection import Database, run
 
-__all__ = ["VECTOR_INDEX", "rebuild_vector_index", "vector_index_state"]
+__all__ = ["VECTOR_INDEX", "check_durations", "rebuild_vector_index", "vector_index_state"]
 
 VECTOR_INDEX = "current_embedding"
 
@@ -48,6 +48,15 @@ def vector_index_state(db: Database) -> dict[str, Any] | None:
     """``{"state", "populationPercent"}`` of the vector index; None when absent."""
     rows = db.read("index/vector_state")
     return rows[0] if rows else None
+
+
+def check_durations(grace_s: float, timeout_s: float, poll_s: float = 1.0) -> None:
+    """Raise INVALID_INPUT unless grace >= 0 and timeout and poll interval > 0 seconds."""
+    if not (grace_s >= 0 and timeout_s > 0 and poll_s > 0):  # NaN fails every test
+        raise InvalidInputError(
+            "grace must be >= 0 and timeout and poll interval > 0 seconds",
+            details={"grace": grace_s, "timeout": timeout_s, "poll": poll_s},
+        )
 
 
 def _drop_and_create(tx: ManagedTransaction) -> None:
@@ -69,11 +78,7 @@ def rebuild_vector_index(
     way was only awaited), ``entries`` (current revisions with an embedding),
     ``seconds`` (marker to online) and ``populateSeconds``.
     """
-    if grace_s < 0 or timeout_s <= 0 or poll_s <= 0:
-        raise InvalidInputError(
-            "grace must be >= 0 and timeout and poll interval > 0 seconds",
-            details={"grace": grace_s, "timeout": timeout_s, "poll": poll_s},
-        )
+    check_durations(grace_s, timeout_s, poll_s)
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()
     before = vector_index_state(db)

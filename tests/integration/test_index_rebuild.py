@@ -132,7 +132,13 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
 
 @pytest.mark.parametrize(
     ("grace", "timeout", "poll"),
-    [(-1.0, 60.0, 1.0), (0.0, 0.0, 1.0), (0.0, 60.0, 0.0), (0, -5.0, 1.0)],
+    [
+        (-1.0, 60.0, 1.0),
+        (0.0, 0.0, 1.0),
+        (0.0, 60.0, 0.0),
+        (0, -5.0, 1.0),
+        (float("nan"), 60.0, 1.0),
+    ],
 )
 def test_bad_durations_are_invalid_input_and_touch_nothing(
     db: Database, grace: float, timeout: float, poll: float
@@ -168,9 +174,15 @@ def test_cli_index_rebuild_json(service: Service, test_settings: Settings, tmp_p
     assert f"vector index {VECTOR_INDEX}: online ({report['entries']} entries)" in done.stderr
     assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
 
-    bad = _graphsvc(["index", "rebuild", "--timeout", "0", "--json"], env)
+    # Refused before anything is touched: with no server configured, a bad duration
+    # is INVALID_INPUT without starting the managed Neo4j first.
+    managed = cli_env(test_settings, tmp_path / "managed")
+    del managed["GRAPHSVC_NEO4J_URI"]
+    bad = _graphsvc(["index", "rebuild", "--timeout", "0", "--json"], managed)
     assert bad.code != 0
     assert bad.json()["error"] == "INVALID_INPUT"
+    assert "starting Neo4j" not in bad.stderr
+    assert not (tmp_path / "managed").exists()
 
 
 @pytest.mark.req("ACT-1")
