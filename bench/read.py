@@ -135,6 +135,11 @@ def sentence(rng: random.Random) -> str:
     )
 
 
+def unseen(n: int, seed: int, seen: set[str]) -> list[str]:
+    """Up to ``n`` queries (seeded) whose texts are not in ``seen``."""
+    return [q for q in queries(2 * n, seed) if q not in seen][:n]
+
+
 def queries(n: int, seed: int) -> list[str]:
     rng = random.Random(seed)
     shapes = (
@@ -405,16 +410,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         db.apply_schema()
         service = Service(settings, db, get_embedder(), get_tokenizer())
         qs = queries(args.reads, args.seed)
-        timed = set(qs)  # warm-up never sees a timed query's text
-        warmup = [q for q in queries(2 * args.warmup, args.seed + 1_000) if q not in timed]
-        warmup = warmup[: args.warmup]
-        # The second timing of a size (after the rebuild) uses other texts again, so
-        # no cache of ours has seen them.
-        seen = timed | set(warmup)
-        qs2 = [q for q in queries(2 * args.reads, args.seed + 2_000) if q not in seen]
-        qs2 = qs2[: args.reads]
-        warmup2 = [q for q in queries(2 * args.warmup, args.seed + 3_000) if q not in seen]
-        warmup2 = [q for q in warmup2 if q not in set(qs2)][: args.warmup]
+        # Warm-up never sees a timed query's text, and the second timing of a size
+        # (after the rebuild) uses other texts again, so no cache of ours has seen them.
+        warmup = unseen(args.warmup, args.seed + 1_000, set(qs))
+        qs2 = unseen(args.reads, args.seed + 2_000, {*qs, *warmup})
+        warmup2 = unseen(args.warmup, args.seed + 3_000, {*qs, *warmup, *qs2})
         run_id = uuid.uuid4().hex[:8]
         for n in sizes:
             subject = f"bench-read-{run_id}-{n}"
