@@ -194,6 +194,8 @@ def _lexical(
 ) -> dict[str, Any] | None:
     """The subject's top ``limit`` fulltext hits; returns the first query's row
     (with the subject's state), None when the text makes no Lucene query.
+    While the fulltext index is being rebuilt there are no hits and
+    ``acq.lexical_mode`` is ``"rebuilding"`` (the lexical signal is missing).
 
     The index is shared by all subjects. Its top ``k`` without a subject clause,
     filtered here, holds exactly the subject's top hits when it holds ``limit`` of
@@ -217,6 +219,9 @@ def _lexical(
             includeArchived=include_archived,
         )[0]
         first = first or row
+        if row["rebuilding"]:  # `graphsvc index rebuild --fulltext` under way
+            acq.lexical_mode = "rebuilding"
+            return first
         hits = [h for h in row["hits"] if h is not None]
         if len(hits) >= limit or row["seen"] < k:
             break
