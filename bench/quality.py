@@ -391,7 +391,8 @@ def use_analyzer(db: Database, analyzer: str) -> None:
 
 
 def parse_variant(spec: str) -> dict[str, Any]:
-    """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4``, joined by ``;``."""
+    """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
+    ``beta=0.3`` / ``depth=1``, joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -407,6 +408,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["beta"] = float(value)
         elif key == "depth":
             changes["depth"] = int(value)
+        elif key == "prox":
+            changes["lexical_proximity"] = int(value)
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
@@ -431,18 +434,21 @@ def top10(service: Service, conv: Conversation, q: Question) -> list[tuple[str, 
 def independence(
     alone: list[list[tuple[str, float]]], beside: list[list[tuple[str, float]]]
 ) -> dict[str, Any]:
-    changed = sum(
-        1 for a, b in zip(alone, beside, strict=True) if [x for x, _ in a] != [x for x, _ in b]
-    )
+    """How much of one subject's ranking the other subjects' data changed."""
+    pairs = list(zip(alone, beside, strict=True))
+    order_changed = sum(1 for a, b in pairs if [x for x, _ in a] != [x for x, _ in b])
+    set_changed = sum(1 for a, b in pairs if {x for x, _ in a} != {x for x, _ in b})
     largest = 0.0
-    for a, b in zip(alone, beside, strict=True):
+    for a, b in pairs:
         da, dbb = dict(a), dict(b)
         for key in set(da) | set(dbb):
             largest = max(largest, abs(da.get(key, 0.0) - dbb.get(key, 0.0)))
     return {
         "questions": len(alone),
-        "top10Changed": changed,
-        "top10ChangedShare": round(changed / max(1, len(alone)), 4),
+        "top10Changed": order_changed,
+        "top10ChangedShare": round(order_changed / max(1, len(alone)), 4),
+        "top10SetChanged": set_changed,
+        "top10SetChangedShare": round(set_changed / max(1, len(alone)), 4),
         "largestScoreChange": largest,
     }
 
@@ -641,8 +647,9 @@ def print_table(report: dict[str, Any]) -> None:
     ind = report.get("tenantIndependence")
     if ind:
         print(
-            f"tenant independence ({ind['conversation']}): top 10 changed for "
-            f"{ind['top10Changed']}/{ind['questions']} questions, "
+            f"tenant independence ({ind['conversation']}): top 10 order changed for "
+            f"{ind['top10Changed']}/{ind['questions']} questions, its set for "
+            f"{ind['top10SetChanged']}, "
             f"largest score change {ind['largestScoreChange']:.2e}"
         )
     print("(by-category columns: recall@10)")

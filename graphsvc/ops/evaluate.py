@@ -261,6 +261,7 @@ def _evaluate_in(
         include_archived=include_archived,
         seeds_from=seeds_from,
         check_state=check_state,
+        proximity=st.lexical_proximity,
     )
     hidden = {
         a
