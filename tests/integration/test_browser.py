@@ -10,9 +10,9 @@ so these tests prove the pages need no network.
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -21,8 +21,7 @@ from urllib.parse import urlparse
 import pytest
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
-from graphsvc.seed import DEMO_CORPUS
+from graphsvc.seed import load_team_corpus
 from graphsvc.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
@@ -113,74 +112,12 @@ def test_graphiql_loads_offline_and_runs_health(browser: Any, live_server: Any) 
 # ------------------------------------------------------------------ explorer
 
 
-def _ref(out: Any, cid: str) -> dict[str, Any]:
-    view = out.changes[cid]
-    return {"atomId": view.atom_id, "rev": view.rev}
-
-
-def _demo(service: Service, subject: str) -> dict[str, Any]:
-    """The demo corpus in ``subject``, plus a revision, a retirement and a citation range."""
-    doc = json.loads(DEMO_CORPUS.read_text(encoding="utf-8"))
-    human = Binding(subject, "default", "human", "browser")
-    out = service.write(human, parse_changes(doc["changes"]))
-    ids = {cid: v.atom_id for cid, v in out.changes.items()}
-    evap = out.changes["evaporation"]
-    revised = service.write(
-        human,
-        parse_changes(
-            [
-                {
-                    "id": "evaporation",
-                    "op": "revise",
-                    "target": {"atomId": evap.atom_id, "rev": evap.rev},
-                    "content": {
-                        "text": "Evaporation turns liquid water into water vapour; about 86% "
-                        "of global evaporation happens over the oceans.",
-                        "links": [
-                            {"role": "part-of", "target": {"ref": _ref(out, "water-cycle")}},
-                            {
-                                "role": "see-also",
-                                "target": {"ref": _ref(out, "transpiration"), "at": "logical"},
-                            },
-                            {"role": "studied-by", "target": {"local": "hydrology"}},
-                        ],
-                    },
-                    "sources": [
-                        {
-                            "uri": "https://example.org/hydrology-handbook",
-                            "version": "2",
-                            "range": {"start": 3, "end": 9, "unit": "line"},
-                        }
-                    ],
-                },
-                {
-                    "id": "hydrology",
-                    "op": "create",
-                    "content": {"text": "Hydrology studies the water cycle.", "links": []},
-                    "sources": [],
-                },
-            ]
-        ),
-    )
-    retired_id = ids["condensation"]
-    service.write(
-        human,
-        parse_changes(
-            [
-                {
-                    "id": "r",
-                    "op": "retire",
-                    "target": {"atomId": retired_id, "rev": out.changes["condensation"].rev},
-                }
-            ]
-        ),
-    )
-    return {
-        "binding": human,
-        "ids": ids,
-        "evaporation": revised.changes["evaporation"],
-        "retired": retired_id,
-    }
+@pytest.fixture(scope="module")
+def team(service: Service) -> dict[str, Any]:
+    """The team demo corpus (seed/team.json) in a subject of its own."""
+    subject = f"t-team-{uuid.uuid4().hex[:8]}"
+    report = load_team_corpus(service, subject=subject)
+    return {"binding": Binding(subject, "default", "human", "browser"), **report}
 
 
 def _graph(page: Any) -> dict[str, Any]:
@@ -190,7 +127,7 @@ def _graph(page: Any) -> dict[str, Any]:
                                           state: n.data('state'), cls: n.classes()})),
              edges: cy.edges().map(e => ({source: e.source().id(), target: e.target().id(),
                                           role: e.data('role'), at: e.data('at'),
-                                          required: e.data('required')})),
+                                          kind: e.data('kind'), required: e.data('required')})),
            }; }"""
     )
     return result
@@ -198,10 +135,10 @@ def _graph(page: Any) -> dict[str, Any]:
 
 @pytest.mark.req("API-5")
 def test_explorer_search_open_expand_side_panel_and_read(
-    browser: Any, live_server: Any, service: Service, subject: str
+    browser: Any, live_server: Any, service: Service, team: dict[str, Any]
 ) -> None:
-    demo = _demo(service, subject)
-    token = live_server.token_for(demo["binding"])
+    ids = team["ids"]
+    token = live_server.token_for(team["binding"])
     w = Watched(browser, live_server.url)
     page = w.page
     page.goto(f"{live_server.url}/explore")
@@ -218,79 +155,97 @@ def test_explorer_search_open_expand_side_panel_and_read(
     assert token not in page.url
 
     # Search with the keyboard; hits show score, state and a short text.
-    page.fill("#q", "evaporation ocean water vapour")
+    page.fill("#q", "how long are payment idempotency keys kept")
     page.keyboard.press("Enter")
     page.wait_for_selector("#hits .hit", timeout=30_000)
     hits = page.locator("#hits .hit")
-    assert hits.count() >= 3
-    first = hits.first.inner_text()
-    assert float(first.split()[0]) > 0
+    assert hits.count() >= 5
+    assert float(hits.first.inner_text().split()[0]) > 0
+    adr12 = ids["adr:12"]
+    hit = page.locator(f'#hits .hit[data-atom-id="{adr12}"]')
+    assert "ADR-012" in hit.inner_text() and "r2" in hit.inner_text()
     w.shot("explore-search")
 
-    # Open the revised evaporation atom: its neighbourhood is drawn.
-    evap_id = demo["evaporation"].atom_id
-    page.locator(f'#hits .hit[data-atom-id="{evap_id}"]').click()
+    # Open ADR-012 (rev 2): its four outgoing links are drawn, the required one heavier.
+    hit.click()
     page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 1", timeout=30_000)
     g = _graph(page)
     by_id = {n["id"]: n for n in g["nodes"]}
-    assert by_id[evap_id]["label"].startswith("Evaporation turns liquid water")
-    assert "root" in by_id[evap_id]["cls"]
-    # Rev 2 links part-of water-cycle (observed), see-also transpiration (logical) and
-    # studied-by hydrology: three neighbours, three edges out of the opened atom.
-    out_edges = {(e["role"], e["at"]) for e in g["edges"] if e["source"] == evap_id}
-    assert out_edges == {
-        ("part-of", "observed"),
-        ("see-also", "logical"),
-        ("studied-by", "observed"),
+    assert set(by_id) == {
+        adr12,
+        ids["svc:payments-api"],
+        ids["inc:2490"],
+        ids["inc:2490:action1"],
+        ids["adr:2"],
     }
-    assert len(g["nodes"]) == 4
-    assert all(e["source"] in by_id and e["target"] in by_id for e in g["edges"])
-    assert int(page.inner_text("#node-count")) == len(g["nodes"])
-    assert int(page.inner_text("#edge-count")) == len(g["edges"])
+    assert by_id[adr12]["label"].startswith("ADR-012 (payments-api, idempotency keys v2)")
+    assert "root" in by_id[adr12]["cls"]
+    assert {(e["source"], e["target"], e["role"], e["required"]) for e in g["edges"]} == {
+        (adr12, ids["svc:payments-api"], "decides-for", True),
+        (adr12, ids["inc:2490"], "motivated-by", False),
+        (adr12, ids["inc:2490:action1"], "closes", False),
+        (adr12, ids["adr:2"], "supersedes", False),
+    }
+    assert int(page.inner_text("#node-count")) == 5
+    assert int(page.inner_text("#edge-count")) == 4
     legend = page.inner_text("#legend")
-    for word in ("active", "retired", "unavailable", "required", "logical", "part-of"):
+    for word in ("active", "retired", "unavailable", "required", "logical", "supersedes"):
         assert word in legend
 
-    # Side panel: the full text, the citation range, two revisions to pick from.
-    assert "86% of global evaporation" in page.inner_text("#side-text")
-    assert "line 3–9" in page.inner_text("#side-cites")
-    options = page.locator("#rev-pick option").all_inner_texts()
-    assert options == ["rev 2 (head)", "rev 1"]
+    # Side panel: full text, the citation range, two revisions to pick from.
+    assert "It supersedes ADR-002." in page.inner_text("#side-text")
+    assert "line 1–48" in page.inner_text("#side-cites")
+    assert page.locator("#rev-pick option").all_inner_texts() == ["rev 2 (head)", "rev 1"]
     page.select_option("#rev-pick", "1")
     page.wait_for_function(
-        "() => document.getElementById('side-text').textContent.includes('solar energy')",
+        "() => !document.getElementById('side-text').textContent.includes('supersedes')"
+        " && document.getElementById('side-meta').textContent.includes('rev 1 (superseded)')",
         timeout=15_000,
     )
     w.shot("explore-open")
 
-    # Expand a neighbour with a real click on the canvas: more nodes appear.
-    before = len(g["nodes"])
-    neighbour = by_id[demo["ids"]["water-cycle"]]
+    # Expand payments-api with a real click on the canvas: its incoming links arrive,
+    # among them the retired ADR-002's head, now drawn as retired.
+    svc = ids["svc:payments-api"]
     pos = page.evaluate(
         """(id) => { const p = window.graphsvcExplorer.cy.getElementById(id).renderedPosition();
                      const r = document.getElementById('cy').getBoundingClientRect();
                      return {x: r.left + p.x, y: r.top + p.y}; }""",
-        neighbour["id"],
+        svc,
     )
     page.mouse.click(pos["x"], pos["y"])
-    page.wait_for_function(
-        f"() => window.graphsvcExplorer.cy.nodes().length > {before}", timeout=30_000
-    )
-    g2 = _graph(page)
-    assert len(g2["nodes"]) > before
-    assert {n["id"] for n in g["nodes"]} <= {n["id"] for n in g2["nodes"]}
-    retired = [n for n in g2["nodes"] if n["state"] == "retired"]
-    assert [n["id"] for n in retired] == [demo["retired"]]
-    assert retired[0]["label"].endswith("[retired]")
+    page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 5", timeout=30_000)
     page.wait_for_function(
         "(t) => document.getElementById('side-text').textContent === t",
-        arg=service.inspect(demo["binding"], neighbour["id"]).atom.text,
+        arg=service.inspect(team["binding"], svc).atom.text,
         timeout=15_000,
     )
+    g2 = _graph(page)
+    nodes2 = {n["id"]: n for n in g2["nodes"]}
+    assert set(by_id) < set(nodes2)
+    for local in ("owner:payments-api", "slo:payments-api", "adr:20", "iface:payments-api:ledger"):
+        assert ids[local] in nodes2, local
+    assert nodes2[ids["adr:2"]]["state"] == "retired"
+    assert nodes2[ids["adr:2"]]["label"].endswith("[retired]")
+    assert int(page.inner_text("#node-count")) == len(g2["nodes"])
     w.shot("explore-expanded")
 
+    # The atomised retrospective: its six parts derive from it, each edge signed.
+    note = ids["retro:2026q3"]
+    page.evaluate("(id) => window.graphsvcExplorer.openAtom(id)", note)
+    page.wait_for_function(
+        "() => window.graphsvcExplorer.cy.edges(\"[kind = 'derives_from']\").length === 6",
+        timeout=30_000,
+    )
+    g3 = _graph(page)
+    assert {e["target"] for e in g3["edges"] if e["kind"] == "derives_from"} == {note}
+    assert {n["state"] for n in g3["nodes"] if n["id"] == note} == {"archived"}
+    lineage = page.locator("#side-lineage li").all_inner_texts()
+    assert len(lineage) == 6 and all("signed (key ed25519:" in t for t in lineage)
+    w.shot("explore-lineage")
+
     # Read panel: what read would pack, with tokens of the budget.
-    page.fill("#read-q", "how does water get into clouds")
+    page.fill("#read-q", "why are idempotency keys kept for seven days")
     page.fill("#read-budget", "400")
     page.click("#read-form button")
     page.wait_for_selector("#read-out .read-summary", timeout=60_000)
@@ -304,9 +259,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     # An error replaces the drawing: no stale graph under it.
     page.evaluate("() => window.graphsvcExplorer.openAtom('no-such-atom')")
     page.wait_for_selector("#graph-error:not([hidden])", timeout=15_000)
-    assert "NOT_FOUND" in page.inner_text("#graph-error") or "INVALID_INPUT" in page.inner_text(
-        "#graph-error"
-    )
+    assert "NOT_FOUND" in page.inner_text("#graph-error")
     assert page.evaluate("() => window.graphsvcExplorer.cy.nodes().length") == 0
     assert page.locator("#cy").is_hidden()
     w.shot("explore-error")

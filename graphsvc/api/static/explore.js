@@ -390,9 +390,10 @@
       randomize: randomize,
       animate: false,
       nodeDimensionsIncludeLabels: true,
-      idealEdgeLength: () => 130,
-      nodeRepulsion: () => 9000,
-      nodeSeparation: 110,
+      idealEdgeLength: () => 170,
+      nodeRepulsion: () => 30000,
+      nodeSeparation: 140,
+      gravity: 0.15,
       packComponents: true,
       fit: true,
       padding: 30,
@@ -402,6 +403,24 @@
     } catch (e) {
       cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true }).run();
     }
+    readableView();
+  }
+
+  // After a layout: fit, but never below a zoom where labels stay readable; then the
+  // selected node is centred and Fit shows everything.
+  const READABLE_ZOOM = 0.8;
+  function readableView() {
+    cy.fit(undefined, 30);
+    if (cy.zoom() < READABLE_ZOOM && cy.nodes().length <= 60) {
+      const focus = selectedId ? cy.getElementById(selectedId) : cy.nodes(".root");
+      cy.zoom(READABLE_ZOOM);
+      cy.center(focus && !focus.empty() ? focus : undefined);
+    }
+    updateZoomHint();
+  }
+
+  function updateZoomHint() {
+    $("zoom-hint").hidden = cy.zoom() * 12 >= 7 || cy.nodes().empty();
   }
 
   function setGraphStatus(text) {
@@ -420,6 +439,7 @@
       mergeInspect(result);
       mergeLineage(lin);
       cy.getElementById(atomId).addClass("root");
+      selectedId = atomId;
       layout(true);
       refreshLists();
       select(atomId, result, lin);
@@ -448,16 +468,22 @@
           n.position({ x: at.x + (Math.random() - 0.5) * 80, y: at.y + (Math.random() - 0.5) * 80 });
         }
       });
-      layout(false);
+      const added = cy.nodes().length - before;
+      // A few new nodes: refine from the current drawing (keeps the mental map); many:
+      // lay everything out afresh, which untangles far better.
+      selectedId = atomId;
+      layout(added >= 5);
       refreshLists();
       select(atomId, result, lin);
-      const added = cy.nodes().length - before;
       setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added");
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not expand " + atomId + ": " + describe(e));
     }
   }
+
+  // Labels below ~7 px are not drawn; say so instead of showing unreadable text.
+  cy.on("zoom", updateZoomHint);
 
   cy.on("tap", "node", (ev) => {
     const id = ev.target.id();
