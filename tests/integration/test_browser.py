@@ -10,6 +10,7 @@ so these tests prove the pages need no network.
 
 from __future__ import annotations
 
+import itertools
 import os
 import shutil
 import uuid
@@ -116,8 +117,49 @@ def test_graphiql_loads_offline_and_runs_health(browser: Any, live_server: Any) 
 def team(service: Service) -> dict[str, Any]:
     """The team demo corpus (seed/team.json) in a subject of its own."""
     subject = f"t-team-{uuid.uuid4().hex[:8]}"
-    report = load_team_corpus(service, subject=subject)
-    return {"binding": Binding(subject, "default", "human", "browser"), **report}
+    ticks: list[tuple[int, int, str]] = []
+    report = load_team_corpus(service, subject=subject, progress=lambda *t: ticks.append(t))
+    return {"binding": Binding(subject, "default", "human", "browser"), "ticks": ticks, **report}
+
+
+@pytest.mark.req("API-4")
+def test_team_corpus_loads_through_the_write_path_with_progress(
+    service: Service, team: dict[str, Any]
+) -> None:
+    """seed/team.json: 305 atoms with revisions, retirements, a required cycle, a
+    verified stored citation, signed lineage; a second subject; loading again repeats."""
+    ticks = team["ticks"]
+    assert [d for d, _, _ in ticks] == sorted(d for d, _, _ in ticks)
+    assert ticks[-1][0] == ticks[-1][1] and ticks[-1][2] == "second subject"
+    assert len(ticks) >= 8
+    assert (team["atoms"], team["revisions"], team["retired"]) == (305, 17, 5)
+    assert team["atomisedInto"] == 6 and team["repeated"] is False
+    binding, ids = team["binding"], team["ids"]
+
+    def view(local: str) -> Any:
+        return service.inspect(binding, ids[local]).atom
+
+    assert view("adr:2").state == "retired" and view("adr:12").rev == 2
+    # api-gateway → auth-gateway → feature-flags → api-gateway: a cycle of required links.
+    chain = ["svc:api-gateway", "svc:auth-gateway", "svc:feature-flags", "svc:api-gateway"]
+    for a, b in itertools.pairwise(chain):
+        assert any(
+            link.required and link.target and link.target.atom_id == ids[b]
+            for link in view(a).links
+        ), (a, b)
+    cause = view("inc:2230:cause")
+    stored = [s for s in cause.sources if s["uri"] == f"atom:{ids['inc:2230:trigger']}"]
+    assert stored and stored[0]["verified"] is True
+    assert stored[0]["range"] == {"start": 0, "end": 40, "unit": "char"}
+    assert view("retro:2026q3").state == "archived"
+    # The partner's atoms live in their own subject only.
+    partner = Binding(team["secondSubject"]["subject"], "default", "human", "browser")
+    theirs = service.search(partner, "Orion settlement files", limit=20).hits
+    ours = service.search(binding, "Orion settlement files", limit=20).hits
+    assert len(theirs) >= 5 and all("Orion" not in h.atom.text for h in ours)
+    # Loading again is a repeated write everywhere (and the note is already atomised).
+    again = load_team_corpus(service, subject=binding.subject)
+    assert again["repeated"] is True and again["ids"] == ids
 
 
 def _graph(page: Any) -> dict[str, Any]:

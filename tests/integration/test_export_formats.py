@@ -295,3 +295,49 @@ def test_cli_export_streams_graphml_to_stdout(
     assert b"export: page 1:" in out.stderr
     g = nx.read_graphml(io.BytesIO(out.stdout))
     _check_graph(g, corpus, revisions=False)
+
+
+@pytest.mark.req("API-4")
+def test_csv_is_read_by_neo4j_admin_database_import(
+    service: Service, human: Binding, corpus: dict[str, Any], tmp_path: Path
+) -> None:
+    """The CSV pair goes through ``neo4j-admin database import full`` (the cached jars)."""
+    import re
+    import shutil
+
+    from graphsvc.localdb import LocalNeo4j
+
+    lib = LocalNeo4j(service.settings).lib_dir()
+    java = shutil.which("java")
+    if lib is None or java is None:
+        pytest.skip("no cached Neo4j jars or java (GRAPHSVC_NEO4J_URI points elsewhere)")
+    report = export_graph(service, human, "csv", tmp_path / "csv", revisions=True)
+    home = tmp_path / "neo4j-home"
+    (home / "conf").mkdir(parents=True)
+    (home / "conf" / "neo4j.conf").write_text("")
+    out = subprocess.run(
+        [
+            java,
+            "-Xmx512m",
+            "-cp",
+            f"{lib}/*",
+            "org.neo4j.cli.AdminTool",
+            "database",
+            "import",
+            "full",
+            f"--nodes={tmp_path / 'csv' / 'nodes.csv'}",
+            f"--relationships={tmp_path / 'csv' / 'edges.csv'}",
+            "--multiline-fields=true",
+            "--overwrite-destination=true",
+            "neo4j",
+        ],
+        env={"NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert out.returncode == 0, out.stdout[-2000:] + out.stderr[-2000:]
+    imported = re.search(r"Imported:\s+(\d+) nodes\s+(\d+) relationships", out.stdout)
+    assert imported, out.stdout[-2000:]
+    assert (int(imported[1]), int(imported[2])) == (report.nodes, report.edges)
