@@ -109,6 +109,7 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         if not settings.auth_file:
             _progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
         _progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
+        _progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
         uvicorn.run(
             create_app(service, auth), host=settings.host, port=settings.port, log_level="info"
         )

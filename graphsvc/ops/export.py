@@ -220,7 +220,7 @@ class _NodeLink:
     def __init__(self, out: IO[str], graph_attrs: dict[str, Any]) -> None:
         self.out = out
         self.edges: IO[str] = tempfile.SpooledTemporaryFile(  # noqa: SIM115
-            max_size=8 * 1024 * 1024, mode="w+", encoding="utf-8"
+            max_size=1024 * 1024, mode="w+", encoding="utf-8"
         )
         out.write('{"directed": true, "multigraph": true, "graph": ')
         out.write(json.dumps(graph_attrs, sort_keys=True))

@@ -11,6 +11,7 @@ so these tests prove the pages need no network.
 from __future__ import annotations
 
 import itertools
+import json
 import os
 import shutil
 import uuid
@@ -208,24 +209,27 @@ def test_explorer_search_open_expand_side_panel_and_read(
     assert "ADR-012" in hit.inner_text() and "r2" in hit.inner_text()
     w.shot("explore-search")
 
-    # Open ADR-012 (rev 2): its four outgoing links are drawn, the required one heavier.
-    hit.click()
+    # Purge the follow-up that ADR-012 closes: that link's target becomes unavailable.
+    operator = Binding(team["binding"].subject, "default", "human", "op", may_purge=True)
+    service.purge(operator, ids["inc:2490:action1"])
+
+    # Open ADR-012 (rev 2) from the keyboard: its four outgoing links are drawn, the
+    # required one heavier, the purged target as a ghost that names nothing.
+    hit.focus()
+    page.keyboard.press("Enter")
     page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 1", timeout=30_000)
     g = _graph(page)
     by_id = {n["id"]: n for n in g["nodes"]}
-    assert set(by_id) == {
-        adr12,
-        ids["svc:payments-api"],
-        ids["inc:2490"],
-        ids["inc:2490:action1"],
-        ids["adr:2"],
-    }
+    ghost = f"ghost:{adr12}:2"
+    assert set(by_id) == {adr12, ids["svc:payments-api"], ids["inc:2490"], ghost, ids["adr:2"]}
+    assert "ghost" in by_id[ghost]["cls"] and by_id[ghost]["label"] == "unavailable (closes)"
+    assert ids["inc:2490:action1"] not in json.dumps(g)
     assert by_id[adr12]["label"].startswith("ADR-012 (payments-api, idempotency keys v2)")
     assert "root" in by_id[adr12]["cls"]
     assert {(e["source"], e["target"], e["role"], e["required"]) for e in g["edges"]} == {
         (adr12, ids["svc:payments-api"], "decides-for", True),
         (adr12, ids["inc:2490"], "motivated-by", False),
-        (adr12, ids["inc:2490:action1"], "closes", False),
+        (adr12, ghost, "closes", False),
         (adr12, ids["adr:2"], "supersedes", False),
     }
     assert int(page.inner_text("#node-count")) == 5
@@ -236,6 +240,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
 
     # Side panel: full text, the citation range, two revisions to pick from.
     assert "It supersedes ADR-002." in page.inner_text("#side-text")
+    assert "closes · observed → unavailable" in page.inner_text("#side-out")
     assert "line 1–48" in page.inner_text("#side-cites")
     assert page.locator("#rev-pick option").all_inner_texts() == ["rev 2 (head)", "rev 1"]
     page.select_option("#rev-pick", "1")

@@ -159,16 +159,21 @@
     retired: "#b8c2cc",
     archived: "#e0a800",
   };
+  // 16 colours that stay apart and dark enough on white.
   const ROLE_PALETTE = [
-    "#1f6f43", "#c0392b", "#8e44ad", "#d35400", "#16a085", "#2c3e50",
-    "#b7950b", "#7f8c8d", "#a93226", "#1a5276",
+    "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#9c755f",
+    "#b8860b", "#c2185b", "#1b4f72", "#7b241c", "#145a32", "#6e2c00", "#4a235a",
+    "#0e6655", "#566573",
   ];
   const LINEAGE_COLOUR = "#6b3fa0";
+  // A role keeps its colour for the whole tab session (first come, first served),
+  // so roles in one drawing differ while there are fewer than 16 of them.
+  const roleColours = new Map();
   function roleColour(role) {
-    // The same role gets the same colour in every drawing (a string hash).
-    let h = 0;
-    for (const ch of role) h = (h * 31 + ch.codePointAt(0)) >>> 0;
-    return ROLE_PALETTE[h % ROLE_PALETTE.length];
+    if (!roleColours.has(role)) {
+      roleColours.set(role, ROLE_PALETTE[roleColours.size % ROLE_PALETTE.length]);
+    }
+    return roleColours.get(role);
   }
 
   const cy = cytoscape({
@@ -453,13 +458,18 @@
   async function expand(atomId) {
     if (atomId.startsWith("ghost:")) return;
     setGraphStatus("Expanding…");
+    if (!$("graph-error").hidden) clearGraphError();
     try {
       const before = cy.nodes().length;
       const [result, lin] = await Promise.all([
         inspect(atomId),
         gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
       ]);
-      const at = cy.getElementById(atomId).position();
+      // (an atom picked from a list may not be drawn yet: new nodes start mid-view)
+      const known = cy.getElementById(atomId);
+      const at = known.empty()
+        ? { x: cy.width() / 2, y: cy.height() / 2 }
+        : Object.assign({}, known.position());
       mergeInspect(result);
       mergeLineage(lin);
       // New nodes start next to the expanded one, then the layout refines from there.
