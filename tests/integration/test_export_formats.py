@@ -25,7 +25,7 @@ from write_support import cypher
 from graphsvc.core.binding import Binding
 from graphsvc.errors import PurgePendingError
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.export import export_graph, unescape_xml_value, xml_safe
+from graphsvc.ops.export import export_graph, unescape_xml_value
 from graphsvc.service import Service
 
 CONTROL_TEXT = "bell \u0007, NUL \x00, CR \r and a back\\slash \\u0007 in one atom"
@@ -253,17 +253,6 @@ def test_export_is_refused_while_a_purge_is_pending(
             export_graph(service, human, "graphml", io.StringIO())
     finally:
         cypher(service.db, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
-
-
-def test_xml_safe_escapes_only_what_xml_forbids_and_reverses() -> None:
-    for text in ["plain", "tab\tnewline\n", "a\\b", "\x00\x1f\ufffe", "\\u0007\u0007"]:
-        safe, escaped = xml_safe(text)
-        assert escaped == any(ch in text for ch in "\x00\x1f\ufffe\u0007")
-        if escaped:
-            assert unescape_xml_value(safe) == text
-            assert "\x00" not in safe and "\u0007" not in safe
-        else:
-            assert safe == text
 
 
 @pytest.mark.req("API-4")
