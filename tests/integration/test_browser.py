@@ -187,6 +187,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     page.goto(f"{live_server.url}/explore")
 
     # Sign in: a wrong token is refused in place; the right one is kept in sessionStorage.
+    assert page.locator("#whoami").is_hidden() and page.locator("#q").is_disabled()
     page.fill("#token", "not-a-token")
     page.keyboard.press("Enter")
     page.wait_for_selector("#search-status.error", timeout=10_000)
@@ -194,6 +195,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     page.fill("#token", token)
     page.keyboard.press("Enter")
     page.wait_for_selector("#whoami:not([hidden])", timeout=10_000)
+    assert page.locator("#signin").is_hidden() and page.locator("#q").is_enabled()
     assert page.evaluate("() => sessionStorage.getItem('graphsvc.explore.token')") == token
     assert token not in page.url
 
