@@ -286,6 +286,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
         "() => window.graphsvcExplorer.cy.edges(\"[kind = 'derives_from']\").length === 6",
         timeout=30_000,
     )
+    assert page.url.endswith(f"/explore?atom={note}")  # shareable, and no token in it
     g3 = _graph(page)
     assert {e["target"] for e in g3["edges"] if e["kind"] == "derives_from"} == {note}
     assert {n["state"] for n in g3["nodes"] if n["id"] == note} == {"archived"}

@@ -91,6 +91,8 @@
     showSignedIn(true);
     setSearchStatus("");
     $("q").focus();
+    const wanted = new URLSearchParams(window.location.search).get("atom");
+    if (wanted) openAtom(wanted);
   });
 
   $("signout-btn").addEventListener("click", () => {
@@ -449,6 +451,8 @@
       refreshLists();
       select(atomId, result, lin);
       setGraphStatus("");
+      // A shareable address names the atom (never the token).
+      history.replaceState(null, "", "?atom=" + encodeURIComponent(atomId));
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not draw " + atomId + ": " + describe(e));
@@ -802,5 +806,7 @@
   // ------------------------------------------------------------------ start
   showSignedIn(Boolean(sessionStorage.getItem(TOKEN_KEY)));
   drawLegend();
+  const linked = new URLSearchParams(window.location.search).get("atom");
+  if (linked && sessionStorage.getItem(TOKEN_KEY)) openAtom(linked);
   window.graphsvcExplorer = { cy, openAtom, expand }; // for tests and the browser console
 })();
