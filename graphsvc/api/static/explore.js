@@ -320,6 +320,7 @@
       atom { ${ATOM_FIELDS} }
       neighbors { atom { ${ATOM_FIELDS} } via { direction role at required orderKey } }
       diagnostics
+      cursor
     } }`;
 
   const LINEAGE = `query($id: ID!) { lineage(atomId: $id, depth: 2) }`;
@@ -329,8 +330,11 @@
     return data.inspect;
   }
 
+  let truncatedNote = "";
   function mergeInspect(result) {
     const root = result.atom;
+    // More than one page of neighbours: say so rather than pretend the drawing is whole.
+    truncatedNote = result.cursor ? " (first 200 neighbours of a node with more)" : "";
     upsertAtom(root, "expanded");
     expanded.add(root.atomId);
     for (const n of result.neighbors) {
@@ -450,7 +454,7 @@
       layout(true);
       refreshLists();
       select(atomId, result, lin);
-      setGraphStatus("");
+      setGraphStatus(truncatedNote.trim());
       // A shareable address names the atom (never the token).
       history.replaceState(null, "", "?atom=" + encodeURIComponent(atomId));
     } catch (e) {
@@ -489,7 +493,7 @@
       layout(added >= 5);
       refreshLists();
       select(atomId, result, lin);
-      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added");
+      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + truncatedNote);
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not expand " + atomId + ": " + describe(e));
