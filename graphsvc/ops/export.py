@@ -425,15 +425,18 @@ def export_graph(
             from graphsvc.atomise.usecase import load_key_ring
 
             keys = load_key_ring(service.settings).public_keys()
-        link = SignableLink(
-            subject=subject,
-            from_atom_id=edge["fromAtomId"],
-            from_rev=int(edge["fromRev"]),
-            to_atom_id=edge["toAtomId"],
-            to_rev=int(edge["toRev"]),
-            signed_at=edge["signedAt"],
-            key_id=edge["keyId"],
-        )
+        try:
+            link = SignableLink(
+                subject=subject,
+                from_atom_id=edge["fromAtomId"],
+                from_rev=int(edge["fromRev"]),
+                to_atom_id=edge["toAtomId"],
+                to_rev=int(edge["toRev"]),
+                signed_at=edge["signedAt"],
+                key_id=edge["keyId"],
+            )
+        except (InvalidInputError, TypeError, ValueError):
+            return "invalid"  # a stored edge that is not even a well-formed SignableLink
         public = keys.get(link.key_id)
         if public is None:
             return "unknown-key"
