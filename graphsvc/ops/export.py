@@ -48,6 +48,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.signing import SignableLink, verify_link
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.signing_keys import KeyRing
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
@@ -422,9 +423,7 @@ def export_graph(
     def status(edge: dict[str, Any]) -> str:
         nonlocal keys
         if keys is None:
-            from graphsvc.atomise.usecase import load_key_ring
-
-            keys = load_key_ring(service.settings).public_keys()
+            keys = _public_keys(service)
         try:
             link = SignableLink(
                 subject=subject,
@@ -489,6 +488,16 @@ def export_graph(
     finally:
         sink.close()
     return report
+
+
+def _public_keys(service: Service) -> dict[str, bytes]:
+    """The deployment's verification keys (active and retired); none if it has no key
+    ring yet. Unlike signing, checking never creates a key file."""
+    settings = service.settings
+    path = Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
+    if not path.exists():
+        return {}
+    return KeyRing.load_or_create(path).public_keys()
 
 
 def _atom(out: _Counted, report: ExportReport, row: dict[str, Any]) -> None:
