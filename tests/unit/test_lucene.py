@@ -38,9 +38,7 @@ def test_proximity_adds_a_sloppy_phrase_per_neighbouring_pair() -> None:
 
 def test_proximity_phrases_keep_quotes_escaped() -> None:
     query = fulltext_query('say "hi" now', "s", proximity=2)
-    assert query == (
-        'text:(say \\"hi\\" now "say \\"hi\\""~2 "\\"hi\\" now"~2) AND subject:"s"^0'
-    )
+    assert query == ('text:(say \\"hi\\" now "say \\"hi\\""~2 "\\"hi\\" now"~2) AND subject:"s"^0')
 
 
 @given(st.text(max_size=200), st.integers(min_value=0, max_value=5))
