@@ -14,11 +14,11 @@ import logging
 import re
 import sys
 import time
-from typing import Any
+from typing import IO, Any
 
 from graphsvc.request_scope import current
 
-__all__ = ["JsonFormatter", "RequestIdFilter", "configure_logging"]
+__all__ = ["JsonFormatter", "RequestIdFilter", "build_handler", "configure_logging"]
 
 # Attributes every LogRecord has; anything else was passed with ``extra=`` on purpose.
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "request_id"}
@@ -55,9 +55,9 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(out, default=str, ensure_ascii=False)
 
 
-def configure_logging(fmt: str = "json", level: str = "INFO") -> None:
-    """Route every logger (graphsvc, uvicorn, the driver) to stderr in ``fmt``."""
-    handler = logging.StreamHandler(sys.stderr)
+def build_handler(fmt: str = "json", stream: IO[str] | None = None) -> logging.Handler:
+    """The handler ``serve`` logs through: request id stamped when the line is logged."""
+    handler = logging.StreamHandler(stream or sys.stderr)
     handler.addFilter(RequestIdFilter())
     if fmt == "json":
         handler.setFormatter(JsonFormatter())
@@ -65,6 +65,12 @@ def configure_logging(fmt: str = "json", level: str = "INFO") -> None:
         handler.setFormatter(
             logging.Formatter("%(asctime)s %(levelname)s %(name)s [%(request_id)s] %(message)s")
         )
+    return handler
+
+
+def configure_logging(fmt: str = "json", level: str = "INFO") -> None:
+    """Route every logger (graphsvc, uvicorn, the driver) to stderr in ``fmt``."""
+    handler = build_handler(fmt)
     root = logging.getLogger()
     root.handlers[:] = [handler]
     root.setLevel(level.upper())
