@@ -3,14 +3,17 @@
 Run::
 
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 6,16]
-                                   [--atoms 300] [--mix 60,30,10] [--json PATH]
+                                   [--atoms 300] [--mix 60,30,10] [--warmup 15]
+                                   [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
 short atoms into one subject, then for each ``--workers`` value starts
 ``graphsvc serve`` as a subprocess with ``GRAPHSVC_WORKER_THREADS`` set to it and
 runs ``--clients`` concurrent HTTP clients for ``--seconds``: each request is a
 ``read`` (budget 1,000), a ``search`` or a one-atom ``write`` in the ``--mix``
-proportions (percent), with seeded query texts. Meanwhile one prober asks
+proportions (percent), with seeded query texts, after ``--warmup`` untimed seconds of
+the same load on that server (a cold Neo4j JVM is several times slower). Meanwhile
+one prober asks
 ``GET /healthz`` and the GraphQL ``{ health }`` field every 100 ms.
 
 It prints, per worker count: throughput, p50/p95/p99 per operation, errors by code
@@ -151,7 +154,9 @@ async def probe_once(client: httpx.AsyncClient) -> tuple[float, float]:
     return t1 - t0, time.perf_counter() - t1
 
 
-async def run_load(url: str, token: str, args: argparse.Namespace) -> dict[str, Any]:
+async def run_load(
+    url: str, token: str, args: argparse.Namespace, seconds: float
+) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.clients + 4)
     headers = {"Authorization": f"Bearer {token}"}
     async with httpx.AsyncClient(
@@ -161,7 +166,7 @@ async def run_load(url: str, token: str, args: argparse.Namespace) -> dict[str, 
         latencies: dict[str, list[float]] = defaultdict(list)
         errors: Counter[str] = Counter()
         probes: list[tuple[float, float]] = []
-        stop_at = time.monotonic() + args.seconds
+        stop_at = time.monotonic() + seconds
         read_w, search_w, write_w = args.mix
 
         async def one_client(k: int) -> None:
@@ -240,6 +245,7 @@ def main() -> int:
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--workers", default="6,16")
+    p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
     p.add_argument("--mix", default="60,30,10")
     p.add_argument("--seed", type=int, default=7)
@@ -298,8 +304,12 @@ def main() -> int:
             }
             print(f"workers={n}: starting graphsvc serve...", file=sys.stderr, flush=True)
             proc = start_server(env, port)
+            url = f"http://127.0.0.1:{port}"
             try:
-                out = asyncio.run(run_load(f"http://127.0.0.1:{port}", token, args))
+                if args.warmup > 0:
+                    # Untimed: the JVM compiles its hot paths, caches fill, per server.
+                    asyncio.run(run_load(url, token, args, args.warmup))
+                out = asyncio.run(run_load(url, token, args, args.seconds))
             finally:
                 proc.send_signal(signal.SIGINT)
                 try:
