@@ -8,12 +8,14 @@ one of the error tree's codes. No atom ids, texts or tokens ever become labels.
 
 from __future__ import annotations
 
+import threading
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 __all__ = [
@@ -23,6 +25,7 @@ __all__ = [
     "exposition",
     "observe_request",
     "timed_query",
+    "track_jobs",
 ]
 
 REGISTRY = CollectorRegistry(auto_describe=True)
@@ -63,6 +66,41 @@ EMBED_SECONDS = Histogram(
     registry=REGISTRY,
 )
 EMBED_TEXTS = Counter("graphsvc_embedded_texts", "Texts embedded.", registry=REGISTRY)
+
+
+class _Jobs:
+    """Background job gauges, read from the workers when ``/metrics`` is scraped."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._sources: dict[int, Callable[[], tuple[int, int]]] = {}
+
+    def track(self, key: int, source: Callable[[], tuple[int, int]]) -> None:
+        with self._lock:
+            self._sources[key] = source
+
+    def collect(self) -> Iterator[Any]:
+        with self._lock:
+            sources = list(self._sources.values())
+        pending = failed = 0
+        for source in sources:
+            p, f = source()
+            pending, failed = pending + p, failed + f
+        yield GaugeMetricFamily(
+            "graphsvc_jobs_pending", "Deferred atomisation jobs queued or running.", pending
+        )
+        yield CounterMetricFamily(
+            "graphsvc_jobs_failed", "Deferred atomisation jobs that failed.", failed
+        )
+
+
+_JOBS = _Jobs()
+REGISTRY.register(_JOBS)
+
+
+def track_jobs(key: int, source: Callable[[], tuple[int, int]]) -> None:
+    """Report ``source() -> (pending, failed)`` in the job metrics (one per ``key``)."""
+    _JOBS.track(key, source)
 
 
 def observe_request(operation: str, code: str, seconds: float) -> None:

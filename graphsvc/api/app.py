@@ -38,7 +38,13 @@ from graphsvc.api.health import Health
 from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
 from graphsvc.auth import AuthTable
-from graphsvc.metrics import CONTENT_TYPE, TimedEmbedder, exposition, observe_request
+from graphsvc.metrics import (
+    CONTENT_TYPE,
+    TimedEmbedder,
+    exposition,
+    observe_request,
+    track_jobs,
+)
 from graphsvc.request_scope import RequestScope, new_request_id, scope
 from graphsvc.service import Service
 
@@ -239,6 +245,24 @@ async def _error(send: Send, status: int, code: str, message: str, request_id: s
     await send({"type": "http.response.body", "body": body})
 
 
+def _track_jobs(service: Service) -> None:
+    """The deferred atomisation worker's queue depth and failures in ``/metrics``."""
+    import weakref
+
+    from graphsvc.atomise.worker import worker_for
+
+    ref = weakref.ref(service)
+
+    def jobs() -> tuple[int, int]:
+        svc = ref()
+        if svc is None:
+            return 0, 0
+        worker = worker_for(svc)
+        return worker.pending, worker.failed
+
+    track_jobs(id(service), jobs)
+
+
 def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     """The whole HTTP surface for one Service."""
     settings = service.settings
@@ -247,6 +271,7 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
+    _track_jobs(service)
     graphql = _GraphQL(service, auth, settings.retry_after_s)
     health = Health(service, settings.retry_after_s)
 
