@@ -21,7 +21,13 @@ from graphsvc.request_scope import current
 __all__ = ["JsonFormatter", "RequestIdFilter", "build_handler", "configure_logging"]
 
 # Attributes every LogRecord has; anything else was passed with ``extra=`` on purpose.
-_STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "request_id"}
+# ``color_message`` is uvicorn's copy of the message with terminal colour codes.
+_STANDARD = set(logging.makeLogRecord({}).__dict__) | {
+    "message",
+    "asctime",
+    "request_id",
+    "color_message",
+}
 _BEARER = re.compile(r"(?i)(bearer\s+)[^\s\"',]+")
 
 
