@@ -1,10 +1,13 @@
 """Schema-driven fuzzing of the live HTTP surface (issue 18) with hypothesis-graphql.
 
-Every generated query and mutation (valid documents with random arguments, JSON
-scalars as strings or small objects, ids drawn from the subject's real atoms and
-random ones) is posted to a real uvicorn over a real Neo4j, with the caller's
-token, a token of another subject, or none. The server must never answer 5xx or
-``INTERNAL``, every error must carry a code, and it must still answer at the end.
+Every generated query and mutation (valid documents with random arguments) is posted
+to a real uvicorn over a real Neo4j, with the caller's token, a token of another
+subject, or none. Arguments mix random values with real ones: JSON scalars are
+strings, small objects, the subject's read manifest or a host input naming its real
+InputToken and manifest; ids are the subject's atom ids or random; strings are
+random or a real cursor, InputToken or manifest id. The server must never answer
+5xx or ``INTERNAL``, every error must carry a code, and it must still answer at the
+end.
 
 The run is seeded (derandomised) and bounded: ``GRAPHSVC_FUZZ_EXAMPLES`` operations
 (default 2,000; set it higher for a longer run).
@@ -27,7 +30,7 @@ from hypothesis_graphql import mutations, nodes, queries
 
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs import parse_changes, parse_host_input
 from graphsvc.service import Service
 
 EXAMPLES = int(os.environ.get("GRAPHSVC_FUZZ_EXAMPLES", "2000"))
@@ -56,6 +59,28 @@ _JSON = st.one_of(
 )
 
 
+def _ast(value: Any) -> graphql.ValueNode:
+    """A GraphQL literal for a JSON value (what a client would inline)."""
+    if isinstance(value, dict):
+        return nodes.Object(
+            [
+                graphql.ObjectFieldNode(name=graphql.NameNode(value=k), value=_ast(v))
+                for k, v in value.items()
+            ]
+        )
+    if isinstance(value, list):
+        return nodes.List([_ast(v) for v in value])
+    if isinstance(value, bool):
+        return nodes.Boolean(value)
+    if isinstance(value, int):
+        return nodes.Int(value)
+    if isinstance(value, float):
+        return nodes.Float(value)
+    if value is None:
+        return graphql.NullValueNode()
+    return nodes.String(value)
+
+
 @pytest.fixture(scope="module")
 def fuzz_target(live_server: Any, service: Service) -> dict[str, Any]:
     subject = f"t-fuzz-{uuid.uuid4().hex[:8]}"
@@ -71,9 +96,23 @@ def fuzz_target(live_server: Any, service: Service) -> dict[str, Any]:
     ]
     written = service.write(owner, parse_changes(changes))
     other = Binding(f"t-fuzz-other-{uuid.uuid4().hex[:8]}", "default", "agent", "x")
+    found = service.search(owner, "leaves and light", limit=1)
+    read = service.read(owner, "leaves and light", 300, limit=1)
+    digest = "sha256:" + "0" * 64
+    token = service.observe(
+        owner, parse_host_input({"presentations": [read.manifest["id"]], "payloadDigest": digest})
+    )
+    strings = [found.cursor, read.cursor, token, read.manifest["id"]]
+    host_input = {
+        "presentations": [read.manifest["id"]],
+        "inherit": [token],
+        "payloadDigest": digest,
+    }
     return {
         "sdl": build_schema(service.settings).as_str(),
         "ids": [v.atom_id for v in written.changes.values()],
+        "strings": [x for x in strings if x],
+        "json": [_ast(read.manifest), _ast(host_input)],
         "tokens": [live_server.token_for(owner), live_server.token_for(other), None],
     }
 
@@ -99,7 +138,14 @@ def test_fuzzed_operations_never_answer_5xx_or_internal(
     live_server: Any, fuzz_target: dict[str, Any]
 ) -> None:
     schema = graphql.build_schema(fuzz_target["sdl"])
-    scalars = {"JSON": _JSON, "ID": _id_nodes(fuzz_target["ids"])}
+    scalars = {
+        "JSON": st.one_of(_JSON, st.sampled_from(fuzz_target["json"])),
+        "ID": _id_nodes(fuzz_target["ids"]),
+        "String": st.one_of(
+            st.text(max_size=20).map(nodes.String),
+            st.sampled_from(fuzz_target["strings"]).map(nodes.String),
+        ),
+    }
     # One root field per document: small documents, every field drawn as often.
     documents = st.one_of(
         *[
