@@ -110,8 +110,16 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             _progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
         _progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
         _progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
+        from graphsvc.logging_setup import configure_logging
+
+        configure_logging(settings.log_format, settings.log_level)
+        # graphsvc writes its own access line (no query string, with the request id).
         uvicorn.run(
-            create_app(service, auth), host=settings.host, port=settings.port, log_level="info"
+            create_app(service, auth),
+            host=settings.host,
+            port=settings.port,
+            log_config=None,
+            access_log=False,
         )
     finally:
         runtime.db.close()

@@ -25,6 +25,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── AvailabilityModelError           AVAILABILITY_MODEL_ERROR
     ├── SignerError                      SIGNER_ERROR
     ├── StoreError                       STORE_UNAVAILABLE
+    ├── DeadlineExceededError            TIMEOUT
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── ModelLoadError                   MODEL_UNAVAILABLE
     └── LauncherError                    NEO4J_LAUNCH_FAILED
@@ -47,6 +48,7 @@ __all__ = [
     "CasConflictError",
     "CuratorFailedError",
     "CursorExpiredError",
+    "DeadlineExceededError",
     "DependencyInvalidError",
     "DepthExceededError",
     "GovernanceRefusedError",
@@ -165,6 +167,13 @@ class SignerError(GraphsvcError):
 
 class StoreError(GraphsvcError):
     code = "STORE_UNAVAILABLE"
+
+
+class DeadlineExceededError(GraphsvcError):
+    """The request's time limit passed (checked before each Neo4j call, and enforced
+    inside Neo4j as the transaction timeout)."""
+
+    code = "TIMEOUT"
 
 
 class IndexRebuildError(GraphsvcError):

@@ -42,13 +42,10 @@ def connect(
     if settings.managed_neo4j:
         local = LocalNeo4j(settings, name="serve", progress=progress)
         managed = local.start(die_with_parent=die_with_parent)
-        db = Database(managed.uri, managed.user, managed.password, settings.neo4j_database)
+        db = Database.for_settings(settings, managed.uri, managed.user, managed.password)
     else:
-        db = Database(
-            settings.neo4j_uri,
-            settings.neo4j_user,
-            settings.neo4j_password,
-            settings.neo4j_database,
+        db = Database.for_settings(
+            settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
         )
     return Runtime(settings=settings, db=db, managed=managed)
 

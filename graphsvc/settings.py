@@ -44,6 +44,17 @@ class Settings:
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_start_timeout_s: float = 120.0
+    # Outages (docs/operations.md): an unreachable Neo4j answers STORE_UNAVAILABLE
+    # within about connect + retry time instead of the driver's 30 s retry loop.
+    neo4j_connection_timeout_s: float = 1.0
+    neo4j_acquisition_timeout_s: float = 2.0
+    neo4j_max_retry_time_s: float = 0.5
+    # Deadlocks and other transient errors are retried this long (within the
+    # request's deadline); a lost connection is not (see neo4j_max_retry_time_s).
+    neo4j_transient_retry_s: float = 10.0
+    # Connections of this process: the worker pool + Database.soon's 8 side threads
+    # + readiness checks must fit, or requests wait for a connection.
+    neo4j_max_pool_size: int = 64
     cache_dir: Path = field(default_factory=default_cache_dir)
     state_dir: Path = field(default_factory=default_state_dir)
 
@@ -53,6 +64,14 @@ class Settings:
     auth_file: str = ""
     key_file: str = ""
     secret_file: str = ""
+    # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
+    # has its own. Each holds at most one Neo4j connection plus side work.
+    worker_threads: int = 16
+    # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
+    retry_after_s: int = 2
+    # "json" (one object per line) or "text"; level as in logging.
+    log_format: str = "json"
+    log_level: str = "INFO"
 
     # Host layer
     curator: str = "none"
@@ -150,7 +169,19 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
-        for name in ("max_batch_changes", "max_body_bytes", "read_budget", "max_nodes"):
+        if self.log_format not in {"json", "text"}:
+            raise InvalidInputError("GRAPHSVC_LOG_FORMAT must be json or text")
+        for name in (
+            "max_batch_changes",
+            "max_body_bytes",
+            "read_budget",
+            "max_nodes",
+            "worker_threads",
+            "neo4j_max_pool_size",
+            "request_timeout_s",
+            "neo4j_connection_timeout_s",
+            "neo4j_acquisition_timeout_s",
+        ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
 

@@ -1,34 +1,90 @@
-"""ASGI app: GraphQL at ``/graphql`` (GraphiQL on), request size and time limits."""
+"""ASGI app: GraphQL at ``/graphql`` (GraphiQL on), probes, metrics, limits and logs.
+
+Every HTTP request passes :class:`_Http` once: it gives the request an id
+(``X-Request-Id``, taken from the client when it is a plain token, else new) and a
+deadline (``request_timeout_s``) that the store turns into Neo4j transaction
+timeouts; it reads the body up to ``max_request_bytes`` before the app runs, so a
+body over the limit, with or without Content-Length, is one 413 and the app never
+starts a response; it answers 504 when the deadline passes before a response
+started; and it writes the access log line and the request metrics.
+
+HTTP status of a GraphQL answer (GraphQL-over-HTTP allows these for
+``application/json``): 401 with ``WWW-Authenticate`` when a token is missing or
+unknown, 503 with ``Retry-After`` when Neo4j is unavailable, 504 when the request's
+time ran out; every other coded error (PERMISSION_DENIED included) is 200.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import json
+import logging
+import re
+import time
+from collections.abc import AsyncIterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import asynccontextmanager
 from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import Route
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
 from graphsvc.api.explore_page import explore_route
+from graphsvc.api.health import Health
 from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
+from graphsvc.metrics import (
+    CONTENT_TYPE,
+    TimedEmbedder,
+    exposition,
+    observe_request,
+    track_jobs,
+)
+from graphsvc.request_scope import RequestScope, new_request_id, scope
 from graphsvc.service import Service
 
-__all__ = ["create_app"]
+__all__ = ["create_app", "http_status_for"]
+
+log = logging.getLogger("graphsvc.api")
+access_log = logging.getLogger("graphsvc.access")
+
+_REQUEST_ID = re.compile(r"^[A-Za-z0-9._:-]{1,128}$")
+# Non-GraphQL paths get a fixed operation label; anything else is "other".
+_PATH_LABELS = {
+    "/healthz": "healthz",
+    "/readyz": "readyz",
+    "/metrics": "metrics",
+    "/": "root",
+    "/lineage": "lineage-page",
+}
+
+
+def http_status_for(codes: list[str]) -> int:
+    """The HTTP status of a GraphQL answer with these error codes (200 when none map)."""
+    if "UNAUTHENTICATED" in codes:
+        return 401
+    if "STORE_UNAVAILABLE" in codes:
+        return 503
+    if "TIMEOUT" in codes:
+        return 504
+    return 200
 
 
 class _GraphQL(GraphQL[Context, None]):
-    def __init__(self, service: Service, auth: AuthTable | None, **kw: Any) -> None:
+    def __init__(
+        self, service: Service, auth: AuthTable | None, retry_after_s: int, **kw: Any
+    ) -> None:
         super().__init__(build_schema(service.settings), graphql_ide="graphiql", **kw)
         self._service = service
         self._auth = auth
+        self._retry_after = str(retry_after_s)
 
     async def get_context(self, request: Any, response: Any) -> Context:
         return Context(
@@ -41,76 +97,219 @@ class _GraphQL(GraphQL[Context, None]):
         # GraphiQL from graphsvc's own vendored assets (works offline).
         return HTMLResponse(graphiql_html())
 
-
-class _Limits:
-    """Rejects bodies over ``max_bytes`` (413) and requests over ``timeout_s`` (504)."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-        self.timeout_s = timeout_s
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        for name, value in scope.get("headers", []):
-            if name == b"content-length" and value.isdigit() and int(value) > self.max_bytes:
-                await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large")
-                return
-        seen = 0
-
-        async def limited() -> Any:
-            nonlocal seen
-            message = await receive()
-            seen += len(message.get("body", b""))
-            if seen > self.max_bytes:
-                raise _TooLarge
-            return message
-
-        try:
-            await asyncio.wait_for(self.app(scope, limited, send), self.timeout_s)
-        except _TooLarge:
-            await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large")
-        except TimeoutError:
-            await _error(send, 504, "TIMEOUT", "request took too long")
+    def create_response(self, response_data: Any, sub_response: Response) -> Response:
+        response = super().create_response(response_data, sub_response)
+        answers = response_data if isinstance(response_data, list) else [response_data]
+        codes = [
+            str((e.get("extensions") or {}).get("code"))
+            for answer in answers
+            if isinstance(answer, Mapping)
+            for e in answer.get("errors") or []
+            if isinstance(e, Mapping)
+        ]
+        status = http_status_for(codes)
+        if status != 200:
+            response.status_code = status
+            if status == 401:
+                response.headers["WWW-Authenticate"] = "Bearer"
+            if status == 503:
+                response.headers["Retry-After"] = self._retry_after
+        return response
 
 
 class _TooLarge(Exception):
     pass
 
 
-async def _error(send: Send, status: int, code: str, message: str) -> None:
-    body = json.dumps({"errors": [{"message": message, "extensions": {"code": code}}]}).encode()
+class _Http:
+    """Request id, deadline, body limit, timeout, access log and metrics (see module)."""
+
+    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
+        self.app = app
+        self.max_bytes = max_bytes
+        self.timeout_s = timeout_s
+
+    async def __call__(self, scope_: Scope, receive: Receive, send: Send) -> None:
+        if scope_["type"] != "http":
+            await self.app(scope_, receive, send)
+            return
+        headers = dict(scope_.get("headers", []))
+        given = headers.get(b"x-request-id", b"").decode("latin-1")
+        request_id = given if _REQUEST_ID.match(given) else new_request_id()
+        started = time.perf_counter()
+        status = 0
+
+        async def send_once(message: Message) -> None:
+            nonlocal status
+            if message["type"] == "http.response.start":
+                if status:
+                    return  # never a second response start
+                status = int(message["status"])
+                extra = (b"x-request-id", request_id.encode())
+                message = {**message, "headers": [*message.get("headers", []), extra]}
+            await send(message)
+
+        with scope(request_id, self.timeout_s) as sc:
+            try:
+                await asyncio.wait_for(
+                    self._serve(scope_, headers, receive, send_once, sc), self.timeout_s
+                )
+            except TimeoutError:
+                sc.codes.append("TIMEOUT")
+                if not status:
+                    await _error(send_once, 504, "TIMEOUT", "request took too long", request_id)
+            except Exception:
+                log.exception("internal error", extra={"code": "INTERNAL"})
+                sc.codes.append("INTERNAL")
+                if not status:
+                    await _error(send_once, 500, "INTERNAL", "internal error", request_id)
+            finally:
+                path = str(scope_.get("path", ""))
+                operation = sc.operation if path == "/graphql" else _PATH_LABELS.get(path, "other")
+                code = sc.codes[0] if sc.codes else "ok"
+                seconds = time.perf_counter() - started
+                observe_request(operation, code, seconds)
+                access_log.info(
+                    "request",
+                    extra={
+                        "method": scope_.get("method"),
+                        "path": path,
+                        "status": status,
+                        "operation": operation,
+                        "code": code,
+                        "ms": round(seconds * 1000, 2),
+                    },
+                )
+
+    async def _serve(
+        self,
+        scope_: Scope,
+        headers: dict[bytes, bytes],
+        receive: Receive,
+        send: Send,
+        sc: RequestScope,
+    ) -> None:
+        length = headers.get(b"content-length", b"")
+        if length.isdigit() and int(length) > self.max_bytes:
+            sc.codes.append("REQUEST_TOO_LARGE")
+            await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large", sc.request_id)
+            return
+        try:
+            body, tail = await self._read_body(receive)
+        except _TooLarge:
+            sc.codes.append("REQUEST_TOO_LARGE")
+            await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large", sc.request_id)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            if tail is not None:
+                return tail
+            return await receive()
+
+        await self.app(scope_, replay, send)
+
+    async def _read_body(self, receive: Receive) -> tuple[bytes, Message | None]:
+        """The whole body (at most ``max_bytes``), and a disconnect seen while reading.
+
+        Raises:
+            _TooLarge: the body is longer than ``max_bytes``.
+        """
+        parts: list[bytes] = []
+        seen = 0
+        while True:
+            message = await receive()
+            if message["type"] != "http.request":
+                return b"".join(parts), message
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                raise _TooLarge
+            parts.append(chunk)
+            if not message.get("more_body", False):
+                return b"".join(parts), None
+
+
+async def _error(send: Send, status: int, code: str, message: str, request_id: str) -> None:
+    body = json.dumps(
+        {"errors": [{"message": message, "extensions": {"code": code, "requestId": request_id}}]}
+    ).encode()
     await send(
         {
             "type": "http.response.start",
             "status": status,
-            "headers": [(b"content-type", b"application/json")],
+            "headers": [
+                (b"content-type", b"application/json"),
+                (b"content-length", str(len(body)).encode()),
+            ],
         }
     )
     await send({"type": "http.response.body", "body": body})
 
 
+def _track_jobs(service: Service) -> None:
+    """The deferred atomisation worker's queue depth and failures in ``/metrics``."""
+    import weakref
+
+    from graphsvc.atomise.worker import worker_for
+
+    ref = weakref.ref(service)
+
+    def jobs() -> tuple[int, int]:
+        svc = ref()
+        if svc is None:
+            return 0, 0
+        worker = worker_for(svc)
+        return worker.pending, worker.failed
+
+    track_jobs(id(service), jobs)
+
+
 def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     """The whole HTTP surface for one Service."""
-    graphql = _GraphQL(service, auth)
+    settings = service.settings
+    if not isinstance(service.embedder, TimedEmbedder):
+        service.embedder = TimedEmbedder(service.embedder)
+    # graphsvc.api.errors logs every GraphQL error once (client errors without a
+    # traceback); strawberry's logger would log each again with one.
+    logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
+    _track_jobs(service)
+    graphql = _GraphQL(service, auth, settings.retry_after_s)
+    health = Health(service, settings.retry_after_s)
 
     async def root(_: Request) -> Response:
         return RedirectResponse("/graphql")
 
-    async def healthz(_: Request) -> Response:
-        return JSONResponse(await asyncio.to_thread(service.health))
+    async def metrics(_: Request) -> Response:
+        return Response(exposition(), media_type=CONTENT_TYPE)
+
+    @asynccontextmanager
+    async def lifespan(_: Starlette) -> AsyncIterator[None]:
+        # Resolvers run in asyncio.to_thread, i.e. the loop's default executor: sized
+        # here on purpose instead of Python's min(32, cores + 4).
+        pool = ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="graphsvc-worker")
+        asyncio.get_running_loop().set_default_executor(pool)
+        try:
+            yield
+        finally:
+            health.close()
+            pool.shutdown(wait=False, cancel_futures=True)
 
     app = Starlette(
         routes=[
             Route("/", root),
-            Route("/healthz", healthz),
+            Route("/healthz", health.healthz),
+            Route("/readyz", health.readyz),
+            Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             lineage_route(),
             explore_route(),
             static_mount(),
-        ]
+        ],
+        lifespan=lifespan,
     )
-    settings = service.settings
-    return _Limits(app, settings.max_request_bytes, settings.request_timeout_s)
+    return _Http(app, settings.max_request_bytes, settings.request_timeout_s)

@@ -190,6 +190,10 @@ def _begin(tx: ManagedTransaction, subject: str, atom_id: str, now: str) -> tupl
     own = [m for m in markers if m["atomId"] == atom_id]
     if own:
         row = run("purge/lock_marker", subject=subject, atomId=atom_id, now=now)[0]
+        if not row["found"] or row["plan"] is None:
+            # Another caller finished this purge (and deleted the marker) while this
+            # one waited for the marker's lock.
+            raise NotFoundError(f"atom {atom_id!r} does not exist (purged meanwhile)")
         return True, PurgePlan.from_json(row["plan"])
     if markers:
         raise PurgePendingError(
@@ -215,7 +219,7 @@ def _step(
     """Run ``step`` once: skipped when the marker says it already committed."""
     run = _runner(tx)
     row = run("purge/lock_marker", subject=subject, atomId=atom_id, now=now)[0]
-    if not row["found"]:
+    if not row["found"] or row["plan"] is None:  # deleted while we waited for its lock
         return False, None
     stored = PurgePlan.from_json(row["plan"])
     if STEPS.index(row["step"]) >= STEPS.index(step):

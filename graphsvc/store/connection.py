@@ -2,10 +2,18 @@
 
 Driver exceptions are mapped to :class:`~graphsvc.errors.StoreError` here, where
 they enter graphsvc (STYLE: errors of lower libraries mapped where they enter).
+
+Outages and time limits (docs/operations.md): the driver's connect, connection
+acquisition and transaction retry times are short settings, so an unreachable
+Neo4j is STORE_UNAVAILABLE within about two seconds; deadlocks are retried longer
+here. Inside an HTTP request every transaction gets the time left before the
+request's deadline as its Neo4j transaction timeout, so a request over its limit
+is stopped in the database too (DeadlineExceededError, ``TIMEOUT``).
 """
 
 from __future__ import annotations
 
+import contextvars
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -30,7 +38,10 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphsvc.errors import GraphsvcError, StoreError
+from graphsvc.errors import DeadlineExceededError, GraphsvcError, StoreError
+from graphsvc.metrics import timed_query
+from graphsvc.request_scope import remaining_s
+from graphsvc.settings import Settings
 from graphsvc.store.queries import query, schema_statements
 
 __all__ = ["SCHEMA_VERSION", "Database", "run"]
@@ -43,6 +54,8 @@ SCHEMA_VERSION = 1
 # pause between them (doubled each time).
 _ATTEMPTS = 4
 _RETRY_DELAY_S = 0.05
+# Transaction timeouts below this are not sent (the server would read 0 as "none").
+_MIN_TX_TIMEOUT_S = 0.01
 
 
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
@@ -52,7 +65,8 @@ def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]
     scalars, never nodes, so the recursive walk of ``Record.data()`` (a third of
     a read's client time on big retrieval graphs) is not needed.
     """
-    return _plain_rows(tx.run(query(name), params))
+    with timed_query(name):
+        return _plain_rows(tx.run(query(name), params))
 
 
 def _plain_rows(result: Result) -> list[dict[str, Any]]:
@@ -68,16 +82,37 @@ class Database:
         user: user name (ignored when ``password`` is empty and auth is off).
         password: password; empty means no authentication.
         database: the database every call targets.
+        connection_timeout_s: to open one connection (TCP + Bolt handshake).
+        acquisition_timeout_s: to get a connection from the pool, opening included.
+        max_retry_time_s: the driver's retry time for a failed transaction; short, so
+            a lost server is reported instead of retried for 30 s.
+        transient_retry_s: how long a deadlock (a transient transaction error) is
+            retried, within the request's deadline.
+        max_pool_size: connections of this process.
     """
 
-    def __init__(self, uri: str, user: str, password: str, database: str) -> None:
+    def __init__(
+        self,
+        uri: str,
+        user: str,
+        password: str,
+        database: str,
+        *,
+        connection_timeout_s: float = 1.0,
+        acquisition_timeout_s: float = 2.0,
+        max_retry_time_s: float = 0.5,
+        transient_retry_s: float = 10.0,
+        max_pool_size: int = 64,
+    ) -> None:
         auth = (user, password) if password else None
         try:
             self.driver: Driver = GraphDatabase.driver(
                 uri,
                 auth=auth,
-                max_connection_pool_size=50,
-                connection_acquisition_timeout=30,
+                max_connection_pool_size=max_pool_size,
+                connection_acquisition_timeout=acquisition_timeout_s,
+                connection_timeout=connection_timeout_s,
+                max_transaction_retry_time=max_retry_time_s,
                 # Cypher hints about unused labels are noise in logs, not signals.
                 notifications_min_severity="OFF",
             )
@@ -85,9 +120,29 @@ class Database:
             raise StoreError(f"cannot create a Neo4j driver for {uri}: {exc}") from exc
         self.uri = uri
         self.database = database
+        self.connection_timeout_s = connection_timeout_s
+        self.acquisition_timeout_s = acquisition_timeout_s
+        self.max_retry_time_s = max_retry_time_s
+        self.transient_retry_s = transient_retry_s
+        self.max_pool_size = max_pool_size
         # Independent queries of one request run side by side (Neo4j runs each
         # query on one core); see soon().
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphsvc-db")
+
+    @classmethod
+    def for_settings(cls, settings: Settings, uri: str, user: str, password: str) -> Database:
+        """A Database with the driver timeouts and pool size of ``settings``."""
+        return cls(
+            uri,
+            user,
+            password,
+            settings.neo4j_database,
+            connection_timeout_s=settings.neo4j_connection_timeout_s,
+            acquisition_timeout_s=settings.neo4j_acquisition_timeout_s,
+            max_retry_time_s=settings.neo4j_max_retry_time_s,
+            transient_retry_s=settings.neo4j_transient_retry_s,
+            max_pool_size=settings.neo4j_max_pool_size,
+        )
 
     def close(self) -> None:
         self._pool.shutdown(wait=True, cancel_futures=True)
@@ -116,11 +171,11 @@ class Database:
         first query, COMMIT is another). A retryable failure (the statement was
         rolled back) is retried like a managed transaction's.
         """
-        text = Query(query(name))
         delay = _RETRY_DELAY_S
         for attempt in range(1, _ATTEMPTS + 1):
+            text = Query(query(name), timeout=_tx_timeout(name))
             try:
-                with self._session(routing) as session:
+                with timed_query(name), self._session(routing) as session:
                     result = session.run(text, params)
                     if plain:
                         return _plain_rows(result)
@@ -149,7 +204,8 @@ class Database:
             with _mapped(label):
                 return work()
 
-        return self._pool.submit(labelled)
+        # The request's scope (its deadline, its id in logs) goes with the work.
+        return self._pool.submit(contextvars.copy_context().run, labelled)
 
     def read_soon(self, name: str, **params: Any) -> Future[list[dict[str, Any]]]:
         """:meth:`read_rows` on a worker thread (see :meth:`soon`)."""
@@ -162,8 +218,7 @@ class Database:
         The function may be called more than once (driver retries); it must not
         have side effects outside the transaction.
         """
-        with _mapped(label), self._session(RoutingControl.WRITE) as session:
-            return session.execute_write(work)
+        return self._managed(work, label, RoutingControl.WRITE)
 
     def read_tx(self, work: Callable[[ManagedTransaction], T], *, label: str = "read") -> T:
         """Run ``work`` in one read transaction.
@@ -171,8 +226,41 @@ class Database:
         Neo4j reads are read-committed: each query sees what was committed when it
         ran, so a transaction groups queries but is not a snapshot.
         """
-        with _mapped(label), self._session(RoutingControl.READ) as session:
-            return session.execute_read(work)
+        return self._managed(work, label, RoutingControl.READ)
+
+    def _managed(
+        self, work: Callable[[ManagedTransaction], T], label: str, routing: RoutingControl
+    ) -> T:
+        """A managed transaction with the request's time left as its timeout.
+
+        The driver retries any retryable failure for ``max_retry_time_s``; a deadlock
+        (``Neo.TransientError.Transaction.*``) is retried here for up to
+        ``transient_retry_s`` more, never past the request's deadline.
+        """
+        started = time.monotonic()
+        delay = _RETRY_DELAY_S
+        while True:
+            timeout = _tx_timeout(label)
+
+            def unit(tx: ManagedTransaction) -> T:
+                return work(tx)
+
+            if timeout is not None:
+                unit.timeout = timeout  # type: ignore[attr-defined]  # neo4j.unit_of_work
+            try:
+                with _mapped(label), self._session(routing) as session:
+                    if routing == RoutingControl.READ:
+                        return session.execute_read(unit)
+                    return session.execute_write(unit)
+            except StoreError as exc:
+                if not _is_deadlock(exc.__cause__):
+                    raise
+                left = remaining_s()
+                elapsed = time.monotonic() - started
+                if elapsed + delay > self.transient_retry_s or (left is not None and left <= delay):
+                    raise
+                time.sleep(delay)
+                delay = min(delay * 2, 1.0)
 
     @contextmanager
     def _session(self, routing: RoutingControl) -> Iterator[Session]:
@@ -207,6 +295,19 @@ class Database:
         rows = self.read("meta/get_schema_version")
         return rows[0]["version"] if rows else None
 
+    def readiness(self) -> dict[str, Any]:
+        """Whether Neo4j answers and the schema is current (``/readyz``).
+
+        Raises:
+            StoreError: Neo4j is not reachable.
+        """
+        version = self.schema_version()
+        return {
+            "neo4j": self.server_info(),
+            "schemaVersion": version,
+            "schemaCurrent": version == SCHEMA_VERSION,
+        }
+
     def server_info(self) -> dict[str, str]:
         rows = self.read("meta/server_components")
         row = rows[0]
@@ -225,15 +326,49 @@ def _pipelined_begin(session: Session) -> AbstractContextManager[object]:
     return flag if isinstance(flag, AbstractContextManager) else nullcontext()
 
 
+def _tx_timeout(label: str) -> float | None:
+    """Seconds left before the request's deadline, for Neo4j's transaction timeout.
+
+    Raises:
+        DeadlineExceededError: the deadline has passed (nothing more is sent).
+    """
+    left = remaining_s()
+    if left is None:
+        return None
+    if left < _MIN_TX_TIMEOUT_S:
+        raise DeadlineExceededError(f"request time limit reached before {label}")
+    return left
+
+
+def _is_deadlock(exc: BaseException | None) -> bool:
+    code = getattr(exc, "code", None) or ""
+    return isinstance(exc, TransientError) and code.startswith("Neo.TransientError.Transaction.")
+
+
+def _timed_out(exc: BaseException) -> bool:
+    """A Neo4j error that means the transaction ran out of the request's time."""
+    code = getattr(exc, "code", None) or ""
+    if "TransactionTimedOut" in code:
+        return True
+    left = remaining_s()
+    return left is not None and left <= 0 and ".Transaction." in code
+
+
 @contextmanager
 def _mapped(label: str) -> Iterator[None]:
     try:
         yield
     except GraphsvcError:
         raise
-    except (ServiceUnavailable, SessionExpired, TransientError) as exc:
+    except Neo4jError as exc:
+        if _timed_out(exc):
+            raise DeadlineExceededError(f"request time limit reached during {label}") from exc
+        if isinstance(exc, TransientError):
+            raise StoreError(f"Neo4j unavailable during {label}: {exc}") from exc
+        if isinstance(exc, ClientError):
+            raise StoreError(f"Neo4j rejected {label}: {exc.code}: {exc.message}") from exc
+        raise StoreError(f"Neo4j failed during {label}: {exc}") from exc
+    except (ServiceUnavailable, SessionExpired) as exc:
         raise StoreError(f"Neo4j unavailable during {label}: {exc}") from exc
-    except ClientError as exc:
-        raise StoreError(f"Neo4j rejected {label}: {exc.code}: {exc.message}") from exc
-    except (Neo4jError, DriverError, OSError) as exc:
+    except (DriverError, OSError) as exc:
         raise StoreError(f"Neo4j failed during {label}: {exc}") from exc

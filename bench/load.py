@@ -1,0 +1,355 @@
+"""Benchmark: a live ``graphsvc serve`` under concurrent clients on 127.0.0.1.
+
+Run::
+
+    .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 6,16]
+                                   [--atoms 300] [--mix 60,30,10] [--warmup 15]
+                                   [--json PATH]
+
+It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
+short atoms into one subject, then for each ``--workers`` value starts
+``graphsvc serve`` as a subprocess with ``GRAPHSVC_WORKER_THREADS`` set to it and
+runs ``--clients`` concurrent HTTP clients for ``--seconds``: each request is a
+``read`` (budget 1,000), a ``search`` or a one-atom ``write`` in the ``--mix``
+proportions (percent), with seeded query texts, after ``--warmup`` untimed seconds of
+the same load on that server (a cold Neo4j JVM is several times slower). Meanwhile
+one prober asks
+``GET /healthz`` and the GraphQL ``{ health }`` field every 100 ms.
+
+It prints, per worker count: throughput, p50/p95/p99 per operation, errors by code
+(HTTP status for non-GraphQL failures) and the probes' latency under load next to
+their idle latency measured on the same server before the load (the baseline of the
+ratio), and writes ``bench/results/load.json``. The first ``--workers`` value is the
+baseline of the throughput ratio. Clients and server share the machine (and Neo4j);
+the load average is recorded.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections import Counter, defaultdict
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.inputs import parse_changes  # noqa: E402
+from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import Settings  # noqa: E402
+from graphsvc.store.connection import Database  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+WORDS = [
+    "light",
+    "leaf",
+    "root",
+    "water",
+    "carbon",
+    "energy",
+    "cell",
+    "sugar",
+    "oxygen",
+    "soil",
+    "seed",
+    "flower",
+    "stem",
+    "sun",
+    "green",
+    "plant",
+    "growth",
+    "river",
+    "stone",
+    "cloud",
+    "wind",
+    "heat",
+    "cold",
+    "salt",
+    "mineral",
+    "protein",
+]
+READ = (
+    "query($q: String!) { read(query: $q, memoryTokenBudget: 1000) "
+    "{ selection { tokens } items { score } } }"
+)
+SEARCH = "query($q: String!) { search(query: $q) { hits { score atom { atomId } } } }"
+WRITE = "mutation($c: [ChangeInput!]!) { write(changes: $c) { operationId } }"
+
+
+def sentence(rng: random.Random, n: int = 8) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(n)).capitalize() + "."
+
+
+def pct(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return round(ordered[min(len(ordered) - 1, int(q * len(ordered)))] * 1000, 1)
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def seed_atoms(service: Service, binding: Binding, n: int, rng: random.Random) -> None:
+    for start in range(0, n, 50):
+        changes = [
+            {
+                "id": f"c{i}",
+                "op": "CREATE",
+                "content": {"text": sentence(rng), "links": []},
+                "sources": [],
+            }
+            for i in range(start, min(n, start + 50))
+        ]
+        service.write(binding, parse_changes(changes))
+
+
+def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphsvc", "serve", "--port", str(port)],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        cwd=ROOT,
+    )
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"graphsvc serve exited with {proc.returncode}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/readyz", timeout=2).status_code == 200:
+                return proc
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.5)
+    proc.kill()
+    raise RuntimeError("graphsvc serve did not become ready")
+
+
+async def probe_once(client: httpx.AsyncClient) -> tuple[float, float]:
+    t0 = time.perf_counter()
+    await client.get("/healthz")
+    t1 = time.perf_counter()
+    await client.post("/graphql", json={"query": "{ health }"})
+    return t1 - t0, time.perf_counter() - t1
+
+
+async def run_load(
+    url: str, token: str, args: argparse.Namespace, seconds: float
+) -> dict[str, Any]:
+    limits = httpx.Limits(max_connections=args.clients + 4)
+    headers = {"Authorization": f"Bearer {token}"}
+    async with httpx.AsyncClient(
+        base_url=url, headers=headers, timeout=60, limits=limits
+    ) as client:
+        idle = [await probe_once(client) for _ in range(20)]
+        latencies: dict[str, list[float]] = defaultdict(list)
+        errors: Counter[str] = Counter()
+        probes: list[tuple[float, float]] = []
+        stop_at = time.monotonic() + seconds
+        read_w, search_w, write_w = args.mix
+
+        async def one_client(k: int) -> None:
+            rng = random.Random(args.seed * 1000 + k)
+            while time.monotonic() < stop_at:
+                op = rng.choices(["read", "search", "write"], [read_w, search_w, write_w])[0]
+                if op == "write":
+                    change = {
+                        "id": "a",
+                        "op": "CREATE",
+                        "content": {"text": sentence(rng), "links": []},
+                        "sources": [],
+                    }
+                    body = {"query": WRITE, "variables": {"c": [change]}}
+                else:
+                    q = " ".join(rng.sample(WORDS, 3))
+                    body = {"query": READ if op == "read" else SEARCH, "variables": {"q": q}}
+                t0 = time.perf_counter()
+                try:
+                    r = await client.post("/graphql", json=body)
+                    took = time.perf_counter() - t0
+                    payload = (
+                        r.json()
+                        if r.headers.get("content-type", "").startswith("application/json")
+                        else {}
+                    )
+                    errs = payload.get("errors") or []
+                    if errs:
+                        errors[f"{op}:{errs[0].get('extensions', {}).get('code')}"] += 1
+                    elif r.status_code != 200:
+                        errors[f"{op}:HTTP {r.status_code}"] += 1
+                    else:
+                        latencies[op].append(took)
+                except httpx.HTTPError as exc:
+                    errors[f"{op}:{type(exc).__name__}"] += 1
+
+        async def prober() -> None:
+            while time.monotonic() < stop_at:
+                probes.append(await probe_once(client))
+                await asyncio.sleep(0.1)
+
+        started = time.monotonic()
+        await asyncio.gather(prober(), *(one_client(k) for k in range(args.clients)))
+        elapsed = time.monotonic() - started
+    ok = sum(len(v) for v in latencies.values())
+    return {
+        "seconds": round(elapsed, 1),
+        "okRequests": ok,
+        "throughputPerSecond": round(ok / elapsed, 1),
+        "operations": {
+            op: {
+                "count": len(v),
+                "p50Ms": pct(v, 0.5),
+                "p95Ms": pct(v, 0.95),
+                "p99Ms": pct(v, 0.99),
+            }
+            for op, v in sorted(latencies.items())
+        },
+        "errors": dict(errors),
+        "healthz": {
+            "idleP50Ms": pct([a for a, _ in idle], 0.5),
+            "loadP50Ms": pct([a for a, _ in probes], 0.5),
+            "loadP95Ms": pct([a for a, _ in probes], 0.95),
+        },
+        "graphqlHealth": {
+            "idleP50Ms": pct([b for _, b in idle], 0.5),
+            "loadP50Ms": pct([b for _, b in probes], 0.5),
+            "loadP95Ms": pct([b for _, b in probes], 0.95),
+        },
+        "loadAverage": [round(x, 2) for x in os.getloadavg()],
+    }
+
+
+def main() -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--clients", type=int, default=16)
+    p.add_argument("--seconds", type=float, default=30.0)
+    p.add_argument("--workers", default="6,16")
+    p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
+    p.add_argument("--atoms", type=int, default=300)
+    p.add_argument("--mix", default="60,30,10")
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
+    args = p.parse_args()
+    args.mix = [int(x) for x in args.mix.split(",")]
+    if len(args.mix) != 3 or min(args.mix) < 0 or sum(args.mix) == 0:
+        p.error("--mix is three non-negative percentages: read,search,write")
+    if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
+        p.error("--clients must be in 1..256 and --seconds in (0, 600]")
+    workers = [int(x) for x in args.workers.split(",")]
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-load-")
+    state = Path(tmp.name)
+    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
+    local: LocalNeo4j | None = None
+    settings = Settings.from_env(
+        state_dir=state,
+        secret_file=str(state / "server-secret"),
+        key_file=str(state / "signing-key.json"),
+    )
+    if not external:
+        local = LocalNeo4j(settings, name="bench-load", port=0, auth=False)
+        inst = local.start(die_with_parent=True)
+        settings = settings.with_(neo4j_uri=inst.uri)
+    db = Database.for_settings(
+        settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
+    )
+    results: dict[str, Any] = {}
+    try:
+        db.apply_schema()
+        service = Service(settings, db, get_embedder(), get_tokenizer())
+        subject = f"bench-load-{uuid.uuid4().hex[:8]}"
+        binding = Binding(subject, "default", "human", "bench")
+        print(f"writing {args.atoms} atoms into {subject}...", file=sys.stderr, flush=True)
+        seed_atoms(service, binding, args.atoms, random.Random(args.seed))
+        token = uuid.uuid4().hex
+        auth = state / "auth.json"
+        auth.write_text(
+            json.dumps(
+                {"tokens": {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}}
+            )
+        )
+        for n in workers:
+            port = free_port()
+            env = {
+                **os.environ,
+                "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
+                "GRAPHSVC_STATE_DIR": str(state),
+                "GRAPHSVC_SECRET_FILE": settings.secret_file,
+                "GRAPHSVC_KEY_FILE": settings.key_file,
+                "GRAPHSVC_AUTH_FILE": str(auth),
+                "GRAPHSVC_WORKER_THREADS": str(n),
+                "GRAPHSVC_LOG_LEVEL": "WARNING",
+            }
+            print(f"workers={n}: starting graphsvc serve...", file=sys.stderr, flush=True)
+            proc = start_server(env, port)
+            url = f"http://127.0.0.1:{port}"
+            try:
+                if args.warmup > 0:
+                    # Untimed: the JVM compiles its hot paths, caches fill, per server.
+                    asyncio.run(run_load(url, token, args, args.warmup))
+                out = asyncio.run(run_load(url, token, args, args.seconds))
+            finally:
+                proc.send_signal(signal.SIGINT)
+                try:
+                    proc.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+            results[str(n)] = out
+            ops = ", ".join(
+                f"{op} p50/p95/p99 {v['p50Ms']}/{v['p95Ms']}/{v['p99Ms']} ms"
+                for op, v in out["operations"].items()
+            )
+            print(
+                f"workers={n}: {out['throughputPerSecond']} req/s; {ops}; "
+                f"errors {out['errors'] or 'none'}; /healthz p50 idle/load "
+                f"{out['healthz']['idleP50Ms']}/{out['healthz']['loadP50Ms']} ms; "
+                f"{{ health }} p50 idle/load {out['graphqlHealth']['idleP50Ms']}/"
+                f"{out['graphqlHealth']['loadP50Ms']} ms",
+                flush=True,
+            )
+        base = results[str(workers[0])]["throughputPerSecond"] or 1.0
+        for n in workers[1:]:
+            ratio = results[str(n)]["throughputPerSecond"] / base
+            print(f"throughput ratio workers={n} / workers={workers[0]}: {ratio:.2f}")
+        report = {
+            "benchmark": "load",
+            "args": {k: v for k, v in vars(args).items() if k != "json"},
+            "workers": workers,
+            "python": platform.python_version(),
+            "cpus": os.cpu_count(),
+            "results": results,
+        }
+        Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.json).write_text(json.dumps(report, indent=1))
+    finally:
+        db.close()
+        if local is not None:
+            local.stop()
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,79 @@
+"""Capabilities per API token (``can`` in the auth file) and the HTTP status table."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.api.app import http_status_for
+from graphsvc.auth import AuthTable, required_capability
+from graphsvc.errors import GraphsvcError, PermissionDeniedError, UnauthenticatedError
+
+
+def _entry(kind: str, **extra: object) -> dict[str, object]:
+    return {"subject": "s1", "actor": {"kind": kind, "id": f"{kind}-1"}, **extra}
+
+
+def _table(**entries: dict[str, object]) -> AuthTable:
+    return AuthTable.from_dict({"tokens": entries})
+
+
+@pytest.mark.req("API-2", "CORE-1")
+def test_files_without_can_keep_working_and_operators_keep_operator_rights() -> None:
+    table = _table(h=_entry("human", purge=True), a=_entry("agent"), i=_entry("input-adapter"))
+    assert table.grant_for("Bearer h").can == {"read", "write", "atomise", "export", "purge"}
+    assert table.grant_for("Bearer a").can == {"read", "write"}
+    assert table.grant_for("Bearer i").can == {"read", "write"}
+    assert table.binding_for("Bearer h").may_purge is True
+    assert table.binding_for("Bearer a").may_purge is False
+
+
+@pytest.mark.req("API-2")
+def test_can_grants_exactly_what_it_lists_and_purge_true_adds_purge() -> None:
+    table = _table(
+        a=_entry("agent", can=["read", "atomise"]),
+        r=_entry("human", can=["read"]),
+        p=_entry("human", can=["read"], purge=True),
+    )
+    agent = table.grant_for("Bearer a")
+    assert agent.can == {"read", "atomise"}
+    assert agent.require("atomise") == agent.binding
+    with pytest.raises(PermissionDeniedError) as info:
+        agent.require("export")
+    assert info.value.code == "PERMISSION_DENIED"
+    assert info.value.details == {"capability": "export"}
+    assert table.grant_for("Bearer r").can == {"read"}
+    assert table.binding_for("Bearer r").may_purge is False
+    assert table.grant_for("Bearer p").can == {"read", "purge"}
+    assert table.binding_for("Bearer p").may_purge is True
+
+
+@pytest.mark.parametrize("can", [["read", "fly"], "read", [1]])
+def test_unknown_or_malformed_capabilities_are_invalid_input(can: object) -> None:
+    with pytest.raises(GraphsvcError) as info:
+        _table(a=_entry("agent", can=can))
+    assert info.value.code == "INVALID_INPUT"
+
+
+def test_unknown_token_is_unauthenticated() -> None:
+    table = _table(a=_entry("agent"))
+    for header in (None, "", "Bearer nope", "Basic a"):
+        with pytest.raises(UnauthenticatedError):
+            table.grant_for(header)
+
+
+@pytest.mark.req("CORE-1")
+def test_operator_fields_need_their_capability_and_new_fields_default_by_kind() -> None:
+    assert required_capability("atomise", mutation=True) == "atomise"
+    assert required_capability("exportForensicBundle", mutation=True) == "export"
+    assert required_capability("purge", mutation=True) == "purge"
+    assert required_capability("search", mutation=False) == "read"
+    assert required_capability("somethingNew", mutation=False) == "read"
+    assert required_capability("somethingNew", mutation=True) == "write"
+
+
+def test_http_status_of_coded_graphql_errors() -> None:
+    assert http_status_for([]) == 200
+    assert http_status_for(["INVALID_INPUT", "PERMISSION_DENIED"]) == 200
+    assert http_status_for(["UNAUTHENTICATED"]) == 401
+    assert http_status_for(["STORE_UNAVAILABLE"]) == 503
+    assert http_status_for(["TIMEOUT"]) == 504
