@@ -101,6 +101,12 @@ class Settings:
     # Embedding
     embed_batch: int = 64
 
+    # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
+    # from the managed Neo4j's files within this many seconds, i.e. `graphsvc
+    # compact` runs at least this often; `graphsvc erasure status` reports a purge
+    # older than this as overdue.
+    erasure_max_delay_s: float = 86_400.0
+
     # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
     # object (or a callable returning one) whose governance hooks run on every
     # atomisation; empty means no configured hooks.
@@ -139,6 +145,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
+        if not self.erasure_max_delay_s > 0:  # NaN fails too
+            raise InvalidInputError("GRAPHSVC_ERASURE_MAX_DELAY_S must be positive")
         for name in ("max_batch_changes", "max_body_bytes", "read_budget", "max_nodes"):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
