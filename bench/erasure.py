@@ -94,7 +94,7 @@ def one_size(n: int, args: argparse.Namespace, embedder: Any, tokenizer: Any) ->
 
             t2 = time.perf_counter()
             local.stop()
-            local.start()
+            local.start(die_with_parent=True)
             restart_s = time.perf_counter() - t2
 
             report = compact(settings, name="bench", batch=args.batch, progress=_say)
@@ -134,6 +134,19 @@ def _free_port() -> int:
         return int(s.getsockname()[1])
 
 
+def _write(args: argparse.Namespace, runs: list[dict[str, Any]]) -> None:
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    doc = {
+        "benchmark": "erasure",
+        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+        "embed": args.embed,
+        "runs": runs,
+    }
+    out.write_text(json.dumps(doc, indent=2) + "\n")
+    print(f"wrote {out}", flush=True)
+
+
 def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--sizes", default="10000,100000")
@@ -158,16 +171,7 @@ def main() -> int:
             f"{c['bytesAfter'] / 2**20:.0f} MB; scan {r['scan']['seconds']:.1f} s",
             flush=True,
         )
-    out = Path(args.json)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    doc = {
-        "benchmark": "erasure",
-        "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
-        "embed": args.embed,
-        "runs": runs,
-    }
-    out.write_text(json.dumps(doc, indent=2) + "\n")
-    print(f"wrote {out}")
+        _write(args, runs)  # after every size: a long run that is stopped keeps its sizes
     return 0
 
 
