@@ -8,7 +8,8 @@ Two views of the same files (docs/erasure.md):
   read with Lucene itself (``java/LuceneTerms.java``, run with the Neo4j jars),
   which lists every term and stored string, deleted documents included. Lucene
   compresses its term blocks, so a purged word can sit in a segment where no
-  byte scan sees it.
+  byte scan sees it. Terms are analysed (lower-cased, maybe stemmed), so a term
+  that is the needle less a short ending counts as found.
 
 A byte scan cannot see strings Neo4j packs into a property record (texts of up
 to about 20-40 characters, stored in 5-8 bits a character), so a clean scan is
@@ -116,6 +117,16 @@ def lucene_folders(root: Path) -> list[Path]:
     return sorted({p.parent for p in root.rglob("segments_*") if p.is_file()})
 
 
+def _stem_of(term: str, needle: str) -> bool:
+    """Whether ``term`` can be ``needle`` after a stemmer cut its ending.
+
+    An English analyzer indexes "confidential" as "confidenti": a needle counts
+    as found when a term of at least 6 characters is a prefix of it that lacks
+    at most 4 of its characters.
+    """
+    return len(term) >= max(6, len(needle) - 4) and needle.startswith(term)
+
+
 def _files(root: Path) -> Iterator[Path]:
     for path in sorted(root.rglob("*")):
         if path.is_file() and not path.is_symlink():
@@ -160,6 +171,6 @@ def _lucene_hits(
             continue
         value = value.lower()
         for i, needle in enumerate(lowered):
-            if needle in value:
+            if needle in value or (kind == "T" and _stem_of(value, needle)):
                 hits.add((folder, i))
     return [Hit(path, i, "lucene") for path, i in sorted(hits)]

@@ -81,3 +81,10 @@ def test_erasure_delay_must_be_positive() -> None:
         Settings.from_env({"GRAPHSVC_ERASURE_MAX_DELAY_S": "0"})
     with pytest.raises(InvalidInputError):
         Settings.from_env({"GRAPHSVC_ERASURE_MAX_DELAY_S": "nan"})
+
+
+def test_a_stemmed_lucene_term_counts_as_the_needle() -> None:
+    # What an English analyzer makes of the needle is still the needle.
+    assert erasure_scan._stem_of("confidenti", "confidential")
+    assert not erasure_scan._stem_of("conf", "confidential")  # too short to be evidence
+    assert not erasure_scan._stem_of("confidentiality", "confidential")
