@@ -213,6 +213,7 @@ def _do_swap(live: LocalNeo4j, target: LocalNeo4j, database: str, trash: Path) -
         if current.exists() and not old.exists():
             os.replace(current, old)
         if new.exists() and not current.exists():
+            current.parent.mkdir(parents=True, exist_ok=True)
             os.replace(new, current)
         if not current.exists():
             raise CompactError(f"the new {part} folder is missing; the old one is in {old}")

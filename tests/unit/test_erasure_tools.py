@@ -88,3 +88,34 @@ def test_a_stemmed_lucene_term_counts_as_the_needle() -> None:
     assert erasure_scan._stem_of("confidenti", "confidential")
     assert not erasure_scan._stem_of("conf", "confidential")  # too short to be evidence
     assert not erasure_scan._stem_of("confidentiality", "confidential")
+
+
+def test_an_interrupted_swap_is_finished_and_the_old_store_shredded(tmp_path: Path) -> None:
+    from graphsvc.ops.compact import _finish_interrupted
+
+    settings = Settings.from_env({}, state_dir=tmp_path)
+    live = LocalNeo4j(settings, name="serve", progress=lambda _m: None)
+    target = LocalNeo4j(settings, name="serve-compact", progress=lambda _m: None)
+    trash = live.home / "erased-20260101T000000"
+    # The crash came after the old database folder moved to the trash, before the
+    # new one moved in; the transaction logs were not touched yet.
+    (trash / "databases" / "neo4j").mkdir(parents=True)
+    (trash / "databases" / "neo4j" / "neostore").write_bytes(b"old zqpurged")
+    (live.home / "data" / "transactions" / "neo4j").mkdir(parents=True)
+    (live.home / "data" / "transactions" / "neo4j" / "tx.0").write_bytes(b"old log zqpurged")
+    for part, name in (("databases", "neostore"), ("transactions", "tx.0")):
+        folder = target.home / "data" / part / "neo4j"
+        folder.mkdir(parents=True)
+        (folder / name).write_bytes(b"new")
+    journal = live.home / SWAP_JOURNAL
+    journal.write_text(f'{{"trash": "{trash}", "new": "{target.home}"}}')
+    with pytest.raises(LauncherError):
+        live.start()  # Neo4j would make an empty database here
+
+    files, _size = _finish_interrupted(live, target, lambda _m: None)
+
+    assert not journal.exists() and not trash.exists() and not target.home.exists()
+    assert (live.home / "data" / "databases" / "neo4j" / "neostore").read_bytes() == b"new"
+    assert (live.home / "data" / "transactions" / "neo4j" / "tx.0").read_bytes() == b"new"
+    assert files >= 2
+    assert scan(tmp_path, ["zqpurged"]).hits == []
