@@ -77,9 +77,12 @@ def compact(
             "(GRAPHSVC_NEO4J_URI), see docs/erasure.md"
         )
     live = LocalNeo4j(settings, name=name, progress=say)
-    # Restarted as it was configured (the launcher rewrites neo4j.conf each start).
+    # Restarted as it was configured and on the port it had (the launcher
+    # rewrites neo4j.conf at each start).
     auth = _auth_enabled(live)
-    live = LocalNeo4j(settings, name=name, auth=auth, progress=say)
+    running = live.status()
+    port = running.port if running is not None else None
+    live = LocalNeo4j(settings, name=name, port=port, auth=auth, progress=say)
     target = LocalNeo4j(settings, name=f"{name}-compact", port=0, auth=False, progress=say)
     leftovers = _finish_interrupted(live, target, say)
     database = settings.neo4j_database
