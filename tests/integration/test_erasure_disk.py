@@ -77,7 +77,9 @@ def _long(word: str) -> str:
 
 
 @pytest.mark.req("LNK-6")
-def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(tmp_path: Path) -> None:
+def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
+    tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
+) -> None:
     port = _free_port()
     settings = Settings.from_env(
         state_dir=tmp_path, neo4j_uri="", neo4j_port=port, key_file="", secret_file=""
@@ -176,8 +178,13 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(tmp_path: Pat
         for i, name in enumerate(k for k in w if k.startswith("p_")):
             if name != "p_tiny":
                 assert before.found(i), f"{name} not seen before compact: the scan is blind"
-        code, status, _ = _cli(["erasure", "status", "--json"], env)
-        assert code == 3 and status["erased"] is False and status["pendingPurges"] == 2
+        # The operator's check, with the erased texts in a file outside the state folder.
+        needles = tmp_path_factory.mktemp("needles") / "erased.txt"
+        needles.write_text("\n".join(purged) + "\n")
+        status_cmd = ["erasure", "status", "--json", "--scan", str(needles)]
+        code, status, _ = _cli(status_cmd, env)
+        assert code == 5 and status["erased"] is False and status["pendingPurges"] == 2
+        assert status["scan"]["hits"] and not any(word in json.dumps(status) for word in purged)
 
         # The documented step.
         code, report, stderr = _cli(["compact", "--json"], env)
@@ -197,8 +204,9 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(tmp_path: Pat
         for i in (len(purged), len(purged) + 2, len(purged) + 3):
             assert "lucene" in {h.how for h in after.found(i)}
 
-        code, status, _ = _cli(["erasure", "status", "--json"], env)
+        code, status, _ = _cli(status_cmd, env)
         assert code == 0 and status["erased"] is True and status["lastCompactAt"]
+        assert status["scan"]["hits"] == [] and status["scan"]["luceneFolders"] >= 2
 
         running = local.status()
         assert running is not None and running.port == port
