@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsvc.clicmd import atomise, export, index, inspect, purge, read, search, seed, write
+from graphsvc.clicmd import (
+    atomise,
+    erasure,
+    export,
+    index,
+    inspect,
+    purge,
+    read,
+    search,
+    seed,
+    write,
+)
 
 __all__ = ["register"]
 
-_MODULES = (write, search, read, inspect, purge, atomise, seed, export, index)
+_MODULES = (write, search, read, inspect, purge, atomise, seed, export, index, erasure)
 
 
 def register(sub: Any) -> None:

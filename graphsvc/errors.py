@@ -27,6 +27,8 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── StoreError                       STORE_UNAVAILABLE
     ├── DeadlineExceededError            TIMEOUT
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
+    ├── CompactError                     COMPACT_FAILED
+    ├── ModelLoadError                   MODEL_UNAVAILABLE
     ├── ModelLoadError                   MODEL_UNAVAILABLE
     └── LauncherError                    NEO4J_LAUNCH_FAILED
         ├── JavaMissingError             JAVA_MISSING
@@ -46,6 +48,7 @@ __all__ = [
     "AvailabilityModelError",
     "BudgetExceededError",
     "CasConflictError",
+    "CompactError",
     "CuratorFailedError",
     "CursorExpiredError",
     "DeadlineExceededError",
@@ -180,6 +183,12 @@ class IndexRebuildError(GraphsvcError):
     """A vector index rebuild did not bring the index online (``graphsvc index rebuild``)."""
 
     code = "INDEX_REBUILD_FAILED"
+
+
+class CompactError(GraphsvcError):
+    """``graphsvc compact`` could not rebuild the store (docs/erasure.md)."""
+
+    code = "COMPACT_FAILED"
 
 
 class ModelLoadError(GraphsvcError):

@@ -129,6 +129,12 @@ class Settings:
     # Embedding
     embed_batch: int = 64
 
+    # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
+    # from the managed Neo4j's files within this many seconds, i.e. `graphsvc
+    # compact` runs at least this often; `graphsvc erasure status` reports a purge
+    # older than this as overdue.
+    erasure_max_delay_s: float = 86_400.0
+
     # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
     # object (or a callable returning one) whose governance hooks run on every
     # atomisation; empty means no configured hooks.
@@ -169,6 +175,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
+        if not self.erasure_max_delay_s > 0:  # NaN fails too
+            raise InvalidInputError("GRAPHSVC_ERASURE_MAX_DELAY_S must be positive")
         if self.log_format not in {"json", "text"}:
             raise InvalidInputError("GRAPHSVC_LOG_FORMAT must be json or text")
         for name in (

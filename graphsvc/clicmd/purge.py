@@ -42,7 +42,8 @@ def _cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
         args,
         outcome,
         f"purge of {outcome['atomId']} {how}: {len(outcome['purged'])} atom(s), "
-        f"{outcome['revisions']} revision(s), {outcome['inputs']} input record(s) erased",
+        f"{outcome['revisions']} revision(s), {outcome['inputs']} input record(s) erased; "
+        "their bytes stay in Neo4j's files until `graphsvc compact` (docs/erasure.md)",
     )
     return 0
 

@@ -36,7 +36,7 @@ from graphsvc.errors import (
 )
 from graphsvc.settings import Settings
 
-__all__ = ["Instance", "LocalNeo4j", "population_buffer_mb"]
+__all__ = ["Instance", "LocalNeo4j", "population_buffer_mb", "start_all", "stop_all"]
 
 _ENTRY = "org.neo4j.server.CommunityEntryPoint"
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
@@ -67,6 +67,9 @@ _JVM_FLAGS = [
     "-Dfile.encoding=UTF-8",
 ]
 
+
+# Written by graphsvc compact while it swaps store folders; start refuses meanwhile.
+SWAP_JOURNAL = "compact-swap.json"
 
 # See _write_conf: fewer, larger vector-index segments for faster reads.
 VECTOR_MERGE_FACTOR = 4
@@ -124,6 +127,8 @@ class LocalNeo4j:
         port: Bolt port; 0 picks a free one at start.
         auth: whether authentication is on (a generated password is kept 0600).
         progress: where progress lines go (stderr by default).
+        extra_conf: more ``neo4j.conf`` lines (``graphsvc compact`` starts the
+            instance read-only on a private port with these).
     """
 
     def __init__(
@@ -134,8 +139,10 @@ class LocalNeo4j:
         port: int | None = None,
         auth: bool = True,
         progress: Progress = _stderr,
+        extra_conf: tuple[str, ...] = (),
     ) -> None:
         self.settings = settings
+        self.extra_conf = extra_conf
         self.name = name
         self.port = settings.neo4j_port if port is None else port
         self.auth = auth
@@ -223,6 +230,8 @@ class LocalNeo4j:
     def start(self, *, die_with_parent: bool = False) -> Instance:
         """Start (or find already running) the instance and wait until it answers.
 
+        :func:`start_all` starts several instances side by side.
+
         Args:
             die_with_parent: the JVM gets SIGTERM when this Python process dies
                 (used by tests and ``serve`` so a crash never orphans a JVM).
@@ -232,10 +241,24 @@ class LocalNeo4j:
             PortInUseError: the Bolt port is taken by something else.
             StartTimeoutError: Neo4j did not answer a query in time (log tail attached).
         """
+        launched = self._launch(die_with_parent)
+        if isinstance(launched, Instance):
+            return launched
+        return self._await_start(*launched)
+
+    def _launch(self, die_with_parent: bool) -> Instance | tuple[subprocess.Popen[bytes], Instance]:
+        """The running instance, or the JVM just launched (not yet answering)."""
         running = self.status()
         if running is not None:
             self.progress(f"graphsvc: Neo4j '{self.name}' already running on {running.uri}")
             return running
+        if (self.home / SWAP_JOURNAL).exists():
+            # Started now, Neo4j would create an empty database where the store
+            # being swapped in belongs (graphsvc/localdb/compact.py).
+            raise LauncherError(
+                f"an interrupted `graphsvc compact` left {self.home / SWAP_JOURNAL}; "
+                "run `graphsvc compact` again to finish it before starting Neo4j"
+            )
         java = _find_java()
         lib, version = self.fetch()
         port = self.port or _free_port()
@@ -281,6 +304,9 @@ class LocalNeo4j:
             user="neo4j",
             password=password,
         )
+        return proc, inst
+
+    def _await_start(self, proc: subprocess.Popen[bytes], inst: Instance) -> Instance:
         try:
             self._wait_ready(proc, inst)
         except BaseException:
@@ -300,6 +326,14 @@ class LocalNeo4j:
         _terminate(inst.pid, timeout=timeout)
         self.state_file.unlink(missing_ok=True)
         return True
+
+    def _signal_stop(self) -> Instance | None:
+        inst = self.status()
+        if inst is not None:
+            self.progress(f"graphsvc: stopping Neo4j '{self.name}' (pid {inst.pid})...")
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(inst.pid, signal.SIGTERM)
+        return inst
 
     # ------------------------------------------------------------------ internals
     def _password(self) -> str:
@@ -345,6 +379,7 @@ class LocalNeo4j:
             # of a 2g heap left one (3 ms); see graphsvc/ops/index.py.
             "internal.dbms.index.vector.population_ram_buffer_size="
             f"{population_buffer_mb(self.settings.neo4j_heap)}",
+            *self.extra_conf,
         ]
         (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
         return conf_dir
@@ -413,6 +448,37 @@ class LocalNeo4j:
                 text = path.read_text(errors="replace").splitlines()[-lines:]
                 chunks.append(f"--- {path}\n" + "\n".join(text))
         return "\n".join(chunks)
+
+
+def start_all(instances: list[LocalNeo4j], *, die_with_parent: bool = False) -> list[Instance]:
+    """Start several instances side by side (their JVMs boot in parallel).
+
+    Raises:
+        LauncherError: as :meth:`LocalNeo4j.start`; the others started are stopped.
+    """
+    launched: list[tuple[LocalNeo4j, Instance | tuple[subprocess.Popen[bytes], Instance]]] = []
+    try:
+        for local in instances:
+            launched.append((local, local._launch(die_with_parent)))
+        return [
+            got if isinstance(got, Instance) else local._await_start(*got)
+            for local, got in launched
+        ]
+    except BaseException:
+        for local, got in launched:
+            if isinstance(got, tuple):
+                _terminate(got[0].pid, timeout=20)
+            local.stop()
+        raise
+
+
+def stop_all(instances: list[LocalNeo4j], timeout: float = 60.0) -> None:
+    """Stop several instances side by side (SIGTERM to all, then wait for each)."""
+    signalled = [(local, local._signal_stop()) for local in instances]
+    for local, inst in signalled:
+        if inst is not None:
+            _terminate(inst.pid, timeout=timeout)
+            local.state_file.unlink(missing_ok=True)
 
 
 def _is_first_login(exc: Exception) -> bool:

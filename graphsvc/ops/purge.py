@@ -44,7 +44,10 @@ marker's ``step``, so a crash resumes at the right place:
    (a fingerprint would let someone confirm guessed text). A replay is refused
    with DEPENDENCY_INVALID and resurrects nothing (IDEM-5).
 5. ``epoch`` — ``SubjectState.purgeEpoch`` is bumped so every cursor expires.
-6. The marker is deleted.
+6. The marker is deleted, and the purge is counted as awaiting disk erasure
+   (``GraphsvcMeta {key: 'erasure'}``): its bytes can stay in store files,
+   transaction logs and index segments until ``graphsvc compact`` (ops/compact.py,
+   docs/erasure.md); ``graphsvc erasure status`` reports them.
 
 **What stays.** Operations keep ids, actor and counts (their edges to erased
 records go). Signed events keep ids only and stay, so the per-subject hash chain
@@ -166,7 +169,7 @@ def purge(service: Service, binding: Binding, atom_id: str) -> dict[str, Any]:
         plan = current
         if executed:
             _fault_point(step)
-    db.write_tx(lambda tx: _runner(tx)("purge/delete_marker", subject=subject, atomId=atom_id))
+    db.write_tx(lambda tx: _finish(tx, subject, atom_id, now))
     return {
         "atomId": atom_id,
         "purged": sorted(plan.atom_ids),
@@ -181,6 +184,13 @@ def _runner(tx: ManagedTransaction) -> Run:
         return [r.data() for r in tx.run(query(name), params)]
 
     return run
+
+
+def _finish(tx: ManagedTransaction, subject: str, atom_id: str, now: str) -> None:
+    """Delete the marker; count the purge as awaiting ``graphsvc compact`` (disk erasure)."""
+    run = _runner(tx)
+    if run("purge/delete_marker", subject=subject, atomId=atom_id)[0]["deleted"]:
+        run("erasure/record_purge", now=now)
 
 
 def _begin(tx: ManagedTransaction, subject: str, atom_id: str, now: str) -> tuple[bool, PurgePlan]:

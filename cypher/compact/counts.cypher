@@ -1,0 +1,3 @@
+CALL () { MATCH (n) RETURN count(n) AS nodes }
+CALL () { MATCH ()-[r]->() RETURN count(r) AS relationships }
+RETURN nodes, relationships

@@ -1,0 +1,2 @@
+SHOW INDEXES YIELD name, state, populationPercent
+RETURN name, state, populationPercent
