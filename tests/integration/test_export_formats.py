@@ -318,6 +318,8 @@ def test_csv_is_read_by_neo4j_admin_database_import(
             f"--relationships={tmp_path / 'csv' / 'edges.csv'}",
             "--multiline-fields=true",
             "--overwrite-destination=true",
+            # Not the working directory (the repository when tests run).
+            f"--report-file={tmp_path / 'import.report'}",
             "neo4j",
         ],
         env={"NEO4J_HOME": str(home), "NEO4J_CONF": str(home / "conf"), "PATH": "/usr/bin:/bin"},
