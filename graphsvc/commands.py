@@ -8,11 +8,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsvc.clicmd import atomise, export, index, inspect, purge, read, search, seed, write
+from graphsvc.clicmd import (
+    atomise,
+    export,
+    import_cmd,
+    index,
+    inspect,
+    purge,
+    read,
+    search,
+    seed,
+    write,
+)
 
 __all__ = ["register"]
 
-_MODULES = (write, search, read, inspect, purge, atomise, seed, export, index)
+_MODULES = (write, import_cmd, search, read, inspect, purge, atomise, seed, export, index)
 
 
 def register(sub: Any) -> None:
