@@ -14,6 +14,11 @@ service call is profiled in the same thread as the GraphQL layer around it. The
 cumulative times of the stages (GraphQL parsing/coercion, edge parsing, plan
 validation, embedding, token counting, the transaction, the views, serialisation)
 are printed with the top functions, and written as JSON.
+
+The timed batches alternate two variants of the embedder so that both see the same
+machine load: ``onnx`` (as shipped: bodies through onnxruntime, one text per run, on
+a few threads) and ``torch`` (bodies in PyTorch batches of 64 on torch's threads, the
+path before issue 19), toggled on the one loaded model.
 """
 
 from __future__ import annotations
@@ -146,15 +151,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        embedder = get_embedder()
+        service = Service(settings, db, embedder, get_tokenizer())
         auth = AuthTable({})
         token = uuid.uuid4().hex
         auth.add(token, Binding(f"bench-profile-{token[:8]}", "default", "human", "bench"))
         app = create_app(service, auth)
         asyncio.run(run(app, token, [batch(args.size, "warm-up")]))
-        timed = asyncio.run(
-            run(app, token, [batch(args.size, f"timed-{i}") for i in range(args.batches)])
-        )
+        variants: dict[str, list[float]] = {"onnx": [], "torch": []}
+        for i in range(args.batches):
+            for name in ("onnx", "torch") if i % 2 else ("torch", "onnx"):
+                embedder._onnx_bodies = name == "onnx"
+                variants[name] += asyncio.run(run(app, token, [batch(args.size, f"{name}-{i}")]))
+        embedder._onnx_bodies = True
+        timed = variants["onnx"]
 
         async def inline(func: Any, /, *a: Any, **kw: Any) -> Any:
             return func(*a, **kw)
@@ -179,7 +189,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     stats = pstats.Stats(profiler)
     stages = {k: round(v / args.batches, 4) for k, v in stage_times(stats).items()}
     per_batch = sorted(timed)[len(timed) // 2]
+    medians = {k: sorted(v)[len(v) // 2] for k, v in variants.items()}
     print(f"{args.size}-change batch over GraphQL: median {per_batch * 1000:.0f} ms")
+    print(
+        f"  bodies in PyTorch batches (before): {medians['torch'] * 1000:.0f} ms; "
+        f"onnx / torch = {medians['onnx'] / medians['torch']:.2f}"
+    )
     print(f"  ({per_batch / args.size * 1000:.2f} ms per atom; load {os.getloadavg()[0]:.2f})")
     print("cumulative seconds per batch (profiled, so slower than the timing above):")
     for label, seconds in stages.items():
@@ -197,7 +212,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "batchSize": args.size,
                 "batchSecondsMedian": round(per_batch, 4),
                 "msPerAtom": round(per_batch / args.size * 1000, 3),
-                "batchSeconds": [round(t, 4) for t in timed],
+                "batchSeconds": {k: [round(t, 4) for t in v] for k, v in variants.items()},
+                "medianSeconds": {k: round(v, 4) for k, v in medians.items()},
+                "onnxVsTorch": round(medians["onnx"] / medians["torch"], 3),
                 "profiledStageSecondsPerBatch": stages,
                 "loadAverage": [round(x, 2) for x in os.getloadavg()],
                 "cpus": os.cpu_count(),

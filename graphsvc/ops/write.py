@@ -20,7 +20,6 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.citations import check_range, parse_store_uri, source_key, text_digest
 from graphsvc.core.write_models import AtomRef, AtomView, Change
 from graphsvc.core.write_plan import Limits, plan_fingerprint, validate_plan
-from graphsvc.embed.background import embed_batch_soon
 from graphsvc.errors import (
     DependencyInvalidError,
     IdempotencyConflictError,
@@ -46,7 +45,6 @@ __all__ = [
     "check_live_tokens",
     "check_replay",
     "embed_into",
-    "embed_later",
     "idempotency_scope",
     "limits_from_settings",
     "open_claims",
@@ -131,9 +129,8 @@ def write(
     req, to_embed = build_request(
         service, binding, plan.changes, claims, fingerprint, scope_key, now, defer_embedding
     )
-    # The batch's bodies are embedded while the transaction runs every query that
-    # does not need the vectors; it waits for them last (see commit_write).
-    replay = commit_write(service.db, req, embeddings=embed_later(service, to_embed))
+    embed_into(service, req, to_embed)
+    replay = commit_write(service.db, req)
     if replay is not None:
         return _replay(service, binding, replay, fingerprint)
     refs = {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()}
@@ -234,21 +231,6 @@ def embed_into(service: Service, req: WriteRequest, to_embed: list[tuple[int, st
         vectors = service.embedder.embed([t for _, t in to_embed])
         for (index, _), vec in zip(to_embed, vectors, strict=True):
             req.revisions[index]["embedding"] = vec
-
-
-def embed_later(
-    service: Service, to_embed: list[tuple[int, str]]
-) -> Callable[[], list[tuple[int, list[float]]]] | None:
-    """Start embedding ``to_embed``; the function returned waits for the vectors."""
-    if not to_embed:
-        return None
-    pending = embed_batch_soon(service.embedder, [t for _, t in to_embed])
-
-    def wait() -> list[tuple[int, list[float]]]:
-        vectors = pending.result()
-        return [(index, vec) for (index, _), vec in zip(to_embed, vectors, strict=True)]
-
-    return wait
 
 
 def build_request(

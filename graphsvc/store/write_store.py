@@ -10,7 +10,6 @@ nothing (WR-7), also when the connection or the server dies mid-way.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -89,18 +88,8 @@ def _replay(row: dict[str, Any]) -> Replay:
     )
 
 
-def commit_write(
-    db: Database,
-    req: WriteRequest,
-    *,
-    embeddings: Callable[[], list[tuple[int, list[float]]]] | None = None,
-) -> Replay | None:
+def commit_write(db: Database, req: WriteRequest) -> Replay | None:
     """Commit the batch; return a Replay instead when the key was already used.
-
-    ``embeddings``, when given, waits for the vectors of ``req.revisions`` still
-    being computed (``(revision index, vector)`` pairs): the transaction runs every
-    other query first and sets them last, so the embedding overlaps the database
-    work. The vectors are stored into ``req.revisions`` too.
 
     Raises:
         PurgePendingError, IdempotencyConflictError, CasConflictError,
@@ -109,7 +98,7 @@ def commit_write(
         StoreError: Neo4j failed; the transaction was rolled back.
     """
     try:
-        return db.write_tx(lambda tx: _work(tx, req, embeddings), label="write batch")
+        return db.write_tx(lambda tx: _work(tx, req), label="write batch")
     except StoreError as exc:
         # Two first writers of one new revision number: the unique constraint on
         # (subject, atomId, rev) is the backstop behind the lock; report it as CAS.
@@ -124,11 +113,7 @@ def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any
     return [r.data() for r in tx.run(query(name), params)]
 
 
-def _work(
-    tx: ManagedTransaction,
-    req: WriteRequest,
-    embeddings: Callable[[], list[tuple[int, list[float]]]] | None = None,
-) -> Replay | None:
+def _work(tx: ManagedTransaction, req: WriteRequest) -> Replay | None:
     s = req.subject
     if _run(tx, "write/purge_pending", subject=s)[0]["pending"]:
         raise PurgePendingError(
@@ -220,13 +205,6 @@ def _work(
         revisions=[{"atomId": r["atomId"], "rev": r["rev"]} for r in req.revisions],
         tokenIds=req.token_ids,
     )
-    if embeddings is not None:
-        rows = []
-        for index, vector in embeddings():
-            rev = req.revisions[index]
-            rev["embedding"] = vector
-            rows.append({"atomId": rev["atomId"], "rev": rev["rev"], "embedding": vector})
-        _run(tx, "write/set_embeddings", subject=s, rows=rows)
     if req.scope_key is not None:
         _run(
             tx,
