@@ -69,7 +69,6 @@ class SentenceEmbedder:
             raise ModelLoadError(f"embedding model has {dim} dimensions, expected {DIMENSION}")
         self._batch = batch_size
         self._onnx_bodies = onnx_bodies
-        self._workers = max(1, min(4, os.cpu_count() or 1))
         self._lock = threading.Lock()
         self._onnx: Any = None
         self.query_runtime = "torch"
@@ -102,7 +101,8 @@ class SentenceEmbedder:
         return self._embed_torch(texts)
 
     def _embed_onnx(self, texts: Sequence[str]) -> list[list[float]]:
-        """Bodies through onnxruntime, one text per run, on ``_workers`` threads.
+        """Bodies through onnxruntime, one text per run, on up to four threads
+        (no more than torch's intra-op thread count).
 
         Each thread encodes its share alone (one intra-op thread, no padding), so
         no thread ever waits at a barrier for another: on a busy machine PyTorch's
@@ -112,7 +112,10 @@ class SentenceEmbedder:
         """
         onnx = self._onnx
         feeds = onnx.feeds(list(texts))
-        workers = max(1, min(self._workers, len(texts) // 8))
+        import torch
+
+        # torch's intra-op thread count stays the one knob (bench/read.py sets it).
+        workers = max(1, min(4, torch.get_num_threads(), len(texts) // 8))
         if workers == 1:
             return [[float(x) for x in onnx.run(f)] for f in feeds]
         shares = [feeds[i::workers] for i in range(workers)]
