@@ -12,6 +12,7 @@ from graphsvc.clicmd import (
     atomise,
     erasure,
     export,
+    import_cmd,
     index,
     inspect,
     purge,
@@ -23,7 +24,7 @@ from graphsvc.clicmd import (
 
 __all__ = ["register"]
 
-_MODULES = (write, search, read, inspect, purge, atomise, seed, export, index, erasure)
+_MODULES = (write, import_cmd, search, read, inspect, purge, atomise, seed, export, index, erasure)
 
 
 def register(sub: Any) -> None:

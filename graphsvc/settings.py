@@ -134,6 +134,11 @@ class Settings:
     # compact` runs at least this often; `graphsvc erasure status` reports a purge
     # older than this as overdue.
     erasure_max_delay_s: float = 86_400.0
+    # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
+    # transaction each); and a test hook: SIGKILL the importing process right after
+    # this many batches committed (0: off), to prove resume after a crash.
+    import_batch: int = 2_000
+    import_kill_after_batches: int = 0
 
     # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
     # object (or a callable returning one) whose governance hooks run on every

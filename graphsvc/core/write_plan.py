@@ -13,6 +13,7 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 from graphsvc.core.binding import Binding
@@ -42,7 +43,11 @@ class Plan:
     """A validated batch: the changes and derived facts the store needs."""
 
     changes: tuple[Change, ...]
-    fingerprint: str
+
+    @cached_property
+    def fingerprint(self) -> str:
+        """The plan's fingerprint without tokens' digests (computed when first asked)."""
+        return plan_fingerprint(self.changes)
 
     @property
     def by_id(self) -> dict[str, Change]:
@@ -103,7 +108,7 @@ def validate_plan(changes: Sequence[Change], binding: Binding, limits: Limits) -
                     "of this batch (WR-5)",
                     details={"changeId": change.id},
                 )
-    return Plan(changes=tuple(changes), fingerprint=plan_fingerprint(changes))
+    return Plan(changes=tuple(changes))
 
 
 def _check_id(change_id: str) -> None:

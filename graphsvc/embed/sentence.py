@@ -2,8 +2,9 @@
 
 The package ships the model unpacked; we point sentence-transformers at that
 folder and set ``HF_HUB_OFFLINE=1`` first so no code path can reach a model hub.
-Queries (up to four texts) go through the same weights exported to ONNX
-(:mod:`graphsvc.embed.onnx_query`), batches of bodies through PyTorch.
+Queries and batches of bodies go through the same weights exported to ONNX
+(:mod:`graphsvc.embed.onnx_query`): a query on the calling thread, a batch one text
+per run on a few threads; PyTorch is the fallback when onnxruntime is unavailable.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import os
 import sys
 import threading
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from functools import cache
 from pathlib import Path
@@ -41,7 +43,11 @@ class SentenceEmbedder:
     dimension = DIMENSION
 
     def __init__(
-        self, batch_size: int = 64, cache_dir: Path | None = None, use_onnx: bool = True
+        self,
+        batch_size: int = 64,
+        cache_dir: Path | None = None,
+        use_onnx: bool = True,
+        onnx_bodies: bool = True,
     ) -> None:
         os.environ.setdefault("HF_HUB_OFFLINE", "1")
         os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
@@ -62,6 +68,7 @@ class SentenceEmbedder:
         if dim != DIMENSION:
             raise ModelLoadError(f"embedding model has {dim} dimensions, expected {DIMENSION}")
         self._batch = batch_size
+        self._onnx_bodies = onnx_bodies
         self._lock = threading.Lock()
         self._onnx: Any = None
         self.query_runtime = "torch"
@@ -89,6 +96,39 @@ class SentenceEmbedder:
             # onnxruntime's session is thread-safe: no lock, so a query never
             # waits behind a batch of bodies.
             return [[float(x) for x in self._onnx.encode_one(t)] for t in texts]
+        if self._onnx is not None and self._onnx_bodies:
+            return self._embed_onnx(texts)
+        return self._embed_torch(texts)
+
+    def _embed_onnx(self, texts: Sequence[str]) -> list[list[float]]:
+        """Bodies through onnxruntime, one text per run, on up to four threads
+        (no more than torch's intra-op thread count).
+
+        Each thread encodes its share alone (one intra-op thread, no padding), so
+        no thread ever waits at a barrier for another: on a busy machine PyTorch's
+        two-thread batches spent most of their time there (200 bodies: 10 s vs 3 s
+        one text at a time, measured under load; docs/ingest.md). Same vectors as
+        the PyTorch path to ~1e-7 per component.
+        """
+        onnx = self._onnx
+        feeds = onnx.feeds(list(texts))
+        import torch
+
+        # torch's intra-op thread count stays the one knob (bench/read.py sets it).
+        workers = max(1, min(4, torch.get_num_threads(), len(texts) // 8))
+        if workers == 1:
+            return [[float(x) for x in onnx.run(f)] for f in feeds]
+        shares = [feeds[i::workers] for i in range(workers)]
+        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphsvc-embed") as ex:
+            parts = list(ex.map(lambda share: [onnx.run(f) for f in share], shares))
+        out: list[list[float]] = [[] for _ in texts]
+        for i, part in enumerate(parts):
+            for j, vec in enumerate(part):
+                out[i + j * workers] = [float(x) for x in vec]
+        return out
+
+    def _embed_torch(self, texts: Sequence[str]) -> list[list[float]]:
+        """Bodies through PyTorch (the fallback when onnxruntime is unavailable)."""
         import torch
 
         with self._lock:

@@ -39,7 +39,17 @@ if TYPE_CHECKING:
     from graphsvc.service import Service
     from graphsvc.settings import Settings
 
-__all__ = ["WriteOutcome", "limits_from_settings", "write"]
+__all__ = [
+    "WriteOutcome",
+    "build_request",
+    "check_live_tokens",
+    "check_replay",
+    "embed_into",
+    "idempotency_scope",
+    "limits_from_settings",
+    "open_claims",
+    "write",
+]
 
 
 @dataclass(frozen=True)
@@ -108,35 +118,18 @@ def write(
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 256:
         raise InvalidInputError("idempotencyKey must be 1..256 characters")
     plan = validate_plan(changes, binding, limits_of(service))
-    secret = service.secret
-    claims: dict[str, TokenClaims] = {}
-    for change in plan.changes:
-        if change.input:
-            claims[change.id] = open_token(
-                secret, binding, change.input, now=None, change_id=change.id
-            )
-    fingerprint = plan_fingerprint(
-        plan.changes, {cid: c.inputs_digest for cid, c in claims.items()}
-    )
+    claims, fingerprint = open_claims(service, binding, plan.changes)
     scope_key = idempotency_scope(binding, idempotency_key) if idempotency_key else None
     if scope_key is not None:
         found = find_idempotency(service.db, scope_key)
         if found is not None and found.state != "pending":
             return _replay(service, binding, found, fingerprint)
     now = service.clock()
-    for change in plan.changes:
-        if change.input:
-            open_token(secret, binding, change.input, now=now, change_id=change.id)
-    check_tokens_exist(
-        service.db,
-        binding.subject,
-        (c.token_id for c in claims.values()),
-        {c.token_id: cid for cid, c in claims.items()},
-    )
-
-    req = _build_request(
+    check_live_tokens(service, binding, plan.changes, claims, now)
+    req, to_embed = build_request(
         service, binding, plan.changes, claims, fingerprint, scope_key, now, defer_embedding
     )
+    embed_into(service, req, to_embed)
     replay = commit_write(service.db, req)
     if replay is not None:
         return _replay(service, binding, replay, fingerprint)
@@ -152,8 +145,55 @@ def write(
     )
 
 
-def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str) -> WriteOutcome:
-    """IDEM-2/IDEM-5: the stored result, re-checked against authorisation and purge."""
+def open_claims(
+    service: Service, binding: Binding, changes: tuple[Change, ...]
+) -> tuple[dict[str, TokenClaims], str]:
+    """The InputTokens' claims (MAC and scope checked, not expiry) and the plan's fingerprint.
+
+    Raises:
+        TokenInvalidError: a token is forged or of another scope (TOK-3).
+    """
+    claims: dict[str, TokenClaims] = {}
+    for change in changes:
+        if change.input:
+            claims[change.id] = open_token(
+                service.secret, binding, change.input, now=None, change_id=change.id
+            )
+    fingerprint = plan_fingerprint(changes, {cid: c.inputs_digest for cid, c in claims.items()})
+    return claims, fingerprint
+
+
+def check_live_tokens(
+    service: Service,
+    binding: Binding,
+    changes: tuple[Change, ...],
+    claims: dict[str, TokenClaims],
+    now: float,
+) -> None:
+    """A first commit needs unexpired tokens whose inputs still exist (IDEM-4, TOK-3).
+
+    Raises:
+        TokenInvalidError: a token expired or its inputs were purged.
+    """
+    for change in changes:
+        if change.input:
+            open_token(service.secret, binding, change.input, now=now, change_id=change.id)
+    check_tokens_exist(
+        service.db,
+        binding.subject,
+        (c.token_id for c in claims.values()),
+        {c.token_id: cid for cid, c in claims.items()},
+    )
+
+
+def check_replay(found: Replay, binding: Binding, fingerprint: str) -> dict[str, AtomRef]:
+    """IDEM-2/3/5: the refs of a stored result that may be replayed for this plan.
+
+    Raises:
+        DependencyInvalidError: the result was purged (IDEM-5).
+        IdempotencyConflictError: the key was used for another plan (IDEM-3).
+        PermissionDeniedError: the key belongs to an earlier authorisation generation.
+    """
     if found.state == "purged" or found.result is None:
         raise DependencyInvalidError(
             "the result of this idempotencyKey was purged; it is not replayed (IDEM-5)"
@@ -164,7 +204,12 @@ def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str)
         raise PermissionDeniedError(
             "this idempotencyKey belongs to an earlier authorisation generation"
         )
-    refs = {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in found.result.items()}
+    return {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in found.result.items()}
+
+
+def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str) -> WriteOutcome:
+    """IDEM-2/IDEM-5: the stored result, re-checked against authorisation and purge."""
+    refs = check_replay(found, binding, fingerprint)
     views = load_views(service.db, binding.subject, refs.values())
     missing = [cid for cid, ref in refs.items() if ref not in views]
     if missing:
@@ -180,7 +225,15 @@ def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str)
     )
 
 
-def _build_request(
+def embed_into(service: Service, req: WriteRequest, to_embed: list[tuple[int, str]]) -> None:
+    """Fill the embeddings of the new heads ``build_request`` listed, in one embed call."""
+    if to_embed:
+        vectors = service.embedder.embed([t for _, t in to_embed])
+        for (index, _), vec in zip(to_embed, vectors, strict=True):
+            req.revisions[index]["embedding"] = vec
+
+
+def build_request(
     service: Service,
     binding: Binding,
     changes: tuple[Change, ...],
@@ -189,7 +242,17 @@ def _build_request(
     scope_key: str | None,
     now: float,
     defer_embedding: Callable[[str], bool] | None = None,
-) -> WriteRequest:
+) -> tuple[WriteRequest, list[tuple[int, str]]]:
+    """The transaction's input for a validated plan, and the texts still to embed.
+
+    Resolves local targets, citations of stored atoms (checked against their text)
+    and provenance; ``to_embed`` lists ``(revision index, text)`` of the new heads,
+    which :func:`embed_into` fills (the bulk import does that on another thread).
+
+    Raises:
+        DependencyInvalidError, InvalidInputError: a cited atom is missing or a
+            range/digest does not match its text.
+    """
     from datetime import UTC, datetime
 
     now_iso = datetime.fromtimestamp(now, UTC).isoformat()
@@ -271,11 +334,7 @@ def _build_request(
     _verify_store_citations(service, binding, cites, revisions)
     for r in refs:
         r["wantText"] = False
-    if to_embed:
-        vectors = service.embedder.embed([t for _, t in to_embed])
-        for (index, _), vec in zip(to_embed, vectors, strict=True):
-            revisions[index]["embedding"] = vec
-    return WriteRequest(
+    req = WriteRequest(
         subject=binding.subject,
         policy=binding.policy,
         actor_kind=binding.actor_kind,
@@ -297,6 +356,7 @@ def _build_request(
         token_ids=sorted({c.token_id for c in claims.values()}),
         result={cid: ref.to_json() for cid, ref in assigned.items()},
     )
+    return req, to_embed
 
 
 def _verify_store_citations(

@@ -1,7 +1,7 @@
-"""Query embeddings from onnxruntime equal the PyTorch ones (ACT-1's semantic signal).
+"""Embeddings from onnxruntime equal the PyTorch ones (ACT-1's semantic signal).
 
-The query path runs the same weights exported to ONNX; a read's ranking must not
-depend on which path embedded the query.
+Queries and batches of bodies run the same weights exported to ONNX; a read's
+ranking must not depend on which path embedded the query or the bodies.
 """
 
 from __future__ import annotations
@@ -31,8 +31,7 @@ def test_query_path_is_onnxruntime_and_equals_pytorch(embedder: SentenceEmbedder
     assert embedder.query_runtime == "onnxruntime"
     for text in TEXTS:
         fast = np.array(embedder.embed([text])[0])  # one text: the ONNX path
-        # Five texts take the PyTorch batch path; the first is the one we compare.
-        slow = np.array(embedder.embed([text, "a", "b", "c", "d"])[0])
+        slow = np.array(embedder._embed_torch([text, "a", "b", "c", "d"])[0])  # padded batch
         assert abs(float(np.linalg.norm(fast)) - 1.0) < 1e-5
         assert float(fast @ slow) > 0.99999, text[:40]
         assert float(np.abs(fast - slow).max()) < 1e-5, text[:40]
@@ -54,3 +53,16 @@ def test_without_onnx_the_query_path_is_pytorch(tmp_path: Path) -> None:
     assert plain.query_runtime == "torch"
     assert not (tmp_path / "onnx").exists()
     assert len(plain.embed(["quokka"])[0]) == 384
+
+
+@pytest.mark.req("ACT-1")
+def test_batches_of_bodies_on_onnxruntime_equal_pytorch_in_order(
+    embedder: SentenceEmbedder,
+) -> None:
+    # Enough texts for several worker threads; the order of the answer is the input's.
+    bodies = [f"{text} ({i})" for i in range(12) for text in TEXTS]
+    fast = np.array(embedder.embed(bodies))
+    slow = np.array(embedder._embed_torch(bodies))
+    assert fast.shape == (len(bodies), 384)
+    assert float(np.abs(fast - slow).max()) < 1e-5
+    assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)

@@ -1,0 +1,464 @@
+"""Benchmark: bulk ingest (``graphsvc import``) against its baselines, ratios in one run.
+
+Run::
+
+    .venv/bin/python bench/ingest.py [--atoms 20000] [--embed-atoms 4000] [--batch 2000]
+                                     [--naive 500] [--graphql 2000]
+                                     [--json bench/results/ingest.json]
+
+A corpus of ``--atoms`` deterministic rows (seeded sentences; each row links to the
+previous row, ``observed``, and cites one external transcript URI, like a loaded
+conversation) is written several ways, each into a subject of its own, all on the
+same Neo4j (the managed one, started for the run, unless ``GRAPHSVC_NEO4J_URI`` is
+set), after a warm-up (a small import and a few single writes into another subject,
+so no phase pays for the cold JVM's query compilation):
+
+1. **embedder alone**: the real embedder (all-MiniLM-L6-v2) over the first
+   ``--embed-atoms`` texts, in calls of ``--embed-batch`` texts: its standalone rate.
+   Step 4 runs right after it (and the warm-up) and the embedder is timed again right
+   after step 4; the ratio uses the mean of the two rates (the load moves).
+2. **import, precomputed embeddings**: :func:`graphsvc.bulk_import.import_file`
+   over all ``--atoms`` rows with an embedder that answers from vectors computed
+   beforehand (step 1's for its texts; seeded random unit vectors for the rest, which
+   cost the vector index the same), so the rate is the write path's alone: parsing,
+   validation, request building and the transactions.
+3. **naive baseline**: ``service.write`` with one change per call (one transaction
+   per atom, the same precomputed vectors) over the first ``--naive`` rows.
+4. **import, real embeddings**: the first ``--embed-atoms`` rows in batches of
+   ``--embed-batch``, the whole pipeline (embeddings of batch *i+1* overlapping the
+   commit of batch *i*).
+5. **GraphQL batch path**: ``write`` mutations of 200 changes over HTTP (uvicorn in
+   this process, a real socket) over the first ``--graphql`` rows, with precomputed
+   and with real embeddings.
+
+6. **bound**: step 2 again with the vector and fulltext indexes dropped (last): the
+   share of the import's time that maintaining the search indexes costs.
+
+Ratios printed and stored: (2)/(3) (target ≥ 20), (4)/(1) (target ≥ 0.9), (2) in
+atoms/s (target ≥ 5,000), import vs GraphQL. The load average and core count are
+recorded with every phase: on a shared machine they explain most of the spread.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+import uvicorn
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
+from graphsvc.auth import AuthTable  # noqa: E402
+from graphsvc.bulk_import import import_file  # noqa: E402
+from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.inputs import parse_changes  # noqa: E402
+from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import Settings  # noqa: E402
+from graphsvc.store.connection import Database  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+GRAPHQL_BATCH = 200
+WRITE = """
+mutation($changes: [ChangeInput!]!) {
+  write(changes: $changes) { operationId indexing changes { id atom { atomId rev } } }
+}
+"""
+
+ADJ = tuple(
+    [
+        "ancient",
+        "quiet",
+        "northern",
+        "coastal",
+        "volcanic",
+        "frozen",
+        "tidal",
+        "urban",
+        "rural",
+        "alpine",
+        "arid",
+        "humid",
+    ]
+)
+NOUN = tuple(
+    [
+        "harbour",
+        "glacier",
+        "monastery",
+        "orchard",
+        "lighthouse",
+        "railway",
+        "bridge",
+        "market",
+        "canal",
+        "vineyard",
+    ]
+)
+VERB = tuple(
+    [
+        "exports",
+        "shelters",
+        "records",
+        "feeds",
+        "protects",
+        "measures",
+        "attracts",
+        "replaces",
+        "predicts",
+    ]
+)
+PLACE = tuple(
+    ["Lisbon", "Tromsø", "Valparaíso", "Hokkaido", "Zanzibar", "Tasmania", "Patagonia", "Lapland"]
+)
+
+
+def texts(n: int, seed: int) -> list[str]:
+    rng = random.Random(seed)
+    out = []
+    for i in range(n):
+        out.append(
+            f"The {rng.choice(ADJ)} {rng.choice(NOUN)} {rng.choice(VERB)} the "
+            f"{rng.choice(ADJ)} {rng.choice(NOUN)} near {rng.choice(PLACE)} "
+            f"according to entry {i} of the {rng.choice(ADJ)} survey."
+        )
+    return out
+
+
+def rows(corpus: Sequence[str]) -> list[dict[str, Any]]:
+    out = []
+    for i, text in enumerate(corpus):
+        links = [{"role": "reply-to", "target": {"local": f"r{i - 1}"}}] if i else []
+        out.append(
+            {
+                "id": f"r{i}",
+                "text": text,
+                "links": links,
+                "sources": [{"uri": "https://example.org/transcript", "version": str(i // 100)}],
+            }
+        )
+    return out
+
+
+class Precomputed:
+    """An embedder answering from vectors computed beforehand (the write path alone)."""
+
+    def __init__(self, base: Any, vectors: dict[str, list[float]]) -> None:
+        self.model_name = base.model_name
+        self.dimension = base.dimension
+        self._base = base
+        self._vectors = vectors
+
+    def embed(self, batch: Sequence[str]) -> list[list[float]]:
+        return [self._vectors[t] for t in batch]
+
+
+def load() -> list[float]:
+    return [round(x, 2) for x in os.getloadavg()]
+
+
+def phase(name: str, n: int, seconds: float, **extra: Any) -> dict[str, Any]:
+    rate = n / seconds if seconds > 0 else 0.0
+    print(f"  {name:<34} {n:>7} atoms {seconds:>8.2f} s {rate:>9.0f} atoms/s", flush=True)
+    return {"atoms": n, "seconds": round(seconds, 3), "atomsPerSecond": round(rate, 1), **extra}
+
+
+def embed_alone(embedder: Any, corpus: list[str], batch: int) -> tuple[float, dict[str, Any]]:
+    started = time.perf_counter()
+    vectors: dict[str, list[float]] = {}
+    for i in range(0, len(corpus), batch):
+        chunk = corpus[i : i + batch]
+        vectors.update(zip(chunk, embedder.embed(chunk), strict=True))
+    return time.perf_counter() - started, vectors
+
+
+def run_import(service: Service, subject: str, path: Path, batch: int) -> tuple[float, Any]:
+    binding = Binding(subject, "default", "human", "bench")
+    started = time.perf_counter()
+    summary = import_file(service, binding, path, batch_size=batch)
+    return time.perf_counter() - started, summary
+
+
+def warm_up(service: Service, state: Path, data: list[dict[str, Any]], subject: str) -> None:
+    """A small import and a few single writes: the JVM compiles the queries' plans."""
+    path = state / "warm-up.jsonl"
+    path.write_text("".join(json.dumps(r) + "\n" for r in data[:400]), encoding="utf-8")
+    run_import(service, subject, path, 200)
+    run_naive(service, subject + "-naive", data[:20])
+
+
+def run_naive(service: Service, subject: str, data: list[dict[str, Any]]) -> float:
+    """One ``write`` call (one transaction) per atom; links point at the previous atom."""
+    binding = Binding(subject, "default", "human", "bench")
+    prev: dict[str, Any] | None = None
+    started = time.perf_counter()
+    for row in data:
+        links = [{"role": "reply-to", "target": prev}] if prev else []
+        change = {
+            "id": row["id"],
+            "op": "create",
+            "content": {"text": row["text"], "links": links},
+            "sources": row["sources"],
+        }
+        view = service.write(binding, parse_changes([change])).changes[row["id"]]
+        prev = {"atomId": view.atom_id, "rev": view.rev}
+    return time.perf_counter() - started
+
+
+def serve(service: Service) -> tuple[str, AuthTable, uvicorn.Server, threading.Thread]:
+    auth = AuthTable({})
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(service, auth), host="127.0.0.1", port=port, log_level="warning")
+    )
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    while not server.started:
+        time.sleep(0.05)
+    return f"http://127.0.0.1:{port}/graphql", auth, server, thread
+
+
+def run_graphql(url: str, token: str, data: list[dict[str, Any]]) -> float:
+    """``write`` mutations of 200 changes; links inside a batch are local, across are refs."""
+    issued: dict[str, dict[str, Any]] = {}
+    started = time.perf_counter()
+    with httpx.Client(timeout=300, headers={"Authorization": f"Bearer {token}"}) as client:
+        for i in range(0, len(data), GRAPHQL_BATCH):
+            chunk = data[i : i + GRAPHQL_BATCH]
+            ids = {r["id"] for r in chunk}
+            changes = []
+            for row in chunk:
+                links = []
+                for link in row["links"]:
+                    local = link["target"]["local"]
+                    target = {"local": local} if local in ids else {"ref": issued[local]}
+                    links.append({"role": link["role"], "target": target})
+                changes.append(
+                    {
+                        "id": row["id"],
+                        "op": "CREATE",
+                        "content": {"text": row["text"], "links": links},
+                        "sources": row["sources"],
+                    }
+                )
+            body = client.post(url, json={"query": WRITE, "variables": {"changes": changes}}).json()
+            if body.get("errors"):
+                raise RuntimeError(body["errors"])
+            for item in body["data"]["write"]["changes"]:
+                issued[item["id"]] = item["atom"]
+    return time.perf_counter() - started
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--atoms", type=int, default=20_000)
+    p.add_argument(
+        "--embed-atoms", type=int, default=4_000, help="rows of the phases with real embeddings"
+    )
+    p.add_argument("--batch", type=int, default=2_000)
+    p.add_argument(
+        "--embed-batch",
+        type=int,
+        default=500,
+        help="rows per batch of the phases with real embeddings (several batches, so the "
+        "pipeline has something to overlap)",
+    )
+    p.add_argument("--naive", type=int, default=500, help="rows of the one-tx-per-atom baseline")
+    p.add_argument("--graphql", type=int, default=2_000, help="rows of the GraphQL phases")
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "ingest.json"))
+    args = p.parse_args(argv)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
+    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-ingest-")
+    state = Path(tmp.name)
+    local: LocalNeo4j | None = None
+    base = Settings.from_env(state_dir=state)
+    if external:
+        settings = base
+    else:
+        if "GRAPHSVC_NEO4J_HEAP" not in os.environ:
+            base = base.with_(neo4j_heap="2g")
+        if "GRAPHSVC_NEO4J_PAGECACHE" not in os.environ:
+            base = base.with_(neo4j_pagecache="1g")
+        local = LocalNeo4j(base, name="bench-ingest", port=0, auth=False)
+        inst = local.start(die_with_parent=True)
+        settings = base.with_(neo4j_uri=inst.uri)
+    db = Database(
+        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+    )
+    run_id = uuid.uuid4().hex[:8]
+    results: dict[str, Any] = {}
+    server: uvicorn.Server | None = None
+    try:
+        db.apply_schema()
+        embedder = get_embedder()
+        tokenizer = get_tokenizer()
+        real = Service(settings, db, embedder, tokenizer)
+        corpus = texts(args.atoms, args.seed)
+        data = rows(corpus)
+        n_embed = min(args.embed_atoms, args.atoms)
+        path = state / "corpus.jsonl"
+        path.write_text("".join(json.dumps(r) + "\n" for r in data), encoding="utf-8")
+        embed_path = state / "embed.jsonl"
+        embed_path.write_text(
+            "".join(json.dumps(r) + "\n" for r in data[:n_embed]), encoding="utf-8"
+        )
+        embedder.embed(corpus[:256])  # warm the model up (first calls allocate)
+        print(
+            f"ingest benchmark, {args.atoms} atoms ({n_embed} with real embeddings), "
+            f"batch {args.batch}:",
+            flush=True,
+        )
+
+        seconds, vectors = embed_alone(embedder, corpus[:n_embed], args.embed_batch)
+        results["embedderAlone"] = phase("embedder alone", n_embed, seconds, load=load())
+        rng = np.random.default_rng(args.seed)
+        rest = rng.normal(size=(args.atoms - n_embed, embedder.dimension))
+        rest /= np.linalg.norm(rest, axis=1, keepdims=True)
+        vectors.update(zip(corpus[n_embed:], rest.tolist(), strict=True))
+        pre = Service(settings, db, Precomputed(embedder, vectors), tokenizer)
+        warm_up(pre, state, data, f"bench-ingest-{run_id}-warm-up")
+        # Right after the embedder's own rate, so both see about the same machine load.
+        seconds, summary = run_import(
+            real, f"bench-ingest-{run_id}-real", embed_path, args.embed_batch
+        )
+        results["importEmbedding"] = phase(
+            "import, real embeddings",
+            summary.committed_rows,
+            seconds,
+            embedSeconds=round(summary.embed_seconds, 3),
+            commitSeconds=round(summary.commit_seconds, 3),
+            load=load(),
+        )
+        # The embedder alone again, after: the load moves; the ratio uses the mean rate.
+        seconds, _ = embed_alone(embedder, corpus[:n_embed], args.embed_batch)
+        after = phase("embedder alone, after", n_embed, seconds, load=load())
+        before = results["embedderAlone"]
+        results["embedderAlone"] = {
+            **before,
+            "atomsPerSecond": round((before["atomsPerSecond"] + after["atomsPerSecond"]) / 2, 1),
+            "before": before,
+            "after": after,
+        }
+
+        seconds, summary = run_import(pre, f"bench-ingest-{run_id}-pre", path, args.batch)
+        results["importPrecomputed"] = phase(
+            "import, precomputed embeddings",
+            summary.committed_rows,
+            seconds,
+            commitSeconds=round(summary.commit_seconds, 3),
+            load=load(),
+        )
+        naive_rows = data[: args.naive]
+        seconds = run_naive(pre, f"bench-ingest-{run_id}-naive", naive_rows)
+        results["naiveOneTxPerAtom"] = phase(
+            "naive: one write per atom", len(naive_rows), seconds, load=load()
+        )
+        gql_rows = data[: args.graphql]
+        url, auth, server, _ = serve(pre)
+        token = uuid.uuid4().hex
+        auth.add(token, Binding(f"bench-ingest-{run_id}-gql-pre", "default", "human", "bench"))
+        seconds = run_graphql(url, token, gql_rows)
+        results["graphqlPrecomputed"] = phase(
+            "GraphQL 200/batch, precomputed", len(gql_rows), seconds, load=load()
+        )
+        server.should_exit = True
+        url, auth, server, _ = serve(real)
+        token = uuid.uuid4().hex
+        auth.add(token, Binding(f"bench-ingest-{run_id}-gql-real", "default", "human", "bench"))
+        seconds = run_graphql(url, token, gql_rows)
+        results["graphqlEmbedding"] = phase(
+            "GraphQL 200/batch, real embeddings", len(gql_rows), seconds, load=load()
+        )
+        server.should_exit = True
+        server = None
+        # What bounds the write path: the same import with the vector and fulltext
+        # indexes dropped (last, since it leaves the database without them).
+        for name in ("current_embedding", "current_text"):
+            db.driver.execute_query(f"DROP INDEX {name} IF EXISTS", database_=db.database)
+        seconds, summary = run_import(pre, f"bench-ingest-{run_id}-noindex", path, args.batch)
+        results["importPrecomputedNoSearchIndexes"] = phase(
+            "import, precomputed, no vector/text index",
+            summary.committed_rows,
+            seconds,
+            commitSeconds=round(summary.commit_seconds, 3),
+            load=load(),
+        )
+    finally:
+        if server is not None:
+            server.should_exit = True
+        db.close()
+        if local is not None:
+            local.stop()
+        tmp.cleanup()
+
+    rate = {k: v["atomsPerSecond"] for k, v in results.items()}
+    ratios = {
+        "importPrecomputedVsNaive": round(rate["importPrecomputed"] / rate["naiveOneTxPerAtom"], 2),
+        "importEmbeddingVsEmbedderAlone": round(rate["importEmbedding"] / rate["embedderAlone"], 3),
+        "importVsGraphqlPrecomputed": round(
+            rate["importPrecomputed"] / rate["graphqlPrecomputed"], 2
+        ),
+        "importVsGraphqlEmbedding": round(rate["importEmbedding"] / rate["graphqlEmbedding"], 2),
+        "searchIndexesShareOfImportTime": round(
+            1 - rate["importPrecomputed"] / rate["importPrecomputedNoSearchIndexes"], 3
+        ),
+    }
+    targets = {
+        "importPrecomputedAtomsPerSecond>=5000": rate["importPrecomputed"] >= 5000,
+        "importPrecomputedVsNaive>=20": ratios["importPrecomputedVsNaive"] >= 20,
+        "importEmbeddingVsEmbedderAlone>=0.9": ratios["importEmbeddingVsEmbedderAlone"] >= 0.9,
+    }
+    for name, value in ratios.items():
+        print(f"  {name}: {value}")
+    for name, met in targets.items():
+        print(f"  target {name}: {'met' if met else 'MISSED'}")
+    report = {
+        "date": datetime.now(UTC).isoformat(timespec="seconds"),
+        "command": "bench/ingest.py " + " ".join(sys.argv[1:] if argv is None else argv),
+        "args": vars(args),
+        "machine": {
+            "cpus": os.cpu_count(),
+            "platform": platform.platform(),
+            "python": platform.python_version(),
+            "neo4jHeap": settings.neo4j_heap,
+            "neo4jPagecache": settings.neo4j_pagecache,
+            "externalNeo4j": bool(external),
+            "note": "shared machine: other jobs run alongside; see load per phase",
+        },
+        "phases": results,
+        "ratios": ratios,
+        "targets": targets,
+    }
+    out = Path(args.json)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(report, indent=2) + "\n")
+    print(f"wrote {out}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

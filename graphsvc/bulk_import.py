@@ -1,0 +1,319 @@
+"""Bulk import of a JSONL file of atoms (``graphsvc import``) through the write path.
+
+Each non-blank line of the file is one change in the shape ``write`` takes (SPEC §2),
+or the compact form ``{"id", "text", "links", "sources"[, "input"]}`` of a create.
+Rows are cut into batches of ``batch_size``; every batch is one ``write`` plan: the
+same pure validation (:func:`graphsvc.core.write_plan.validate_plan`), the same
+token checks, the same request builder and the same single Neo4j transaction
+(:func:`graphsvc.store.write_store.commit_write`, ``UNWIND`` over every row of the
+batch). Only two things differ from a ``write`` call, both documented in
+``docs/ingest.md``:
+
+- A ``local`` link target may name a row of the same batch (as in ``write``, WR-5)
+  or of an **earlier** row of the file: that target is already an issued revision,
+  so the link is written as a ``ref`` to it. A local id is unique in the whole file.
+- The batch limit is ``batch_size`` changes and ``max_write_bytes`` scales with it;
+  per-atom limits (body bytes, links, sources) are the configured ones.
+
+**Two passes.** The first pass reads the file once: its SHA-256 digest and the pure
+validation of every batch, so a malformed row anywhere fails before anything is
+written (with its line number). The second pass is a pipeline: a worker thread
+parses, resolves and embeds batch *i+1* while the calling thread commits batch *i*.
+
+**Resume.** Batch *i* is written under the idempotency key
+``import:<digest>:<batch_size>:<i>`` (scoped to subject, policy and actor like any
+key, IDEM-1). A rerun of the same file with the same batch size finds the committed
+batches' results and replays them (their atom ids resolve later rows' local
+targets) and commits the rest, so each row is stored exactly once.
+
+Reading, resolving and the first pass are :mod:`graphsvc.import_rows`. This module
+lives beside ``seed.py``, not in ``ops/``: it runs a worker thread (joined
+before it returns), and the operations of the core stay free of threads (CORE-3).
+"""
+
+from __future__ import annotations
+
+import os
+import queue
+import signal
+import threading
+import time
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.write_models import AtomRef
+from graphsvc.core.write_plan import Limits
+from graphsvc.errors import GraphsvcError, IdempotencyConflictError
+from graphsvc.import_rows import (
+    MAX_BATCH,
+    ImportFile,
+    import_limits,
+    located,
+    read_batches,
+    resolve,
+    scan,
+    validated,
+)
+from graphsvc.ops.write import (
+    build_request,
+    check_live_tokens,
+    check_replay,
+    embed_into,
+    idempotency_scope,
+    open_claims,
+)
+from graphsvc.store.write_store import WriteRequest, commit_write, find_idempotency
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+
+__all__ = [
+    "MAX_BATCH",
+    "ImportFile",
+    "ImportProgress",
+    "ImportSummary",
+    "import_file",
+    "import_limits",
+    "scan",
+]
+
+
+@dataclass(frozen=True)
+class ImportProgress:
+    """Reported after each batch (committed or replayed)."""
+
+    rows_done: int
+    rows: int
+    batch: int
+    batches: int
+    elapsed_s: float
+
+
+@dataclass
+class ImportSummary:
+    """The outcome of one ``import`` run."""
+
+    file: str
+    digest: str
+    subject: str
+    rows: int
+    batch_size: int
+    batches: int
+    committed_batches: int = 0
+    replayed_batches: int = 0
+    committed_rows: int = 0
+    replayed_rows: int = 0
+    links: int = 0
+    citations: int = 0
+    seconds: float = 0.0
+    embed_seconds: float = 0.0
+    commit_seconds: float = 0.0
+    notes: list[str] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        rate = self.committed_rows / self.seconds if self.seconds > 0 else 0.0
+        return {
+            "file": self.file,
+            "digest": self.digest,
+            "subject": self.subject,
+            "rows": self.rows,
+            "batchSize": self.batch_size,
+            "batches": self.batches,
+            "committedBatches": self.committed_batches,
+            "replayedBatches": self.replayed_batches,
+            "committedRows": self.committed_rows,
+            "replayedRows": self.replayed_rows,
+            "links": self.links,
+            "citations": self.citations,
+            "seconds": round(self.seconds, 3),
+            "embedSeconds": round(self.embed_seconds, 3),
+            "commitSeconds": round(self.commit_seconds, 3),
+            "atomsPerSecond": round(rate, 1),
+            "indexing": "complete",
+            "resumeKey": f"import:{self.digest}:{self.batch_size}",
+            "notes": list(self.notes),
+        }
+
+
+# ------------------------------------------------------------------ the pipeline
+@dataclass
+class _Prepared:
+    index: int
+    rows: int
+    line_of: dict[str, int]
+    request: WriteRequest
+    embed_s: float
+
+
+@dataclass
+class _Replayed:
+    index: int
+    rows: int
+
+
+@dataclass
+class _Failed:
+    error: BaseException
+
+
+_Item = _Prepared | _Replayed | _Failed
+
+
+def _prepare(
+    service: Service,
+    binding: Binding,
+    file: ImportFile,
+    limits: Limits,
+    stop: threading.Event,
+) -> Iterator[_Item]:
+    """Second pass: each batch replayed (already committed) or built and embedded."""
+    earlier: dict[str, AtomRef | None] = {}
+    for index, batch in enumerate(read_batches(file.path, file.batch_size)):
+        if stop.is_set():
+            return
+        changes, line_of = resolve(batch, index, earlier)
+        changes = validated(changes, line_of, index, binding, limits)
+        try:
+            claims, fingerprint = open_claims(service, binding, changes)
+            scope_key = idempotency_scope(binding, file.key(index))
+            found = find_idempotency(service.db, scope_key)
+            if found is not None and found.state != "pending":
+                refs = check_replay(found, binding, fingerprint)
+                earlier.update(refs)
+                yield _Replayed(index, len(batch))
+                continue
+            check_live_tokens(service, binding, changes, claims, service.clock())
+            req, to_embed = build_request(
+                service, binding, changes, claims, fingerprint, scope_key, service.clock()
+            )
+        except GraphsvcError as exc:
+            raise located(exc, line_of, index) from exc
+        started = time.perf_counter()
+        embed_into(service, req, to_embed)
+        embed_s = time.perf_counter() - started
+        earlier.update({cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()})
+        yield _Prepared(index, len(batch), line_of, req, embed_s)
+
+
+def import_file(
+    service: Service,
+    binding: Binding,
+    path: Path,
+    *,
+    batch_size: int | None = None,
+    scanned: ImportFile | None = None,
+    progress: Callable[[ImportProgress], None] | None = None,
+) -> ImportSummary:
+    """Import ``path`` into the binding's subject, one transaction per batch.
+
+    Batches commit in file order; the first failing batch stops the import and
+    nothing of it is written (earlier batches stay committed; a rerun resumes).
+
+    Raises:
+        GraphsvcError: the code ``write`` would give for the failing batch, the
+            message and ``details`` naming the row (``row``: 1-based line number)
+            and the batch (``batch``: 0-based index).
+    """
+    size = batch_size or service.settings.import_batch
+    limits = import_limits(service.settings, size)
+    file = scanned or scan(path, binding, limits)
+    summary = ImportSummary(
+        file=str(path),
+        digest=file.digest,
+        subject=binding.subject,
+        rows=file.rows,
+        batch_size=file.batch_size,
+        batches=file.batches,
+    )
+    summary.notes.extend(_policy_notes(service, binding))
+    started = time.perf_counter()
+    items: queue.Queue[_Item | None] = queue.Queue(maxsize=2)
+    stop = threading.Event()
+
+    def produce() -> None:
+        try:
+            for item in _prepare(service, binding, file, limits, stop):
+                _put(items, item, stop)
+        except BaseException as exc:  # handed to the committing thread
+            _put(items, _Failed(exc), stop)
+        finally:
+            _put(items, None, stop)
+
+    worker = threading.Thread(target=produce, name="graphsvc-import-prepare", daemon=True)
+    worker.start()
+    done = 0
+    kill_after = service.settings.import_kill_after_batches
+    try:
+        while (item := items.get()) is not None:
+            if isinstance(item, _Failed):
+                raise item.error
+            if isinstance(item, _Replayed):
+                summary.replayed_batches += 1
+                summary.replayed_rows += item.rows
+            else:
+                _commit(service, item, summary)
+                if kill_after and summary.committed_batches >= kill_after:
+                    # Test hook (GRAPHSVC_IMPORT_KILL_AFTER_BATCHES): die like a crash,
+                    # with the next batch prepared but not committed.
+                    os.kill(os.getpid(), signal.SIGKILL)
+            done += item.rows
+            if progress is not None:
+                progress(
+                    ImportProgress(
+                        done, file.rows, item.index + 1, file.batches, time.perf_counter() - started
+                    )
+                )
+    finally:
+        stop.set()
+        worker.join(timeout=60)
+    summary.seconds = time.perf_counter() - started
+    return summary
+
+
+def _put(items: queue.Queue[_Item | None], item: _Item | None, stop: threading.Event) -> None:
+    """Hand ``item`` over unless the consumer has stopped (never blocks forever)."""
+    while not stop.is_set():
+        try:
+            items.put(item, timeout=0.1)
+            return
+        except queue.Full:
+            continue
+
+
+def _commit(service: Service, item: _Prepared, summary: ImportSummary) -> None:
+    req = item.request
+    started = time.perf_counter()
+    try:
+        replay = commit_write(service.db, req)
+    except GraphsvcError as exc:
+        raise located(exc, item.line_of, item.index) from exc
+    summary.commit_seconds += time.perf_counter() - started
+    summary.embed_seconds += item.embed_s
+    if replay is not None and replay.result != req.result:
+        # Another run committed this batch between our check and our commit; the
+        # next batch was resolved against our ids, so stop here (a rerun resumes).
+        raise IdempotencyConflictError(
+            f"batch {item.index} was committed by another import of this file meanwhile; "
+            "run the import again to resume",
+            details={"batch": item.index, "row": min(item.line_of.values())},
+        )
+    summary.committed_batches += 1
+    summary.committed_rows += item.rows
+    summary.links += len(req.links_observed) + len(req.links_logical)
+    summary.citations += len(req.cites)
+
+
+def _policy_notes(service: Service, binding: Binding) -> list[str]:
+    """Import stores rows as given: a namespace atomisation policy is not applied."""
+    from graphsvc.atomise.policy import get_namespace_policy
+
+    mode = get_namespace_policy(service, binding).mode
+    if mode is None:
+        return []
+    return [
+        f"the namespace policy's atomisation ({mode}) is not applied by import; "
+        "run `graphsvc atomise` on long atoms afterwards"
+    ]

@@ -1,0 +1,131 @@
+"""``graphsvc import FILE.jsonl --subject S [--batch N]``: bulk-load atoms (docs/ingest.md).
+
+The file is read and validated completely before any connection is made, so a
+malformed row fails fast (with its line number) without starting Neo4j. A progress
+bar with the rate goes to stderr; the summary (human text, or one JSON document
+with ``--json``) to stdout. A failure names its row; with ``--json`` it prints
+``{"error", "message", "exitCode", "row", "batch"}`` plus what was committed before.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any, TextIO
+
+from graphsvc.bulk_import import (
+    MAX_BATCH,
+    ImportProgress,
+    ImportSummary,
+    import_file,
+    import_limits,
+    scan,
+)
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.errors import GraphsvcError
+from graphsvc.settings import Settings
+
+__all__ = ["ProgressBar", "register"]
+
+
+def register(sub: Any) -> None:
+    """Add ``import`` to the ``graphsvc`` sub-parser set."""
+    p = sub.add_parser(
+        "import", help="bulk-load a JSONL file of atoms (one transaction per batch, resumable)"
+    )
+    p.add_argument("file", help="JSONL: one change (or compact atom row) per line")
+    add_binding_args(p)
+    p.add_argument(
+        "--batch",
+        type=int,
+        default=None,
+        help=f"rows per batch/transaction (default GRAPHSVC_IMPORT_BATCH; at most {MAX_BATCH})",
+    )
+    p.set_defaults(handler=_run)
+
+
+class ProgressBar:
+    """``import: [####    ] 12,000/20,000 atoms  4,210 atoms/s  batch 6/10  eta 2s``.
+
+    On a terminal the line is redrawn in place; elsewhere (logs, tests) one line is
+    printed per update, at most every ``interval`` seconds, and always the last one.
+    """
+
+    def __init__(self, stream: TextIO = sys.stderr, interval: float = 0.5) -> None:
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.interval = interval
+        self._last: float | None = None
+
+    def __call__(self, p: ImportProgress) -> None:
+        final = p.rows_done >= p.rows
+        now = time.monotonic()
+        if not final and self._last is not None and now - self._last < self.interval:
+            return
+        self._last = now
+        rate = p.rows_done / p.elapsed_s if p.elapsed_s > 0 else 0.0
+        share = p.rows_done / p.rows if p.rows else 1.0
+        filled = int(share * 20)
+        eta = (p.rows - p.rows_done) / rate if rate > 0 else 0.0
+        line = (
+            f"import: [{'#' * filled}{' ' * (20 - filled)}] {p.rows_done:,}/{p.rows:,} atoms "
+            f"{rate:,.0f} atoms/s  batch {p.batch}/{p.batches}  eta {eta:.0f}s"
+        )
+        if self.tty:
+            self.stream.write("\r" + line + ("\n" if final else ""))
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    """Scan the file, connect, import, print the summary.
+
+    Raises:
+        GraphsvcError: a malformed row before connecting; what the failing batch's
+            ``write`` would raise after (``graphsvc.cli.main`` prints it), unless
+            ``--json`` is given, where it is printed here with its row.
+    """
+    binding = binding_from_args(args)
+    path = Path(args.file)
+    batch = args.batch or settings.import_batch
+    try:
+        # Everything checkable without the database fails before Neo4j is started.
+        scanned = scan(path, binding, import_limits(settings, batch))
+    except GraphsvcError as exc:
+        return _failed(args, exc, None)
+    summary: ImportSummary | None = None
+    with connected_service(settings) as service:
+        try:
+            summary = import_file(
+                service, binding, path, batch_size=batch, scanned=scanned, progress=ProgressBar()
+            )
+        except GraphsvcError as exc:
+            return _failed(args, exc, scanned.rows)
+    payload = summary.to_json()
+    text = (
+        f"imported {payload['committedRows']:,} atoms in {payload['committedBatches']} batches "
+        f"({payload['atomsPerSecond']:,.0f} atoms/s); "
+        f"{payload['replayedBatches']} batches already committed ({payload['replayedRows']:,} rows)"
+    )
+    for note in payload["notes"]:
+        print(f"graphsvc: note: {note}", file=sys.stderr)
+    emit(args, payload, text)
+    return 0
+
+
+def _failed(args: argparse.Namespace, exc: GraphsvcError, rows: int | None) -> int:
+    if not getattr(args, "json", False):
+        raise exc
+    code = int(getattr(exc, "exit_code", 1))
+    out: dict[str, Any] = {"error": exc.code, "message": exc.message, "exitCode": code}
+    for key in ("row", "batch", "changeId"):
+        if key in exc.details:
+            out[key] = exc.details[key]
+    if rows is not None:
+        out["rows"] = rows
+    print(json.dumps(out, sort_keys=True))
+    return code
