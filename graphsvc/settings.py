@@ -67,6 +67,11 @@ class Settings:
     max_write_bytes: int = 2 * 1024 * 1024
     max_request_bytes: int = 4 * 1024 * 1024
     max_query_depth: int = 12
+    # Typed graph (docs/graphql.md): estimated cost of one operation (each field 1,
+    # a connection's subtree times its `first`), and the page sizes of connections.
+    max_query_cost: int = 50_000
+    graph_first_default: int = 20
+    graph_first_max: int = 100
     request_timeout_s: float = 30.0
     token_lifetime_s: int = 300
     cursor_lifetime_s: int = 300
@@ -137,9 +142,18 @@ class Settings:
         """
         if not 0.0 <= self.propagation < 1.0:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
+        if not 0 <= self.graph_first_default <= self.graph_first_max:
+            raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
-        for name in ("max_batch_changes", "max_body_bytes", "read_budget", "max_nodes"):
+        for name in (
+            "max_batch_changes",
+            "max_body_bytes",
+            "read_budget",
+            "max_nodes",
+            "max_query_cost",
+            "graph_first_max",
+        ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
 

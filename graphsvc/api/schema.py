@@ -18,6 +18,7 @@ from strawberry.types import Info
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.errors import ErrorCodes
+from graphsvc.api.graph_api import GraphQuery
 from graphsvc.api.inspect_api import InspectQuery
 from graphsvc.api.purge_api import PurgeMutation
 from graphsvc.api.types import (
@@ -191,7 +192,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: WriteBatchGate(limits=limits_from_settings(settings)),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery)
+    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery, GraphQuery)
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)

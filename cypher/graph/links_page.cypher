@@ -1,0 +1,24 @@
+// One page of each given revision's outgoing links in stored order (keyset: ordinals
+// after k.after), optionally of one role. A link whose target is purged (the
+// :Unavailable node), marked unavailable, or not of the subject comes back in the
+// safe form of LNK-2: no target id. An observed link names its pinned revision, a
+// logical one only its atom (the reader binds it to the head).
+UNWIND $keys AS k
+MATCH (:Atom {subject: $subject, atomId: k.atomId})-[:HAS_REVISION]->
+      (r:Revision {rev: k.rev})
+CALL (r, k) {
+  MATCH (r)-[l:LINK]->(t)
+  WHERE (k.role IS NULL OR l.role = k.role) AND (k.after IS NULL OR l.ordinal > k.after)
+  WITH l, t ORDER BY l.ordinal
+  WITH l, t,
+       coalesce(l.unavailable, false) OR t:Unavailable
+         OR NOT coalesce(t.subject = $subject, false) AS unavailable
+  WITH k, collect({
+    role: l.role, at: l.at, required: coalesce(l.required, false), orderKey: l.orderKey,
+    ordinal: l.ordinal, unavailable: unavailable,
+    atomId: CASE WHEN unavailable THEN null ELSE t.atomId END,
+    rev: CASE WHEN unavailable OR t:Atom THEN null ELSE t.rev END
+  }) AS found
+  RETURN found[0..k.limit] AS links
+}
+RETURN k.key AS key, links
