@@ -67,9 +67,10 @@ class Settings:
     max_write_bytes: int = 2 * 1024 * 1024
     max_request_bytes: int = 4 * 1024 * 1024
     max_query_depth: int = 12
-    # Typed graph (docs/graphql.md): estimated cost of one operation (each field 1,
-    # a connection's subtree times its `first`), and the page sizes of connections.
-    max_query_cost: int = 50_000
+    # Typed graph (docs/graphql.md): estimated cost of one operation (the objects its
+    # answer may hold; a connection's subtree times its `first`, see
+    # graphsvc/api/graph_cost.py), and the page sizes of connections.
+    max_query_cost: int = 250_000
     graph_first_default: int = 20
     graph_first_max: int = 100
     request_timeout_s: float = 30.0

@@ -31,8 +31,8 @@ from graphsvc.api.graph_types import (
     source_from_row,
 )
 from graphsvc.api.types import LinkAt
+from graphsvc.atomise.verified_lineage import lineage_graph
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops import graph as ops
 
 __all__ = ["GraphQuery", "LineageGraph", "LineageGraphEdge", "LineageGraphNode"]
 
@@ -228,7 +228,5 @@ class GraphQuery:
         self, info: Info, atom_id: strawberry.ID, depth: int | None = None
     ) -> LineageGraph:
         binding = binding_of(info)
-        doc = await asyncio.to_thread(
-            ops.lineage_graph, service_of(info), binding, str(atom_id), depth
-        )
+        doc = await asyncio.to_thread(lineage_graph, service_of(info), binding, str(atom_id), depth)
         return _lineage_graph(doc)

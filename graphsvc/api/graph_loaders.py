@@ -64,6 +64,7 @@ class GraphLoaders:
     def __init__(self, reader: GraphReader) -> None:
         self.reader = reader
         self._open: asyncio.Task[None] | None = None
+        self._keys: dict[str, bytes] | None = None
         self.atom: DataLoader[str, Row | None] = _loader(reader.atoms, lambda: None)
         self.revision: DataLoader[RevKey, Row | None] = _loader(reader.revisions, lambda: None)
         self.citations: DataLoader[RevKey, list[Row] | None] = _loader(reader.citations, list)
@@ -122,6 +123,14 @@ class GraphLoaders:
         if self._open is None:
             self._open = asyncio.ensure_future(asyncio.to_thread(self.reader.check_open))
         await asyncio.shield(self._open)
+
+    async def public_keys(self) -> dict[str, bytes]:
+        """The deployment's public keys (loaded once per request, in a worker thread)."""
+        if self._keys is None:
+            from graphsvc.atomise.verified_lineage import public_keys
+
+            self._keys = await asyncio.to_thread(public_keys, self.reader.service.settings)
+        return self._keys
 
     def prime_atom(self, row: Row) -> None:
         """Remember an atom row (and its head) loaded by a page query."""

@@ -491,5 +491,6 @@ async def _derivations(info: Info, revision: Revision, side: str) -> list[Deriva
 async def _status(info: Info, edge: Row) -> SignatureStatus:
     from graphsvc.ops.graph import signature_status
 
-    reader = loaders_of(info).reader
-    return SignatureStatus(signature_status(reader.subject, edge, reader.public_keys))
+    loaders = loaders_of(info)
+    keys = await loaders.public_keys()
+    return SignatureStatus(signature_status(loaders.reader.subject, edge, keys))

@@ -12,16 +12,16 @@ Decisions this module makes (each is tested):
   the same request do not check again.
 - **Page sizes**: ``first`` defaults to ``graph_first_default`` and may be
   ``0..graph_first_max``; anything else is INVALID_INPUT.
-- **Signatures** of derives_from edges are verified against the deployment's key
-  ring (current and retired public keys, SIG-4): ``verified``, ``invalid`` (the
-  signature does not match the stored edge) or ``unknown_key``.
+- **Signatures** of derives_from edges are checked by :func:`signature_status`
+  against the public keys it is given (the host layer's key ring, SIG-4):
+  ``verified``, ``invalid`` (the signature does not match the stored edge) or
+  ``unknown_key``.
 - Nothing here writes: no body, link or usage state changes (CORE-2).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.core.binding import Binding
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 __all__ = [
     "GraphReader",
     "SignatureStatus",
-    "lineage_graph",
     "page_size",
     "signature_status",
 ]
@@ -99,13 +98,6 @@ class GraphReader:
         """Raises PurgePendingError while a purge of the subject is unfinished (LNK-6)."""
         refuse_if_purge_pending(self.service.db, self.subject)
 
-    @cached_property
-    def public_keys(self) -> dict[str, bytes]:
-        """keyId → public key of the deployment's signing keys (current and retired)."""
-        from graphsvc.atomise.usecase import load_key_ring
-
-        return load_key_ring(self.service.settings).public_keys()
-
     def page_size(self, first: int | None) -> int:
         """See :func:`page_size`."""
         return page_size(self.service.settings, first)
@@ -150,39 +142,3 @@ class GraphReader:
         if not 1 <= len(uri) <= 4096:
             raise InvalidInputError("uri must be 1..4096 characters")
         return store.source_lookup(self.service.db, self.subject, uri, version, digest)
-
-
-def lineage_graph(
-    service: Service, binding: Binding, atom_id: str, depth: int | None = None
-) -> dict[str, Any]:
-    """API-5's lineage graph with every derives_from edge's signature checked.
-
-    Returns :func:`graphsvc.atomise.lineage.lineage`'s ``{root, depth, truncated,
-    nodes, edges}`` where each derives_from edge also carries ``signature`` (the
-    stored hex) and ``signatureStatus``.
-
-    Raises:
-        InvalidInputError: depth out of range.
-        NotFoundError: no such atom in the caller's subject.
-        PurgePendingError: a purge of the subject has not finished.
-    """
-    from graphsvc.atomise.lineage import lineage
-
-    reader = GraphReader(service, binding)
-    reader.check_open()
-    graph = lineage(service, binding, atom_id, depth)
-    derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
-    stored = reader.lineage_of([(e["source"], int(e["fromRev"])) for e in derived])
-    for e in derived:
-        found = [
-            s
-            for s in stored.get((e["source"], int(e["fromRev"])), {}).get("derivesFrom", [])
-            if s["toAtomId"] == e["target"] and int(s["toRev"]) == int(e["toRev"])
-        ]
-        if found:
-            e["signature"] = found[0]["signature"]
-            e["signatureStatus"] = signature_status(binding.subject, found[0], reader.public_keys)
-        else:
-            e["signature"] = None
-            e["signatureStatus"] = "invalid"
-    return graph

@@ -6,7 +6,7 @@ they enter graphsvc (STYLE: errors of lower libraries mapped where they enter).
 
 from __future__ import annotations
 
-import threading
+import itertools
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -46,19 +46,20 @@ _ATTEMPTS = 4
 _RETRY_DELAY_S = 0.05
 
 # Every named query sent to Neo4j, counted (the typed graph's batching test reads it).
-_count_lock = threading.Lock()
-_queries_sent = 0
+# next() on itertools.count is atomic under the GIL, so worker threads need no lock;
+# reading the count advances it too, and the reads are counted apart and subtracted.
+_SENT = itertools.count()
+_READS = itertools.count()
 
 
 def _count_query() -> None:
-    global _queries_sent
-    with _count_lock:
-        _queries_sent += 1
+    next(_SENT)
 
 
 def round_trips() -> int:
     """How many named queries this process has sent to Neo4j so far (all threads)."""
-    return _queries_sent
+    reads_before = next(_READS)
+    return next(_SENT) - reads_before
 
 
 def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
