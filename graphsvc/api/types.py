@@ -8,6 +8,14 @@ from typing import Any, cast
 import strawberry
 from strawberry.scalars import JSON
 
+from graphsvc.api.graph_siblings import (
+    DiagnosticEntry,
+    ManifestInfo,
+    ScoreBreakdown,
+    diagnostics_list,
+    manifest_info,
+    score_breakdown,
+)
 from graphsvc.core.write_models import AtomView
 
 __all__ = [
@@ -225,12 +233,20 @@ class SearchHit:
     score: float
     score_breakdown: JSON
 
+    @strawberry.field(description="Typed sibling of scoreBreakdown (same values).")
+    def breakdown(self) -> ScoreBreakdown:
+        return score_breakdown(self.score_breakdown)
+
 
 @strawberry.type
 class SearchResult:
     hits: list[SearchHit]
     diagnostics: JSON
     cursor: str | None
+
+    @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
+    def diagnostics_list(self) -> list[DiagnosticEntry]:
+        return diagnostics_list(self.diagnostics)
 
 
 @strawberry.type
@@ -258,3 +274,11 @@ class ReadResult:
     manifest: JSON
     diagnostics: JSON
     cursor: str | None
+
+    @strawberry.field(description="Typed sibling of manifest (same values).")
+    def manifest_info(self) -> ManifestInfo:
+        return manifest_info(self.manifest)
+
+    @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
+    def diagnostics_list(self) -> list[DiagnosticEntry]:
+        return diagnostics_list(self.diagnostics)
