@@ -17,6 +17,7 @@ from strawberry.types import Info
 
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.descriptions import describe
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.graph_api import GraphQuery
 from graphsvc.api.graph_cost import CostLimiter
@@ -200,4 +201,6 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)
-    return strawberry.Schema(query=query, mutation=mutation, extensions=extensions)
+    schema = strawberry.Schema(query=query, mutation=mutation, extensions=extensions)
+    describe(schema._schema)
+    return schema
