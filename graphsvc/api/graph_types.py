@@ -40,6 +40,7 @@ __all__ = [
     "atom_from_row",
     "page",
     "revision_from_row",
+    "revision_of",
     "source_from_row",
 ]
 
@@ -434,6 +435,12 @@ def _citation(row: Row) -> Citation:
         verified=bool(row.get("verified")),
         row=row,
     )
+
+
+async def revision_of(info: Info, atom_id: str, rev: int) -> Revision | None:
+    """A revision of the caller's subject through the request's loader, or None."""
+    row = await loaders_of(info).revision.load((atom_id, int(rev)))
+    return None if row is None else revision_from_row(row)
 
 
 async def _revision_or_gone(info: Info, atom_id: str, rev: int) -> Revision:

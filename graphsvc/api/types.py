@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
+from strawberry.types import Info
 
 from graphsvc.api.graph_siblings import (
     DiagnosticEntry,
@@ -17,6 +18,9 @@ from graphsvc.api.graph_siblings import (
     score_breakdown,
 )
 from graphsvc.core.write_models import AtomView
+
+if TYPE_CHECKING:
+    from graphsvc.api.graph_types import Revision
 
 __all__ = [
     "AtomLink",
@@ -236,6 +240,17 @@ class SearchHit:
     @strawberry.field(description="Typed sibling of scoreBreakdown (same values).")
     def breakdown(self) -> ScoreBreakdown:
         return score_breakdown(self.score_breakdown)
+
+    @strawberry.field(
+        description="The hit's revision in the typed graph: walk on to its links, "
+        "their targets and citations."
+    )
+    async def revision(
+        self, info: Info
+    ) -> Annotated[Revision, strawberry.lazy("graphsvc.api.graph_types")] | None:
+        from graphsvc.api.graph_types import revision_of
+
+        return await revision_of(info, str(self.atom.atom_id), self.atom.rev)
 
 
 @strawberry.type
