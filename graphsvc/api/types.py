@@ -32,6 +32,7 @@ __all__ = [
     "ChangeResult",
     "ContentInput",
     "Direction",
+    "IndexingState",
     "LinkAt",
     "LinkInput",
     "LinkTargetInput",
@@ -170,6 +171,12 @@ class ChangeResult:
     atom: AtomViewType
 
 
+@strawberry.enum(description="Whether a write's new heads are already searchable (WR-8).")
+class IndexingState(Enum):
+    COMPLETE = strawberry.enum_value("complete", description="Embeddings/fulltext are queryable.")
+    PENDING = strawberry.enum_value("pending", description="They will be shortly.")
+
+
 @strawberry.type(name="WriteOutcome")
 class WriteOutcomeType:
     operation_id: strawberry.ID
@@ -178,6 +185,10 @@ class WriteOutcomeType:
     changes: list[ChangeResult]
     atomise_mode: str | None = None
     atomise_outcome: str | None = None
+
+    @strawberry.field(description="Typed sibling of indexing (an enum, not a string).")
+    def indexing_state(self) -> IndexingState:
+        return IndexingState(self.indexing)
 
 
 def atom_view(view: AtomView) -> AtomViewType:
