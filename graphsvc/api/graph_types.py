@@ -237,6 +237,11 @@ class Revision(Node):
         n = loaders.reader.page_size(first)
         pos = decode_cursor("links", after, int)[0] if after is not None else None
         rows = await loaders.link_page.load((str(self.atom_id), self.rev, role, pos, n + 1)) or []
+        for r in rows[:n]:
+            if r.get("targetRevision"):
+                loaders.prime_revision(r["targetRevision"])
+            if r.get("targetAtom"):
+                loaders.prime_atom(r["targetAtom"])
         items = [
             (
                 encode_cursor("links", int(r["ordinal"])),
