@@ -4,19 +4,21 @@
 // safe form of LNK-2: no target id, no target row. An observed link names its pinned
 // revision, a logical one its atom (the reader binds it to the head); each comes with
 // the target's row (targetRevision, or targetAtom with its head) so the reader needs
-// no second round trip for the targets.
+// no second round trip for the targets. $cap, the largest k.limit of the batch, bounds
+// what one key collects.
 UNWIND $keys AS k
 MATCH (:Atom {subject: $subject, atomId: k.atomId})-[:HAS_REVISION]->
       (r:Revision {rev: k.rev})
 CALL (r, k) {
   MATCH (r)-[l:LINK]->(t)
   WHERE (k.role IS NULL OR l.role = k.role) AND (k.after IS NULL OR l.ordinal > k.after)
-  WITH l, t,
+  WITH k, l, t,
        coalesce(l.unavailable, false) OR t:Unavailable
          OR NOT coalesce(t.subject = $subject, false) AS unavailable
   OPTIONAL MATCH (ta:Atom {subject: $subject, atomId: t.atomId})-[:HEAD]->(th:Revision)
-  WITH l, t, unavailable OR ta IS NULL AS unavailable, ta, th
+  WITH k, l, t, unavailable OR ta IS NULL AS unavailable, ta, th
   ORDER BY l.ordinal
+  LIMIT $cap
   WITH k, collect({
     role: l.role, at: l.at, required: coalesce(l.required, false), orderKey: l.orderKey,
     ordinal: l.ordinal, unavailable: unavailable,

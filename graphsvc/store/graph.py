@@ -68,7 +68,8 @@ def _paged(
 ) -> dict[str, list[Row]]:
     if not keys:
         return {}
-    rows = db.read_rows(name, subject=subject, keys=list(keys))
+    cap = max(int(k["limit"]) for k in keys)
+    rows = db.read_rows(name, subject=subject, keys=list(keys), cap=cap)
     return {r["key"]: list(r[field]) for r in rows}
 
 

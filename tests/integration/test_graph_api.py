@@ -584,3 +584,30 @@ def test_graph_roots_need_a_token(service: Service) -> None:
     assert data is None and codes(errors) == ["UNAUTHENTICATED"]
     _, errors = gql(service, None, f'query {{ atom(atomId: "{uuid.uuid4().hex}") {{ atomId }} }}')
     assert codes(errors) == ["UNAUTHENTICATED"]
+
+
+@pytest.mark.req("API-6")
+def test_nested_connections_page_one_edge_at_a_time(service: Service, human: Binding) -> None:
+    g = small_graph(service, human)
+    q = """query($id: ID!, $b: ID!, $in: String, $out: String) {
+      a: atom(atomId: $id) { incoming(first: 1, after: $in) {
+        edges { node { role at } } pageInfo { hasNextPage endCursor } } }
+      b: atom(atomId: $b) { head { links(first: 1, after: $out) {
+        edges { node { role at } } pageInfo { hasNextPage endCursor } } } }
+    }"""
+    incoming: list[tuple[str, str]] = []
+    outgoing: list[tuple[str, str]] = []
+    cursor_in = cursor_out = None
+    for _ in range(3):
+        data = gql_ok(
+            service, human, q, id=g.a.atom_id, b=g.b.atom_id, **{"in": cursor_in}, out=cursor_out
+        )
+        inc, out = data["a"]["incoming"], data["b"]["head"]["links"]
+        incoming += [(e["node"]["role"], e["node"]["at"]) for e in inc["edges"]]
+        outgoing += [(e["node"]["role"], e["node"]["at"]) for e in out["edges"]]
+        cursor_in, cursor_out = inc["pageInfo"]["endCursor"], out["pageInfo"]["endCursor"]
+        if not out["pageInfo"]["hasNextPage"]:
+            break
+        assert len(inc["edges"]) <= 1 and len(out["edges"]) == 1
+    assert incoming == [("supports", "OBSERVED"), ("mentions", "LOGICAL")]
+    assert outgoing == [("supports", "OBSERVED"), ("mentions", "LOGICAL"), ("supports", "LOGICAL")]
