@@ -101,13 +101,15 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
         auth_path = settings.auth_file or str(_demo_auth_file(settings))
         auth = AuthTable.from_file(auth_path)
         if args.seed:
-            from graphsvc.seed import load_demo_corpus
+            from graphsvc.clicmd.seed import progress_bar
+            from graphsvc.seed import load_seed
 
-            report = load_demo_corpus(service)
-            _progress(f"graphsvc: demo corpus: {report}")
+            report = load_seed(service, progress=progress_bar)
+            _progress(f"graphsvc: demo corpora: {report['atoms']} atoms in subject 'demo'")
         if not settings.auth_file:
             _progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
         _progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
+        _progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
         uvicorn.run(
             create_app(service, auth), host=settings.host, port=settings.port, log_level="info"
         )

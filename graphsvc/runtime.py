@@ -61,9 +61,16 @@ def build_service(
 ) -> tuple[Service, Runtime]:
     """Connect, apply the schema (idempotent), load the models, build the Service."""
     from graphsvc.embed import get_embedder
+    from graphsvc.ops.index import FULLTEXT_ANALYZER, fulltext_needs_rebuild
     from graphsvc.tokenizer import get_tokenizer
 
     rt = connect(settings, progress=progress, die_with_parent=die_with_parent)
     rt.db.apply_schema()
+    old = fulltext_needs_rebuild(rt.db)
+    if old is not None:
+        progress(
+            f"graphsvc: the fulltext index uses the {old!r} analyzer, not {FULLTEXT_ANALYZER!r}; "
+            "run `graphsvc index rebuild --fulltext` once for the better lexical ranking"
+        )
     service = Service(settings, rt.db, get_embedder(), get_tokenizer())
     return service, rt

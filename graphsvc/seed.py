@@ -1,12 +1,22 @@
-"""Loads the demo corpus in ``seed/demo.json`` through the public write operation.
+"""Loads the demo corpora in ``seed/`` through the public write operation.
 
-The corpus is written as one batch by a human binding of subject ``demo`` with a
-fixed idempotencyKey, so loading it again is a repeated write (IDEM-2), not a copy.
+- ``seed/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
+- ``seed/team.json``: the design and incident history of an engineering team (about
+  300 atoms; built by ``scripts/build_team_corpus.py``): services with a required
+  dependency cycle, ADRs, incidents with causes, timelines and follow-ups, runbooks,
+  SLOs, citations with ranges, revisions (one adds a verified citation of a stored
+  atom), retirements, a retrospective note atomised with signed lineage (rule
+  curator), and a second subject (``demo-partner``).
+
+Every batch is written by a human binding with a fixed idempotencyKey, so loading
+again is a repeated write (IDEM-2), not a copy; the atomised note answers "already
+atomised" the second time.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,9 +24,12 @@ from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 
-__all__ = ["DEMO_CORPUS", "load_demo_corpus"]
+__all__ = ["DEMO_CORPUS", "TEAM_CORPUS", "load_demo_corpus", "load_seed", "load_team_corpus"]
 
 DEMO_CORPUS = Path(__file__).resolve().parents[1] / "seed" / "demo.json"
+TEAM_CORPUS = Path(__file__).resolve().parents[1] / "seed" / "team.json"
+
+Progress = Callable[[int, int, str], None]
 
 
 def load_demo_corpus(service: Service, path: Path = DEMO_CORPUS) -> dict[str, Any]:
@@ -29,4 +42,143 @@ def load_demo_corpus(service: Service, path: Path = DEMO_CORPUS) -> dict[str, An
         "atoms": len(outcome.changes),
         "operationId": outcome.operation_id,
         "repeated": outcome.repeated,
+    }
+
+
+def load_team_corpus(
+    service: Service,
+    path: Path = TEAM_CORPUS,
+    progress: Progress | None = None,
+    *,
+    subject: str | None = None,
+) -> dict[str, Any]:
+    """Write the team corpus batch by batch; returns counts per kind of step.
+
+    ``subject`` replaces the corpus's subject (``demo``); the second subject is then
+    ``<subject>-partner``.
+    """
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if subject is not None:
+        doc["subject"] = subject
+        doc["partner"]["subject"] = f"{subject}-partner"
+    human = Binding(doc["subject"], "default", "human", "seed")
+    key = doc["idempotencyKey"]
+    ids: dict[str, tuple[str, int]] = {}
+    steps = [len(b) for b in doc["batches"]]
+    total = sum(steps) + len(doc["revisions"]) + len(doc["retire"]) + 2
+    total += len(doc["partner"]["changes"])
+    done = 0
+    repeated = True
+
+    def tick(n: int, label: str) -> None:
+        nonlocal done
+        done += n
+        if progress is not None:
+            progress(done, total, label)
+
+    def ref(local: str) -> dict[str, Any]:
+        atom_id, rev = ids[local]
+        return {"atomId": atom_id, "rev": rev}
+
+    def resolved(links: list[dict[str, Any]], here: set[str]) -> list[dict[str, Any]]:
+        out = []
+        for link in links:
+            target = dict(link["target"])
+            local = target.get("local")
+            if local is not None and local not in here:
+                del target["local"]
+                target["ref"] = ref(local)
+            out.append({**link, "target": target})
+        return out
+
+    def write(binding: Binding, changes: list[dict[str, Any]], suffix: str) -> None:
+        nonlocal repeated
+        outcome = service.write(binding, parse_changes(changes), f"{key}-{suffix}")
+        repeated = repeated and outcome.repeated
+        for cid, view in outcome.changes.items():
+            if binding is human:
+                ids[cid] = (view.atom_id, view.rev)
+
+    tick(0, "start")
+    for n, batch in enumerate(doc["batches"], 1):
+        here = {c["id"] for c in batch}
+        changes = [
+            {**c, "content": {**c["content"], "links": resolved(c["content"]["links"], here)}}
+            for c in batch
+        ]
+        write(human, changes, f"b{n}")
+        tick(len(batch), f"batch {n}")
+    revisions = []
+    for r in doc["revisions"]:
+        sources = list(r.get("sources", []))
+        cite = r.get("cite_stored")
+        if cite:
+            atom_id, rev = ids[cite["local"]]
+            sources.append(
+                {
+                    "uri": f"atom:{atom_id}",
+                    "version": str(rev),
+                    "range": {"start": cite["start"], "end": cite["end"], "unit": cite["unit"]},
+                }
+            )
+        revisions.append(
+            {
+                "id": r["local"],
+                "op": "revise",
+                "target": ref(r["local"]),
+                "content": {"text": r["text"], "links": resolved(r["links"], set())},
+                "sources": sources,
+            }
+        )
+    write(human, revisions, "revisions")
+    tick(len(revisions), "revisions")
+    retire = [{"id": local, "op": "retire", "target": ref(local)} for local in doc["retire"]]
+    write(human, retire, "retire")
+    tick(len(retire), "retirements")
+    note = doc["atomise"]
+    write(
+        human,
+        [
+            {
+                "id": note["id"],
+                "op": "create",
+                "content": {"text": note["text"], "links": resolved(note["links"], set())},
+                "sources": [],
+            }
+        ],
+        "note",
+    )
+    tick(1, "note")
+    curated = Service(
+        service.settings.with_(curator="rule"), service.db, service.embedder, service.tokenizer
+    )
+    outcome = curated.atomise(human, ids[note["id"]][0], max_atom_tokens=note["maxAtomTokens"])
+    tick(1, "atomise")
+    partner = doc["partner"]
+    pbinding = Binding(partner["subject"], "default", "human", "seed")
+    write(pbinding, partner["changes"], "partner")
+    tick(len(partner["changes"]), "second subject")
+    return {
+        "subject": doc["subject"],
+        "ids": {local: atom_id for local, (atom_id, _) in ids.items()},
+        "atoms": sum(steps) + 1 + len(outcome.atom_ids),
+        "revisions": len(revisions),
+        "retired": len(retire),
+        "atomisedInto": len(outcome.atom_ids),
+        "secondSubject": {"subject": partner["subject"], "atoms": len(partner["changes"])},
+        "repeated": repeated,
+    }
+
+
+def load_seed(service: Service, progress: Progress | None = None) -> dict[str, Any]:
+    """Both corpora (``graphsvc seed`` and ``serve --seed``): water cycle, then the team."""
+    water = load_demo_corpus(service)
+    team = load_team_corpus(service, progress=progress)
+    team.pop("ids")
+    return {
+        "subject": water["subject"],
+        "atoms": water["atoms"] + team["atoms"],
+        "repeated": water["repeated"] and team["repeated"],
+        "waterCycle": water,
+        "team": team,
     }

@@ -95,7 +95,12 @@ class Settings:
     evaluation_work: int = 500_000
     packing_work: int = 2_000_000
     beta: float = 0.3
-    propagation: float = 0.5
+    # 0.1, not the reference implementation's 0.5 (graphsvc.core.activation keeps that
+    # as DEFAULT_PROPAGATION, ACT-7's worked check): on LoCoMo (bench/quality.py, 762
+    # questions) 0.5 let the neighbours of weak matches crowd out the evidence,
+    # recall@5 0.534 vs 0.592 at 0.1 (docs/search-quality.md). GRAPHSVC_PROPAGATION=0.5
+    # restores the reference behaviour.
+    propagation: float = 0.1
     convergence_tol: float = 1e-6
     # Each index is asked for max_seeds × this many hits, then filtered by subject.
     # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
@@ -103,6 +108,10 @@ class Settings:
     candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
+    # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
+    # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
+    # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
+    lexical_proximity: int = 3
 
     # Embedding
     embed_batch: int = 64
@@ -143,6 +152,8 @@ class Settings:
         """
         if not 0.0 <= self.propagation < 1.0:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
+        if not 0 <= self.lexical_proximity <= 32:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
         if self.curator not in {"none", "rule", "ollama"}:

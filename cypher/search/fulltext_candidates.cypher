@@ -11,12 +11,18 @@
 // The subject's state rides along (the same columns as search/subject_state:
 // whether a purge is unfinished, the index generation), so an evaluation's purge
 // check costs no round trip of its own.
+// While `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild) the
+// index is not called and no hits come back (`rebuilding`): the caller then has no
+// lexical signal, instead of reading a half-populated index.
 OPTIONAL MATCH (p:PurgeMarker {subject: $subject})
 WITH count(p) > 0 AS pending
 OPTIONAL MATCH (s:SubjectState {subject: $subject})
 OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
-WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion
-CALL () {
+OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
+WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion,
+     f IS NOT NULL AS rebuilding
+CALL (rebuilding) {
+  WITH rebuilding WHERE NOT rebuilding
   CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
   YIELD node, score
   WITH node, score,
@@ -27,11 +33,11 @@ CALL () {
          collect(CASE WHEN own THEN node END) AS nodes,
          collect(CASE WHEN own THEN score END) AS scores
 }
-WITH pending, purgeEpoch, schemaVersion, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, seen, nodes, scores,
      CASE WHEN size(scores) > $limit THEN scores[$limit - 1] END AS edge
-WITH pending, purgeEpoch, schemaVersion, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, seen, nodes, scores,
      [i IN range(0, size(scores) - 1) | i < $limit OR (edge IS NOT NULL AND scores[i] = edge)] AS fetch
-RETURN pending, purgeEpoch, schemaVersion, seen,
+RETURN pending, purgeEpoch, schemaVersion, rebuilding, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
          nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END]] AS hits

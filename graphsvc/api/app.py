@@ -8,14 +8,16 @@ from typing import Any
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, RedirectResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
+from graphsvc.api.explore_page import explore_route
 from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
+from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
 from graphsvc.service import Service
 
@@ -34,6 +36,10 @@ class _GraphQL(GraphQL[Context, None]):
             auth=self._auth,
             authorization=request.headers.get("authorization"),
         )
+
+    async def render_graphql_ide(self, request: Any) -> HTMLResponse:
+        # GraphiQL from graphsvc's own vendored assets (works offline).
+        return HTMLResponse(graphiql_html())
 
 
 class _Limits:
@@ -102,6 +108,8 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
             Route("/healthz", healthz),
             Route("/graphql", graphql, methods=["GET", "POST"]),
             lineage_route(),
+            explore_route(),
+            static_mount(),
         ]
     )
     settings = service.settings

@@ -1,15 +1,25 @@
-"""``graphsvc export``: a subject's graph as GraphML or node-link JSON (networkx)."""
+"""``graphsvc export``: a subject's graph for analysts as GraphML, node-link JSON or CSV.
+
+The command is one call into :func:`graphsvc.ops.export.export_graph` (the use case:
+subject binding, purge-pending check, streaming pages); see ``docs/analysts.md``.
+"""
 
 from __future__ import annotations
 
 import argparse
-import json
+import contextlib
+import io
+import os
+import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import networkx as nx
 
 from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.errors import InvalidInputError
+from graphsvc.ops.export import FORMATS, ExportReport, export_graph
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 
@@ -17,15 +27,32 @@ __all__ = ["build_graph", "register"]
 
 
 def register(sub: Any) -> None:
-    p = sub.add_parser("export", help="export a subject's graph for analysts (networkx)")
+    p = sub.add_parser(
+        "export",
+        help="export a subject's graph for analysts (GraphML, node-link JSON, CSV)",
+        description="Stream a subject's graph: atoms at their heads, sources with CITES "
+        "edges, links, signed lineage (signature checked) and, with --revisions, "
+        "superseded revisions. See docs/analysts.md.",
+    )
     add_binding_args(p)
-    p.add_argument("--format", choices=["graphml", "node-link"], default="graphml")
-    p.add_argument("-o", "--output", required=True, help="file to write")
+    p.add_argument("--format", choices=list(FORMATS), default="graphml")
+    p.add_argument(
+        "-o",
+        "--output",
+        default="-",
+        help="file to write, '-' for stdout (default); for csv a folder that gets "
+        "nodes.csv and edges.csv",
+    )
+    p.add_argument("--revisions", action="store_true", help="also superseded revisions")
+    p.add_argument("--page-size", type=int, default=500, help="atoms per read page")
     p.set_defaults(handler=_run)
 
 
 def build_graph(db: Database, subject: str) -> nx.MultiDiGraph:
-    """Atoms at their heads as nodes; head links and atomOf lineage as edges."""
+    """Legacy in-memory graph of a subject's heads (kept for existing callers).
+
+    ``graphsvc export`` does not use it: it streams through :mod:`graphsvc.ops.export`.
+    """
     g: nx.MultiDiGraph = nx.MultiDiGraph(subject=subject)
     rows = db.read("export/graph", subject=subject)
     for row in rows:
@@ -51,18 +78,80 @@ def build_graph(db: Database, subject: str) -> nx.MultiDiGraph:
     return g
 
 
+def _progress(report: ExportReport) -> None:
+    end = "\r" if sys.stderr.isatty() else "\n"
+    print(
+        f"export: page {report.pages}: {report.atoms} atoms, {report.edges} edges",
+        end=end,
+        file=sys.stderr,
+        flush=True,
+    )
+
+
+@contextlib.contextmanager
+def _file_atomically(path: Path) -> Any:
+    """A text file that appears at ``path`` only when writing it succeeded."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8", newline="") as fh:
+            yield fh
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+
+
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
+    to_stdout = args.output == "-"
+    if args.format == "csv" and to_stdout:
+        raise InvalidInputError("csv writes nodes.csv and edges.csv: give a folder with -o")
+    if to_stdout and args.json:
+        raise InvalidInputError("--json prints a report on stdout: give a file with -o")
     with connected_service(settings) as service:
-        g = build_graph(service.db, binding.subject)
-    out = Path(args.output)
-    if args.format == "graphml":
-        nx.write_graphml(g, out)
-    else:
-        out.write_text(json.dumps(nx.node_link_data(g, edges="edges"), indent=1))
-    emit(
-        args,
-        {"nodes": g.number_of_nodes(), "edges": g.number_of_edges(), "path": str(out)},
-        f"wrote {g.number_of_nodes()} nodes and {g.number_of_edges()} edges to {out}",
+        if args.format == "csv":
+            report = export_graph(
+                service,
+                binding,
+                "csv",
+                Path(args.output),
+                revisions=args.revisions,
+                page_size=args.page_size,
+                progress=_progress,
+            )
+        elif to_stdout:
+            out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+            report = export_graph(
+                service,
+                binding,
+                args.format,
+                out,
+                revisions=args.revisions,
+                page_size=args.page_size,
+                progress=_progress,
+            )
+            out.flush()
+            out.detach()
+        else:
+            with _file_atomically(Path(args.output)) as fh:
+                report = export_graph(
+                    service,
+                    binding,
+                    args.format,
+                    fh,
+                    revisions=args.revisions,
+                    page_size=args.page_size,
+                    progress=_progress,
+                )
+    payload = {**report.to_json(), "path": args.output}
+    summary = (
+        f"wrote {report.nodes} nodes and {report.edges} edges ({report.atoms} atoms, "
+        f"{report.sources} sources, {report.lineage} lineage edges) to {args.output}"
     )
+    if to_stdout:
+        print(summary, file=sys.stderr)
+    else:
+        emit(args, payload, summary)
     return 0

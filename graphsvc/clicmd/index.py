@@ -1,4 +1,4 @@
-"""``graphsvc index rebuild``: rebuild the vector index in one pass (operators)."""
+"""``graphsvc index rebuild [--fulltext]``: rebuild a search index in one pass (operators)."""
 
 from __future__ import annotations
 
@@ -16,8 +16,14 @@ def register(sub: Any) -> None:
     actions = p.add_subparsers(dest="action", required=True)
     rebuild = actions.add_parser(
         "rebuild",
-        help="re-populate the vector index in one pass (after a bulk load); "
-        "vector searches use the exact scan meanwhile",
+        help="re-populate the vector index in one pass (after a bulk load; vector "
+        "searches use the exact scan meanwhile), or with --fulltext the fulltext index "
+        "(with graphsvc's analyzer; searches rank semantically meanwhile)",
+    )
+    rebuild.add_argument(
+        "--fulltext",
+        action="store_true",
+        help="rebuild the fulltext index instead (after an analyzer change)",
     )
     rebuild.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds to wait for the index (3600)"
@@ -33,7 +39,11 @@ def register(sub: Any) -> None:
 
 
 def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.ops.index import check_durations, rebuild_vector_index
+    from graphsvc.ops.index import (
+        check_durations,
+        rebuild_fulltext_index,
+        rebuild_vector_index,
+    )
     from graphsvc.runtime import connect
 
     check_durations(args.grace, args.timeout)  # before a Neo4j is started for nothing
@@ -41,15 +51,16 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
     # be online, which a population left running by an earlier attempt is not.
     runtime = connect(settings, progress=progress)
     try:
-        report = rebuild_vector_index(
-            runtime.db, grace_s=args.grace, timeout_s=args.timeout, progress=progress
-        )
+        rebuild = rebuild_fulltext_index if args.fulltext else rebuild_vector_index
+        report = rebuild(runtime.db, grace_s=args.grace, timeout_s=args.timeout, progress=progress)
     finally:
         runtime.db.close()
+    kind = "fulltext" if args.fulltext else "vector"
+    analyzer = f" (analyzer {report['analyzer']})" if args.fulltext else ""
     emit(
         args,
         report,
-        f"vector index {report['index']} rebuilt: {report['entries']} entries, "
+        f"{kind} index {report['index']} rebuilt{analyzer}: {report['entries']} entries, "
         f"online after {report['seconds']:.1f} s",
     )
     return 0

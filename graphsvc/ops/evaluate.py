@@ -228,6 +228,7 @@ def _evaluate_in(
 
     def seeds_from(acq: Acquired) -> list[str]:
         lex_norm = normalise_lexical(acq.lexical)
+        lexical_missing = acq.lexical_mode == "rebuilding"
         ids = sorted(set(acq.semantic) | set(acq.lexical))
         for atom_id in ids:
             if atom_id in acq.semantic:
@@ -235,7 +236,9 @@ def _evaluate_in(
             else:
                 raw = acq.lexical_semantic.get(atom_id)
                 sem = None if raw is None else cosine_from_neo4j(raw)
-            lex = lex_norm.get(atom_id, 0.0)
+            # While the fulltext index is rebuilt nobody has a lexical signal: it is
+            # missing (ACT-1), not 0, so the semantic signal ranks alone.
+            lex = None if lexical_missing else lex_norm.get(atom_id, 0.0)
             m, missing = fuse_match(sem, lex)
             fused[atom_id] = (m, sem, lex, missing)
         order = acquisition_order(np.array([fused[a][0] for a in ids], dtype=np.float64))
@@ -258,6 +261,7 @@ def _evaluate_in(
         include_archived=include_archived,
         seeds_from=seeds_from,
         check_state=check_state,
+        proximity=st.lexical_proximity,
     )
     hidden = {
         a

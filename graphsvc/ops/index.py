@@ -1,4 +1,4 @@
-"""``graphsvc index rebuild``: rebuild the vector index in one pass.
+"""``graphsvc index rebuild [--fulltext]``: rebuild a search index in one pass.
 
 **Why.** Every vector query searches each Lucene segment of the index (one HNSW
 graph per segment) for the top k. An index that grew by transactions has as many
@@ -21,6 +21,16 @@ of 111k vectors took ~3 minutes here). After ``grace_s`` (queries that read the
 marker before it was set have finished), the index is dropped and created in one
 transaction; once it is online the marker is removed.
 
+**The fulltext index** (``--fulltext``) is rebuilt the same way, for another
+reason: its analyzer is fixed when it is created, and a database created before
+graphsvc switched ``current_text`` to Lucene's English analyzer keeps the old one
+(``standard-no-stop-words``) until it is rebuilt. Its marker is
+``GraphsvcMeta {key: 'fulltextIndex'}``; while it exists,
+``search/fulltext_candidates`` returns no hits without calling the index, so
+searches rank by the semantic signal alone (the lexical signal is *missing*,
+ACT-1, and the diagnostics say ``lexicalMode: rebuilding``) instead of reading a
+half-populated index.
+
 **Failures.** A population that fails, or does not finish within ``timeout_s``,
 leaves the marker in place (searches keep the exact scan, never a failed index)
 and raises INDEX_REBUILD_FAILED; running the command again waits for a
@@ -31,6 +41,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
@@ -39,15 +50,81 @@ from neo4j import ManagedTransaction
 from graphsvc.errors import IndexRebuildError, InvalidInputError
 from graphsvc.store.connection import Database, run
 
-__all__ = ["VECTOR_INDEX", "check_durations", "rebuild_vector_index", "vector_index_state"]
+__all__ = [
+    "FULLTEXT",
+    "FULLTEXT_ANALYZER",
+    "FULLTEXT_INDEX",
+    "VECTOR",
+    "VECTOR_INDEX",
+    "IndexKind",
+    "check_durations",
+    "fulltext_index_state",
+    "fulltext_needs_rebuild",
+    "rebuild_fulltext_index",
+    "rebuild_index",
+    "rebuild_vector_index",
+    "vector_index_state",
+]
 
 VECTOR_INDEX = "current_embedding"
+FULLTEXT_INDEX = "current_text"
+# The analyzer cypher/schema/014_current_text.cypher creates the index with.
+FULLTEXT_ANALYZER = "english"
+
+
+@dataclass(frozen=True)
+class IndexKind:
+    """One rebuildable index: its name and the queries that rebuild it."""
+
+    index: str
+    label: str  # "vector index" / "fulltext index", for messages
+    fallback: str  # what searches do while the marker is set (for messages)
+    mark: str
+    clear: str
+    drop: str
+    create: str
+    state: str
+    count: str
+
+
+VECTOR = IndexKind(
+    VECTOR_INDEX,
+    "vector index",
+    "vector searches use the exact scan",
+    "index/mark_vector_rebuild",
+    "index/clear_vector_rebuild",
+    "index/drop_vector",
+    "schema/013_current_embedding",
+    "index/vector_state",
+    "index/count_embeddings",
+)
+FULLTEXT = IndexKind(
+    FULLTEXT_INDEX,
+    "fulltext index",
+    "searches rank by the semantic signal alone",
+    "index/mark_fulltext_rebuild",
+    "index/clear_fulltext_rebuild",
+    "index/drop_fulltext",
+    "schema/014_current_text",
+    "index/fulltext_state",
+    "index/count_texts",
+)
+
+
+def _state(db: Database, kind: IndexKind) -> dict[str, Any] | None:
+    rows = db.read(kind.state)
+    return rows[0] if rows else None
 
 
 def vector_index_state(db: Database) -> dict[str, Any] | None:
     """``{"state", "populationPercent"}`` of the vector index; None when absent."""
-    rows = db.read("index/vector_state")
-    return rows[0] if rows else None
+    return _state(db, VECTOR)
+
+
+def fulltext_index_state(db: Database) -> dict[str, Any] | None:
+    """``{"state", "populationPercent", "analyzer"}`` of the fulltext index; None when
+    absent."""
+    return _state(db, FULLTEXT)
 
 
 def check_durations(grace_s: float, timeout_s: float, poll_s: float = 1.0) -> None:
@@ -59,9 +136,13 @@ def check_durations(grace_s: float, timeout_s: float, poll_s: float = 1.0) -> No
         )
 
 
-def _drop_and_create(tx: ManagedTransaction) -> None:
-    run(tx, "index/drop_vector")
-    run(tx, "schema/013_current_embedding")
+def fulltext_needs_rebuild(db: Database) -> str | None:
+    """The fulltext index's analyzer when it is not graphsvc's (the database was
+    created before the switch: run ``graphsvc index rebuild --fulltext``), else None."""
+    state = fulltext_index_state(db)
+    if state is None or state["analyzer"] == FULLTEXT_ANALYZER:
+        return None
+    return str(state["analyzer"])
 
 
 def rebuild_vector_index(
@@ -72,34 +153,76 @@ def rebuild_vector_index(
     poll_s: float = 1.0,
     progress: Callable[[str], None] | None = None,
 ) -> dict[str, Any]:
-    """Drop and re-populate the vector index; returns what was done.
+    """Drop and re-populate the vector index; see :func:`rebuild_index`."""
+    return rebuild_index(
+        db, VECTOR, grace_s=grace_s, timeout_s=timeout_s, poll_s=poll_s, progress=progress
+    )
+
+
+def rebuild_fulltext_index(
+    db: Database,
+    *,
+    grace_s: float = 2.0,
+    timeout_s: float = 3600.0,
+    poll_s: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Drop and re-populate the fulltext index with graphsvc's analyzer; see
+    :func:`rebuild_index` (the report also names ``analyzer`` before and after)."""
+    before = fulltext_index_state(db)
+    report = rebuild_index(
+        db, FULLTEXT, grace_s=grace_s, timeout_s=timeout_s, poll_s=poll_s, progress=progress
+    )
+    after = fulltext_index_state(db)
+    return {
+        **report,
+        "analyzerBefore": None if before is None else before["analyzer"],
+        "analyzer": None if after is None else after["analyzer"],
+    }
+
+
+def rebuild_index(
+    db: Database,
+    kind: IndexKind,
+    *,
+    grace_s: float = 2.0,
+    timeout_s: float = 3600.0,
+    poll_s: float = 1.0,
+    progress: Callable[[str], None] | None = None,
+) -> dict[str, Any]:
+    """Drop and re-populate one index; returns what was done.
 
     The report: ``index``, ``started`` (False when a population already under
-    way was only awaited), ``entries`` (current revisions with an embedding),
+    way was only awaited), ``entries`` (current revisions the index holds),
     ``seconds`` (marker to online) and ``populateSeconds``.
     """
     check_durations(grace_s, timeout_s, poll_s)
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()
-    before = vector_index_state(db)
-    db.write("index/mark_vector_rebuild", since=datetime.now(UTC).isoformat())
+    before = _state(db, kind)
+    db.write(kind.mark, since=datetime.now(UTC).isoformat())
     started = before is None or before["state"] != "POPULATING"
     if started:
-        # A vector query that read no marker just before it was set is still
-        # allowed to finish against the old index.
+        # A query that read no marker just before it was set is still allowed to
+        # finish against the old index.
         time.sleep(grace_s)
-        db.write_tx(_drop_and_create, label="index/drop_vector")
-        say(f"graphsvc: vector index {VECTOR_INDEX}: populating (searches use the exact scan)")
+
+        def drop_and_create(tx: ManagedTransaction) -> None:
+            run(tx, kind.drop)
+            run(tx, kind.create)
+
+        db.write_tx(drop_and_create, label=kind.drop)
+        say(f"graphsvc: {kind.label} {kind.index}: populating ({kind.fallback})")
     else:
-        say(f"graphsvc: vector index {VECTOR_INDEX}: awaiting the population under way")
+        say(f"graphsvc: {kind.label} {kind.index}: awaiting the population under way")
     t1 = time.monotonic()
-    _await_online(db, deadline=t1 + timeout_s, poll_s=poll_s, say=say)
-    db.write("index/clear_vector_rebuild")
-    entries = int(db.read("index/count_embeddings")[0]["entries"])
+    _await_online(db, kind, deadline=t1 + timeout_s, poll_s=poll_s, say=say)
+    db.write(kind.clear)
+    entries = int(db.read(kind.count)[0]["entries"])
     done = time.monotonic()
-    say(f"graphsvc: vector index {VECTOR_INDEX}: online ({entries} entries)")
+    say(f"graphsvc: {kind.label} {kind.index}: online ({entries} entries)")
     return {
-        "index": VECTOR_INDEX,
+        "index": kind.index,
         "started": started,
         "entries": entries,
         "seconds": round(done - t0, 3),
@@ -108,17 +231,23 @@ def rebuild_vector_index(
 
 
 def _await_online(
-    db: Database, *, deadline: float, poll_s: float, say: Callable[[str], None]
+    db: Database,
+    kind: IndexKind,
+    *,
+    deadline: float,
+    poll_s: float,
+    say: Callable[[str], None],
 ) -> None:
     shown = -1
+    flag = " --fulltext" if kind is FULLTEXT else ""
     while True:
-        state = vector_index_state(db)
+        state = _state(db, kind)
         if state is None or state["state"] == "FAILED":
             raise IndexRebuildError(
-                f"vector index {VECTOR_INDEX} is "
+                f"{kind.label} {kind.index} is "
                 f"{'missing' if state is None else 'FAILED'} after its re-creation; "
-                "searches keep the exact scan; see the Neo4j log, then run "
-                "`graphsvc index rebuild` again",
+                f"{kind.fallback} meanwhile; see the Neo4j log, then run "
+                f"`graphsvc index rebuild{flag}` again",
                 details={"state": None if state is None else state["state"]},
             )
         if state["state"] == "ONLINE":
@@ -126,11 +255,11 @@ def _await_online(
         percent = float(state["populationPercent"] or 0.0)
         if int(percent) // 10 > shown:  # a line per 10 %
             shown = int(percent) // 10
-            say(f"graphsvc: vector index {VECTOR_INDEX}: {percent:.0f}% populated")
+            say(f"graphsvc: {kind.label} {kind.index}: {percent:.0f}% populated")
         if time.monotonic() >= deadline:
             raise IndexRebuildError(
-                f"vector index {VECTOR_INDEX} still populating ({percent:.0f}%) at the "
-                "timeout; searches keep the exact scan until `graphsvc index rebuild` "
+                f"{kind.label} {kind.index} still populating ({percent:.0f}%) at the "
+                f"timeout; {kind.fallback} until `graphsvc index rebuild{flag}` "
                 "is run again and sees it online",
                 details={"state": state["state"], "populationPercent": percent},
             )

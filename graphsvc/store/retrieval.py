@@ -122,6 +122,7 @@ def acquire(
     include_archived: bool,
     seeds_from: Callable[[Acquired], list[str]],
     check_state: Callable[[dict[str, Any]], None],
+    proximity: int = 0,
 ) -> Acquired:
     """Read candidates, the retrieval graph and node facts in ``tx``.
 
@@ -143,7 +144,9 @@ def acquire(
     # query would shrink to nothing and match no atom.
     state = None
     if _has_word(text):
-        state = _lexical(tx, acq, head_facts, text, subject, k, max_seeds, include_archived)
+        state = _lexical(
+            tx, acq, head_facts, text, subject, k, max_seeds, include_archived, proximity
+        )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     vector = embedding()
     if vector is not None and acq.lexical:
@@ -191,9 +194,12 @@ def _lexical(
     k: int,
     limit: int,
     include_archived: bool,
+    proximity: int,
 ) -> dict[str, Any] | None:
     """The subject's top ``limit`` fulltext hits; returns the first query's row
     (with the subject's state), None when the text makes no Lucene query.
+    While the fulltext index is being rebuilt there are no hits and
+    ``acq.lexical_mode`` is ``"rebuilding"`` (the lexical signal is missing).
 
     The index is shared by all subjects. Its top ``k`` without a subject clause,
     filtered here, holds exactly the subject's top hits when it holds ``limit`` of
@@ -204,7 +210,7 @@ def _lexical(
     hits: list[list[Any]] = []
     first: dict[str, Any] | None = None
     for scoped in (False, True):
-        lucene = fulltext_query(text, subject if scoped else None)
+        lucene = fulltext_query(text, subject if scoped else None, proximity)
         if lucene is None:
             return first
         row = run(
@@ -217,6 +223,9 @@ def _lexical(
             includeArchived=include_archived,
         )[0]
         first = first or row
+        if row["rebuilding"]:  # `graphsvc index rebuild --fulltext` under way
+            acq.lexical_mode = "rebuilding"
+            return first
         hits = [h for h in row["hits"] if h is not None]
         if len(hits) >= limit or row["seen"] < k:
             break

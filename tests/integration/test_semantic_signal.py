@@ -47,7 +47,8 @@ def test_lexical_hits_tied_at_the_edge_all_carry_their_embedding(service: Servic
     subject = f"t-ties-{uuid.uuid4().hex[:10]}"
     binding = Binding(subject, "default", "human", "alice")
     texts = [f"kestrel {w}" for w in ("amber", "birch", "cedar")]
-    texts += [f"kestrel note number {w} here" for w in "abcdefghijkl"]
+    # (x-prefixed: a bare "a" is an English stop word, which would shorten one body.)
+    texts += [f"kestrel note number x{w} here" for w in "abcdefghijkl"]
     texts += [f"kestrel long note {w} with many more words in it" for w in "mnop"]
     changes = [
         {"id": f"c{i}", "op": "create", "content": {"text": t, "links": []}, "sources": []}

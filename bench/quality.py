@@ -1,0 +1,659 @@
+"""Benchmark: retrieval quality on LoCoMo (evidence recall@5/@10) against baselines.
+
+Run::
+
+    .venv/bin/python bench/quality.py [--data DIR] [--json OUT] [--limit-questions N]
+
+Data: LoCoMo conversations (Maharana et al., "Evaluating Very Long-Term
+Conversational Memory of LLM Agents", ACL 2024), as published by snap-research/locomo;
+by default the development set in ``../shared/data/locomo``.
+
+Each conversation is loaded into a subject of its own through the public GraphQL
+``write`` mutation over HTTP: one atom per dialog turn with text
+``[<session date_time>] <speaker>: <text>`` (plus `` [shares <blip_caption>]`` when
+the turn has one), and a ``follows`` link (logical, not required) from each turn to
+the previous turn of the same session; nothing else. For every question of
+categories 1-4 with evidence ids that exist in the conversation, each system ranks
+the conversation's turns and we count the share of the question's evidence turns
+among its top 5 and top 10.
+
+Systems, all in the same run, over the same texts:
+
+- ``graphsvc``: ``search(query, limit: 10)`` over HTTP with the default depth and
+  settings (latency p50/p95 measured here, on the client);
+- ``graphsvc p=0``: the same service in process with propagation 0;
+- ``cosine``: exact cosine of the query embedding to every turn's stored embedding
+  (the service's embedder and vectors);
+- ``bm25``: ``bm25s`` (Lucene's BM25 variant, k1 1.2, b 0.75) over the turn texts
+  with standard English tokenisation (lower case, English stop words removed,
+  Snowball English stemmer), per conversation;
+- ``fusion``: 0.8 x cosine + 0.2 x BM25 / best BM25 of the question, no graph;
+- ``peer k=128`` / ``peer k=512``: neo4j-graphrag's ``HybridCypherRetriever``
+  (linear ranker, alpha 0.8) over graphsvc's own vector and fulltext indexes on the
+  same Neo4j, the subject filter in its ``retrieval_query``, the first 10 rows kept.
+- ``--variants``: named in-process variants of graphsvc's settings (levers), e.g.
+  ``p=0.3`` or ``roles=follows=1:0``, paired on the same questions.
+
+Tenant independence: the first conversation is also loaded alone into a database
+that holds nothing else (before the other conversations are loaded) and its
+questions are searched in process; after the others are loaded the same searches
+run again, and we report the share of questions whose top 10 changed and the
+largest score change.
+
+Writes ``bench/results/quality.json`` (or ``--json``) and prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import signal
+import socket
+import sys
+import tempfile
+import threading
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
+from graphsvc.auth import AuthTable  # noqa: E402
+from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.lucene import escape_term  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.ops.index import (  # noqa: E402
+    FULLTEXT_ANALYZER,
+    fulltext_index_state,
+    rebuild_fulltext_index,
+)
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import Settings  # noqa: E402
+from graphsvc.store.connection import Database  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "locomo"
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+WRITE = """
+mutation($changes: [ChangeInput!]!) {
+  write(changes: $changes) { changes { id atom { atomId } } }
+}"""
+SEARCH = """
+query($q: String!) { search(query: $q, limit: 10) { hits { atom { atomId } score } } }"""
+
+
+# ----------------------------------------------------------------------------- data
+
+
+@dataclass
+class Turn:
+    dia_id: str
+    session: int
+    text: str
+
+
+@dataclass
+class Question:
+    text: str
+    evidence: list[str]
+    category: int
+
+
+@dataclass
+class Conversation:
+    name: str
+    turns: list[Turn]
+    questions: list[Question]
+    atom_of: dict[str, str] = field(default_factory=dict)  # dia_id -> atomId
+    dia_of: dict[str, str] = field(default_factory=dict)  # atomId -> dia_id
+    subject: str = ""
+
+
+def load_conversation(path: Path) -> Conversation:
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    turns: list[Turn] = []
+    n = 1
+    while f"session_{n}_date_time" in raw:
+        when = raw[f"session_{n}_date_time"]
+        for t in raw.get(f"session_{n}") or []:
+            text = f"[{when}] {t['speaker']}: {t['text']}"
+            if t.get("blip_caption"):
+                text += f" [shares {t['blip_caption']}]"
+            turns.append(Turn(t["dia_id"], n, text))
+        n += 1
+    ids = {t.dia_id for t in turns}
+    questions = []
+    for q in raw["qa"]:
+        if q.get("category") not in CATEGORIES:
+            continue
+        evidence = [e for e in q.get("evidence") or [] if e in ids]
+        if evidence:
+            questions.append(Question(str(q["question"]), evidence, int(q["category"])))
+    return Conversation(path.stem, turns, questions)
+
+
+# ----------------------------------------------------------------------------- serving
+
+
+@dataclass
+class Live:
+    url: str
+    auth: AuthTable
+    server: Any
+    thread: threading.Thread
+
+    def gql(self, token: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
+        r = httpx.post(
+            f"{self.url}/graphql",
+            json={"query": query, "variables": variables},
+            headers={"Authorization": f"Bearer {token}"},
+            timeout=120,
+        )
+        body: dict[str, Any] = r.json()
+        if body.get("errors"):
+            raise RuntimeError(f"GraphQL error: {body['errors']}")
+        return body
+
+
+def serve(service: Service) -> Live:
+    import uvicorn
+
+    auth = AuthTable({})
+    app = create_app(service, auth)
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    while not server.started:
+        if time.monotonic() > deadline:
+            raise RuntimeError("uvicorn did not start")
+        time.sleep(0.05)
+    return Live(f"http://127.0.0.1:{port}", auth, server, thread)
+
+
+def write_conversation(live: Live, token: str, conv: Conversation) -> None:
+    """One ``write`` per session: each turn a CREATE, ``follows`` the previous turn."""
+    by_session: dict[int, list[Turn]] = {}
+    for t in conv.turns:
+        by_session.setdefault(t.session, []).append(t)
+    for turns in by_session.values():
+        for start in range(0, len(turns), 200):
+            changes = []
+            for i in range(start, min(start + 200, len(turns))):
+                t = turns[i]
+                links: list[dict[str, Any]] = []
+                if i > 0:
+                    prev = turns[i - 1]
+                    target: dict[str, Any] = {"at": "LOGICAL", "required": False}
+                    if i > start:
+                        target["local"] = prev.dia_id
+                    else:
+                        target["ref"] = {"atomId": conv.atom_of[prev.dia_id], "rev": 1}
+                    links.append({"role": "follows", "target": target})
+                changes.append(
+                    {
+                        "id": t.dia_id,
+                        "op": "CREATE",
+                        "content": {"text": t.text, "links": links},
+                        "sources": [],
+                    }
+                )
+            body = live.gql(token, WRITE, {"changes": changes})
+            for c in body["data"]["write"]["changes"]:
+                conv.atom_of[c["id"]] = c["atom"]["atomId"]
+                conv.dia_of[c["atom"]["atomId"]] = c["id"]
+
+
+# ----------------------------------------------------------------------------- systems
+
+Ranker = Callable[[Question], list[str]]  # top dia ids, best first
+
+
+def recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
+    top = set(ranked[:k])
+    return sum(1 for e in evidence if e in top) / len(evidence)
+
+
+@dataclass
+class Scores:
+    r5: list[float] = field(default_factory=list)
+    r10: list[float] = field(default_factory=list)
+    cats: list[int] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+
+    def add(self, ranked: Sequence[str], q: Question, ms: float | None = None) -> None:
+        self.r5.append(recall(ranked, q.evidence, 5))
+        self.r10.append(recall(ranked, q.evidence, 10))
+        self.cats.append(q.category)
+        if ms is not None:
+            self.ms.append(ms)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "questions": len(self.r5),
+            "recall@5": round(float(np.mean(self.r5)), 4),
+            "recall@10": round(float(np.mean(self.r10)), 4),
+            "byCategory": {},
+        }
+        for c, name in CATEGORIES.items():
+            idx = [i for i, x in enumerate(self.cats) if x == c]
+            if idx:
+                out["byCategory"][name] = {
+                    "questions": len(idx),
+                    "recall@5": round(float(np.mean([self.r5[i] for i in idx])), 4),
+                    "recall@10": round(float(np.mean([self.r10[i] for i in idx])), 4),
+                }
+        if self.ms:
+            out["p50Ms"] = round(percentile(self.ms, 50), 1)
+            out["p95Ms"] = round(percentile(self.ms, 95), 1)
+        return out
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    rank = max(1, int(np.ceil(q / 100 * len(ordered))))
+    return ordered[rank - 1]
+
+
+class Baselines:
+    """cosine, BM25 and their fusion over one conversation's stored texts and vectors."""
+
+    def __init__(self, db: Database, conv: Conversation, embed: Callable[[str], np.ndarray]):
+        import bm25s
+        import Stemmer
+
+        rows, _, _ = db.driver.execute_query(
+            "MATCH (r:Revision:Current {subject: $s}) RETURN r.atomId AS a, r.text AS t, "
+            "r.embedding AS e",
+            {"s": conv.subject},
+            database_=db.database,
+        )
+        self.dia = [conv.dia_of[r["a"]] for r in rows]
+        self.vectors = np.array([r["e"] for r in rows], dtype=np.float64)
+        self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
+        self.stemmer = Stemmer.Stemmer("english")
+        self.bm25 = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
+        tokens = bm25s.tokenize(
+            [r["t"] for r in rows], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
+        self.bm25.index(tokens, show_progress=False)
+        self.embed = embed
+        self._bm25s = bm25s
+
+    def signals(self, q: Question) -> tuple[np.ndarray, np.ndarray]:
+        cos = self.vectors @ self.embed(q.text)
+        tokens = self._bm25s.tokenize(
+            [q.text], stopwords="en", stemmer=self.stemmer, show_progress=False
+        )
+        if len(tokens.vocab) == 0:
+            return cos, np.zeros(len(self.dia))
+        bm = np.asarray(self.bm25.get_scores(list(tokens_for(tokens))), dtype=np.float64)
+        return cos, bm
+
+    def rank(self, scores: np.ndarray) -> list[str]:
+        order = np.argsort(-scores, kind="stable")[:10]
+        return [self.dia[i] for i in order]
+
+
+def tokens_for(tokens: Any) -> list[str]:
+    inverse = {v: k for k, v in tokens.vocab.items()}
+    return [inverse[i] for i in tokens.ids[0]]
+
+
+class Peer:
+    """neo4j-graphrag's HybridCypherRetriever (linear ranker, alpha 0.8)."""
+
+    RETRIEVAL = (
+        "WITH node, score WHERE node.subject = $subject "
+        "RETURN node.atomId AS atomId, score ORDER BY score DESC"
+    )
+
+    def __init__(self, db: Database, embed: Callable[[str], np.ndarray]) -> None:
+        from neo4j_graphrag.embeddings.base import Embedder
+        from neo4j_graphrag.retrievers import HybridCypherRetriever
+
+        outer = embed
+
+        class _Embed(Embedder):  # type: ignore[misc]
+            def embed_query(self, text: str) -> list[float]:
+                return [float(x) for x in outer(text)]
+
+        self.retriever = HybridCypherRetriever(
+            db.driver,
+            "current_embedding",
+            "current_text",
+            self.RETRIEVAL,
+            embedder=_Embed(),
+            neo4j_database=db.database,
+        )
+        self.embed = embed
+
+    def rank(self, conv: Conversation, q: Question, top_k: int) -> tuple[list[str], float]:
+        from neo4j_graphrag.types import HybridSearchRanker
+
+        # The peer passes its text to Lucene as a query: escape it as graphsvc does so
+        # punctuation in questions cannot make a syntax error (same terms, OR-ed).
+        lucene = " ".join(escape_term(t) for t in q.text.lower().split())
+        t0 = time.perf_counter()
+        vector = [float(x) for x in self.embed(q.text)]
+        result = self.retriever.get_search_results(
+            query_vector=vector,
+            query_text=lucene,
+            top_k=top_k,
+            ranker=HybridSearchRanker.LINEAR,
+            alpha=0.8,
+            query_params={"subject": conv.subject},
+        )
+        ms = (time.perf_counter() - t0) * 1000
+        ids = [r["atomId"] for r in result.records][:10]
+        return [conv.dia_of[a] for a in ids if a in conv.dia_of], ms
+
+
+# ----------------------------------------------------------------------------- variants
+
+ANALYZERS = ("english", "standard-no-stop-words", "standard", "simple", "whitespace")
+
+
+def use_analyzer(db: Database, analyzer: str) -> None:
+    """Give ``current_text`` this analyzer (graphsvc's own one through the rebuild
+    command's code path; another one re-created here, as an older database has it)."""
+    if analyzer not in ANALYZERS:
+        raise SystemExit(f"unknown analyzer {analyzer!r}; one of {', '.join(ANALYZERS)}")
+    state = fulltext_index_state(db)
+    if state is not None and state["analyzer"] == analyzer:
+        return
+    if analyzer == FULLTEXT_ANALYZER:
+        rebuild_fulltext_index(db, grace_s=0)
+        return
+    db.driver.execute_query("DROP INDEX current_text IF EXISTS", database_=db.database)
+    db.driver.execute_query(
+        "CREATE FULLTEXT INDEX current_text FOR (r:Current) ON EACH [r.text, r.subject] "
+        "OPTIONS {indexConfig: {`fulltext.analyzer`: $analyzer}}",
+        {"analyzer": analyzer},
+        database_=db.database,
+    )
+    db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
+
+
+def parse_variant(spec: str) -> dict[str, Any]:
+    """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
+    ``beta=0.3`` / ``depth=1``, joined by ``;``."""
+    changes: dict[str, Any] = {}
+    for part in filter(None, (p.strip() for p in spec.split(";"))):
+        key, _, value = part.partition("=")
+        if key == "p":
+            changes["propagation"] = float(value)
+        elif key == "roles":
+            changes["role_weights"] = value
+        elif key == "seeds":
+            changes["max_seeds"] = int(value)
+        elif key == "oversample":
+            changes["candidate_oversample"] = int(value)
+        elif key == "beta":
+            changes["beta"] = float(value)
+        elif key == "depth":
+            changes["depth"] = int(value)
+        elif key == "prox":
+            changes["lexical_proximity"] = int(value)
+        else:
+            raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
+    return changes
+
+
+def service_ranker(service: Service, conv: Conversation) -> Callable[[Question], list[str]]:
+    binding = Binding(conv.subject, "default", "human", "bench")
+
+    def rank(q: Question) -> list[str]:
+        result = service.search(binding, q.text, limit=10)
+        return [conv.dia_of[h.atom.atom_id] for h in result.hits]
+
+    return rank
+
+
+def top10(service: Service, conv: Conversation, q: Question) -> list[tuple[str, float]]:
+    binding = Binding(conv.subject, "default", "human", "bench")
+    result = service.search(binding, q.text, limit=10)
+    return [(conv.dia_of[h.atom.atom_id], h.score) for h in result.hits]
+
+
+def independence(
+    alone: list[list[tuple[str, float]]], beside: list[list[tuple[str, float]]]
+) -> dict[str, Any]:
+    """How much of one subject's ranking the other subjects' data changed."""
+    pairs = list(zip(alone, beside, strict=True))
+    order_changed = sum(1 for a, b in pairs if [x for x, _ in a] != [x for x, _ in b])
+    set_changed = sum(1 for a, b in pairs if {x for x, _ in a} != {x for x, _ in b})
+    largest = 0.0
+    for a, b in pairs:
+        da, dbb = dict(a), dict(b)
+        for key in set(da) | set(dbb):
+            largest = max(largest, abs(da.get(key, 0.0) - dbb.get(key, 0.0)))
+    return {
+        "questions": len(alone),
+        "top10Changed": order_changed,
+        "top10ChangedShare": round(order_changed / max(1, len(alone)), 4),
+        "top10SetChanged": set_changed,
+        "top10SetChangedShare": round(set_changed / max(1, len(alone)), 4),
+        "largestScoreChange": largest,
+    }
+
+
+# ----------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--data", default=str(DEFAULT_DATA))
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "quality.json"))
+    p.add_argument("--limit-questions", type=int, default=0, help="per conversation (0: all)")
+    p.add_argument(
+        "--variants",
+        default="",
+        help="in-process settings variants, separated by ',' (each 'k=v;k=v')",
+    )
+    p.add_argument(
+        "--analyzers",
+        default=FULLTEXT_ANALYZER,
+        help="fulltext analyzers to evaluate graphsvc and the peer with, one after "
+        f"another on the same data (e.g. {FULLTEXT_ANALYZER},standard-no-stop-words)",
+    )
+    p.add_argument("--no-peer", action="store_true")
+    p.add_argument("--no-independence", action="store_true")
+    args = p.parse_args(argv)
+
+    files = sorted(Path(args.data).glob("*.json"))
+    if not files:
+        raise SystemExit(f"no conversations (*.json) in {args.data}")
+    convs = [load_conversation(f) for f in files]
+    for c in convs:
+        if args.limit_questions:
+            c.questions = c.questions[: args.limit_questions]
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
+    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-quality-")
+    state = Path(tmp.name)
+    local: LocalNeo4j | None = None
+    base = Settings.from_env(state_dir=state)
+    if external:
+        settings = base
+    else:
+        local = LocalNeo4j(base, name="bench", port=0, auth=False)
+        inst = local.start(die_with_parent=True)
+        settings = base.with_(neo4j_uri=inst.uri)
+    db = Database(
+        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+    )
+    run_id = uuid.uuid4().hex[:8]
+    report: dict[str, Any] = {}
+    try:
+        db.apply_schema()
+        embedder = get_embedder()
+        tokenizer = get_tokenizer()
+        service = Service(settings, db, embedder, tokenizer)
+        live = serve(service)
+
+        def embed(text: str) -> np.ndarray:
+            v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
+            return v / np.linalg.norm(v)
+
+        tokens: dict[str, str] = {}
+        for c in convs:
+            c.subject = f"locomo-{run_id}-{c.name}"
+            tokens[c.name] = uuid.uuid4().hex
+            live.auth.add(tokens[c.name], Binding(c.subject, "default", "human", "bench"))
+
+        def load(c: Conversation) -> None:
+            t0 = time.perf_counter()
+            write_conversation(live, tokens[c.name], c)
+            db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
+            print(
+                f"loaded {c.name}: {len(c.turns)} turns in {time.perf_counter() - t0:.1f}s",
+                file=sys.stderr,
+                flush=True,
+            )
+
+        use_analyzer(db, FULLTEXT_ANALYZER)
+        first = convs[0]
+        load(first)
+        alone: list[list[tuple[str, float]]] = []
+        if not args.no_independence:
+            alone = [top10(service, first, q) for q in first.questions]
+        for c in convs[1:]:
+            load(c)
+
+        variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
+        analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
+        systems: dict[str, Scores] = {n: Scores() for n in ("cosine", "bm25", "fusion")}
+        p0 = Service(settings.with_(propagation=0.0), db, embedder, tokenizer)
+        variant_services = {
+            v: Service(settings.with_(**ch), db, embedder, tokenizer) for v, ch in variants.items()
+        }
+        peer = None if args.no_peer else Peer(db, embed)
+        indep: dict[str, Any] = {}
+        for phase, analyzer in enumerate(analyzers):
+            use_analyzer(db, analyzer)
+            tag = "" if analyzer == FULLTEXT_ANALYZER else f" [{analyzer}]"
+            for name in (
+                *(() if args.no_peer else ("peer k=128", "peer k=512")),
+                "graphsvc p=0",
+                *variants,
+                "graphsvc",
+            ):
+                systems[name + tag] = Scores()
+            # Warm up the HTTP path, Neo4j's plans and the peer on other texts.
+            for c in convs:
+                for w in ("hello there", "what happened last week", "a trip with friends"):
+                    live.gql(tokens[c.name], SEARCH, {"q": w})
+                    if peer is not None:
+                        peer.rank(c, Question(w, [], 4), 128)
+            for c in convs:
+                base_c = Baselines(db, c, embed) if phase == 0 else None
+                p0_rank = service_ranker(p0, c)
+                v_ranks = {v: service_ranker(s, c) for v, s in variant_services.items()}
+                print(
+                    f"evaluating {c.name} ({analyzer}): {len(c.questions)} questions",
+                    file=sys.stderr,
+                    flush=True,
+                )
+                for q in c.questions:
+                    if base_c is not None:
+                        cos, bm = base_c.signals(q)
+                        systems["cosine"].add(base_c.rank(cos), q)
+                        systems["bm25"].add(base_c.rank(bm), q)
+                        best = float(bm.max()) if bm.size else 0.0
+                        fused = 0.8 * cos + 0.2 * (bm / best if best > 0 else bm)
+                        systems["fusion"].add(base_c.rank(fused), q)
+                    if peer is not None:
+                        for k in (128, 512):
+                            ranked, ms = peer.rank(c, q, k)
+                            systems[f"peer k={k}{tag}"].add(ranked, q, ms)
+                    systems["graphsvc p=0" + tag].add(p0_rank(q), q)
+                    for v, rank in v_ranks.items():
+                        systems[v + tag].add(rank(q), q)
+                    t0 = time.perf_counter()
+                    body = live.gql(tokens[c.name], SEARCH, {"q": q.text})
+                    ms = (time.perf_counter() - t0) * 1000
+                    hits = body["data"]["search"]["hits"]
+                    ranked = [c.dia_of[h["atom"]["atomId"]] for h in hits]
+                    systems["graphsvc" + tag].add(ranked, q, ms)
+            if alone and analyzer == FULLTEXT_ANALYZER:
+                beside = [top10(service, first, q) for q in first.questions]
+                indep = {"conversation": first.name, **independence(alone, beside)}
+        use_analyzer(db, FULLTEXT_ANALYZER)
+
+        report = {
+            "benchmark": "quality",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": "bench/quality.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "data": str(args.data),
+            "conversations": [
+                {"name": c.name, "turns": len(c.turns), "questions": len(c.questions)}
+                for c in convs
+            ],
+            "machine": {"cpus": os.cpu_count(), "python": platform.python_version()},
+            "loadAverage": [round(x, 2) for x in os.getloadavg()],
+            "settings": {
+                "propagation": settings.propagation,
+                "beta": settings.beta,
+                "roleWeights": settings.role_weights,
+                "maxSeeds": settings.max_seeds,
+                "candidateOversample": settings.candidate_oversample,
+                "depth": settings.depth,
+                "embeddingModel": embedder.model_name,
+            },
+            "systems": {name: s.summary() for name, s in systems.items()},
+            "tenantIndependence": indep,
+        }
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1) + "\n")
+        print_table(report)
+        print(f"wrote {out}")
+        live.server.should_exit = True
+        live.thread.join(timeout=10)
+    finally:
+        db.close()
+        if local is not None:
+            local.stop()
+        tmp.cleanup()
+    return 0
+
+
+def print_table(report: dict[str, Any]) -> None:
+    systems = report["systems"]
+    cats = list(CATEGORIES.values())
+    head = f"{'system':<28} {'R@5':>6} {'R@10':>6} " + " ".join(f"{c[:10]:>10}" for c in cats)
+    print(head + f" {'p50 ms':>7} {'p95 ms':>7}")
+    for name, s in systems.items():
+        by = s["byCategory"]
+        cells = " ".join(f"{by[c]['recall@10']:>10.3f}" if c in by else f"{'-':>10}" for c in cats)
+        lat = f" {s.get('p50Ms', ''):>7} {s.get('p95Ms', ''):>7}"
+        print(f"{name:<28} {s['recall@5']:>6.3f} {s['recall@10']:>6.3f} {cells}{lat}")
+    ind = report.get("tenantIndependence")
+    if ind:
+        print(
+            f"tenant independence ({ind['conversation']}): top 10 order changed for "
+            f"{ind['top10Changed']}/{ind['questions']} questions, its set for "
+            f"{ind['top10SetChanged']}, "
+            f"largest score change {ind['largestScoreChange']:.2e}"
+        )
+    print("(by-category columns: recall@10)")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,3 @@
+MATCH (m:GraphsvcMeta {key: 'fulltextIndex'})
+DELETE m
+RETURN count(*) AS cleared

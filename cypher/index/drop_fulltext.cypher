@@ -1,0 +1,1 @@
+DROP INDEX current_text IF EXISTS

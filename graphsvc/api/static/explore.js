@@ -1,0 +1,816 @@
+// graphsvc explorer: a single page over graphsvc's own GraphQL API (search, inspect,
+// lineage, read). No build step, no network beyond this server. Every text from the
+// graph is put into the page with textContent, never as HTML.
+"use strict";
+
+(function () {
+  const TOKEN_KEY = "graphsvc.explore.token"; // sessionStorage only, never the URL
+  const $ = (id) => document.getElementById(id);
+  const MAX_LABEL = 48;
+
+  // ------------------------------------------------------------------ GraphQL
+  const ATOM_FIELDS = `atomId rev state text head atomOf atomisedInto archivedAt sources
+    links { role unavailable required at orderKey target { atomId rev } }`;
+
+  class ApiError extends Error {
+    constructor(message, code) {
+      super(message);
+      this.code = code || "ERROR";
+    }
+  }
+
+  async function gql(query, variables) {
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    const headers = { "Content-Type": "application/json" };
+    if (token) headers.Authorization = "Bearer " + token;
+    let response;
+    try {
+      response = await fetch("/graphql", {
+        method: "POST",
+        headers,
+        body: JSON.stringify({ query, variables: variables || {} }),
+      });
+    } catch (e) {
+      throw new ApiError("graphsvc cannot be reached: " + e.message, "NETWORK");
+    }
+    let body;
+    try {
+      body = await response.json();
+    } catch (e) {
+      throw new ApiError("graphsvc answered HTTP " + response.status, "HTTP_" + response.status);
+    }
+    if (body.errors && body.errors.length) {
+      const err = body.errors[0];
+      const code = (err.extensions && err.extensions.code) || "ERROR";
+      throw new ApiError(err.message, code);
+    }
+    return body.data;
+  }
+
+  function describe(err) {
+    return err.code ? err.code + ": " + err.message : String(err);
+  }
+
+  // ------------------------------------------------------------------ sign in
+  async function checkToken() {
+    // A cheap authenticated call: any answer but UNAUTHENTICATED means the token works.
+    try {
+      await gql("query($id: ID!) { inspect(atomId: $id, limit: 1) { stale } }", {
+        id: "00000000-0000-0000-0000-000000000000",
+      });
+      return null;
+    } catch (e) {
+      return e.code === "UNAUTHENTICATED" ? e : null;
+    }
+  }
+
+  function showSignedIn(signedIn) {
+    $("signin").hidden = signedIn;
+    $("whoami").hidden = !signedIn;
+    $("whoami-text").textContent = signedIn ? "Signed in (token kept in this tab only)" : "";
+    for (const id of ["q", "read-q", "read-budget"]) $(id).disabled = !signedIn;
+    for (const b of document.querySelectorAll("#search-form button, #read-form button")) {
+      b.disabled = !signedIn;
+    }
+  }
+
+  $("signin").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const token = $("token").value.trim();
+    if (!token) return;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    $("token").value = "";
+    const bad = await checkToken();
+    if (bad) {
+      sessionStorage.removeItem(TOKEN_KEY);
+      showSignedIn(false);
+      setSearchStatus("Sign-in failed: " + describe(bad), true);
+      $("token").focus();
+      return;
+    }
+    showSignedIn(true);
+    setSearchStatus("");
+    $("q").focus();
+    const wanted = new URLSearchParams(window.location.search).get("atom");
+    if (wanted) openAtom(wanted);
+  });
+
+  $("signout-btn").addEventListener("click", () => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    showSignedIn(false);
+    clearGraph();
+    $("hits").replaceChildren();
+    $("token").focus();
+  });
+
+  // ------------------------------------------------------------------ search
+  function setSearchStatus(text, isError) {
+    const el = $("search-status");
+    el.textContent = text;
+    el.classList.toggle("error", Boolean(isError));
+  }
+
+  function shortText(text, n) {
+    const flat = (text || "").replace(/\s+/g, " ").trim();
+    return flat.length <= n ? flat : flat.slice(0, n - 1) + "…";
+  }
+
+  $("search-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const q = $("q").value.trim();
+    if (!q) return;
+    setSearchStatus("Searching…");
+    $("hits").replaceChildren();
+    try {
+      const data = await gql(
+        `query($q: String!) { search(query: $q, limit: 20) {
+           hits { score atom { atomId rev state text } } } }`,
+        { q },
+      );
+      const hits = data.search.hits;
+      setSearchStatus(hits.length + " hit" + (hits.length === 1 ? "" : "s") + " for “" + q + "”");
+      if (!$("read-q").value) $("read-q").value = q;
+      for (const hit of hits) {
+        const li = document.createElement("li");
+        const btn = document.createElement("button");
+        btn.type = "button";
+        btn.className = "hit";
+        btn.dataset.atomId = hit.atom.atomId;
+        const score = document.createElement("span");
+        score.className = "score";
+        score.textContent = hit.score.toFixed(3);
+        const state = document.createElement("span");
+        state.className = "badge state-" + hit.atom.state;
+        state.textContent = hit.atom.state + " · r" + hit.atom.rev;
+        const text = document.createElement("span");
+        text.className = "hit-text";
+        text.textContent = shortText(hit.atom.text, 140);
+        btn.append(score, state, text);
+        btn.addEventListener("click", () => openAtom(hit.atom.atomId));
+        li.append(btn);
+        $("hits").append(li);
+      }
+    } catch (e) {
+      setSearchStatus("Search failed: " + describe(e), true);
+    }
+  });
+
+  // ------------------------------------------------------------------ graph
+  const STATE_COLOURS = {
+    active: "#3b82c4",
+    retired: "#b8c2cc",
+    archived: "#e0a800",
+  };
+  // 16 colours that stay apart and dark enough on white.
+  const ROLE_PALETTE = [
+    "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#9c755f",
+    "#b8860b", "#c2185b", "#1b4f72", "#7b241c", "#145a32", "#6e2c00", "#4a235a",
+    "#0e6655", "#566573",
+  ];
+  const LINEAGE_COLOUR = "#6b3fa0";
+  // A role keeps its colour for the whole tab session (first come, first served),
+  // so roles in one drawing differ while there are fewer than 16 of them.
+  const roleColours = new Map();
+  function roleColour(role) {
+    if (!roleColours.has(role)) {
+      roleColours.set(role, ROLE_PALETTE[roleColours.size % ROLE_PALETTE.length]);
+    }
+    return roleColours.get(role);
+  }
+
+  const cy = cytoscape({
+    container: $("cy"),
+    minZoom: 0.1,
+    maxZoom: 4,
+    style: [
+      {
+        selector: "node",
+        style: {
+          "background-color": "data(colour)",
+          label: "data(label)",
+          "font-size": 12,
+          "font-family": "system-ui, sans-serif",
+          color: "#111",
+          "text-wrap": "wrap",
+          "text-max-width": 150,
+          "text-valign": "bottom",
+          "text-margin-y": 5,
+          "text-background-color": "#fff",
+          "text-background-opacity": 0.9,
+          "text-background-padding": 2,
+          "text-background-shape": "roundrectangle",
+          width: 22,
+          height: 22,
+          "border-width": 2,
+          "border-color": "#1d3b5a",
+          "min-zoomed-font-size": 7,
+        },
+      },
+      { selector: "node[state = 'retired']", style: { "border-style": "dashed", "border-color": "#5b6770" } },
+      { selector: "node[state = 'archived']", style: { shape: "round-rectangle", "border-color": "#7a5c00" } },
+      {
+        selector: "node.ghost",
+        style: {
+          "background-opacity": 0,
+          "border-style": "dotted",
+          "border-color": "#777",
+          color: "#555",
+          "font-style": "italic",
+          shape: "ellipse",
+        },
+      },
+      { selector: "node.root", style: { width: 34, height: 34, "border-width": 4, "border-color": "#c0392b" } },
+      { selector: "node.expanded", style: { "border-width": 4 } },
+      { selector: "node:selected", style: { "overlay-color": "#f1c40f", "overlay-opacity": 0.35, "overlay-padding": 6 } },
+      {
+        selector: "edge",
+        style: {
+          width: 1.6,
+          "line-color": "data(colour)",
+          "target-arrow-color": "data(colour)",
+          "target-arrow-shape": "triangle",
+          "arrow-scale": 1.2,
+          "curve-style": "bezier",
+          opacity: 0.9,
+          label: "data(role)",
+          "font-size": 10,
+          color: "#333",
+          "text-rotation": "autorotate",
+          "text-background-color": "#fcfcfd",
+          "text-background-opacity": 0.9,
+          "text-background-padding": 1,
+          "min-zoomed-font-size": 8,
+        },
+      },
+      { selector: "edge[?required]", style: { width: 4.5 } },
+      { selector: "edge[at = 'logical']", style: { "line-style": "dashed", "line-dash-pattern": [8, 4] } },
+      {
+        selector: "edge[kind = 'derives_from']",
+        style: { "line-style": "dotted", "target-arrow-shape": "vee", width: 3 },
+      },
+      { selector: "edge:selected", style: { "overlay-color": "#f1c40f", "overlay-opacity": 0.35 } },
+    ],
+  });
+
+  const expanded = new Set();
+  let selectedId = null;
+
+  function labelOf(atom) {
+    const stateNote = atom.state === "active" ? "" : " [" + atom.state + "]";
+    return shortText(atom.text, MAX_LABEL) + stateNote;
+  }
+
+  function upsertAtom(atom, extraClass) {
+    const id = atom.atomId;
+    const data = {
+      id,
+      label: labelOf(atom),
+      state: atom.state,
+      rev: atom.rev,
+      colour: STATE_COLOURS[atom.state] || "#999",
+    };
+    let node = cy.getElementById(id);
+    if (node.empty()) {
+      node = cy.add({ group: "nodes", data });
+    } else {
+      node.data(data);
+    }
+    if (extraClass) node.addClass(extraClass);
+    return node;
+  }
+
+  function addEdge(src, dst, kind, role, at, required, extra) {
+    const id = [kind, src, dst, role, at].join("|");
+    if (!cy.getElementById(id).empty()) return;
+    cy.add({
+      group: "edges",
+      data: Object.assign(
+        {
+          id,
+          source: src,
+          target: dst,
+          kind,
+          role,
+          at,
+          required: Boolean(required),
+          colour: kind === "derives_from" ? LINEAGE_COLOUR : roleColour(role),
+        },
+        extra || {},
+      ),
+    });
+  }
+
+  function addGhosts(atom) {
+    atom.links.forEach((link, i) => {
+      if (!link.unavailable) return;
+      const ghostId = "ghost:" + atom.atomId + ":" + i;
+      if (cy.getElementById(ghostId).empty()) {
+        cy.add({
+          group: "nodes",
+          classes: "ghost",
+          data: { id: ghostId, label: "unavailable (" + link.role + ")", state: "unavailable", colour: "#fff" },
+        });
+      }
+      addEdge(atom.atomId, ghostId, "link", link.role, link.at.toLowerCase(), link.required);
+    });
+  }
+
+  const INSPECT = `query($id: ID!, $rev: Int, $version: LinkAt) {
+    inspect(atomId: $id, rev: $rev, version: $version, direction: BOTH, limit: 200) {
+      atom { ${ATOM_FIELDS} }
+      neighbors { atom { ${ATOM_FIELDS} } via { direction role at required orderKey } }
+      diagnostics
+      cursor
+    } }`;
+
+  const LINEAGE = `query($id: ID!) { lineage(atomId: $id, depth: 2) }`;
+
+  async function inspect(atomId, rev) {
+    const data = await gql(INSPECT, { id: atomId, rev: rev || null, version: $("version").value });
+    return data.inspect;
+  }
+
+  let truncatedNote = "";
+  function mergeInspect(result) {
+    const root = result.atom;
+    // More than one page of neighbours: say so rather than pretend the drawing is whole.
+    truncatedNote = result.cursor ? " (first 200 neighbours of a node with more)" : "";
+    upsertAtom(root, "expanded");
+    expanded.add(root.atomId);
+    for (const n of result.neighbors) {
+      upsertAtom(n.atom);
+      for (const v of n.via) {
+        if (v.direction === "OUTGOING") {
+          addEdge(root.atomId, n.atom.atomId, "link", v.role, v.at.toLowerCase(), v.required);
+        } else {
+          addEdge(n.atom.atomId, root.atomId, "link", v.role, v.at.toLowerCase(), v.required);
+        }
+      }
+    }
+    addGhosts(root);
+  }
+
+  function mergeLineage(lin) {
+    for (const e of lin.edges) {
+      if (e.type !== "derives_from") continue;
+      for (const end of [e.source, e.target]) {
+        if (cy.getElementById(end).empty()) {
+          const n = lin.nodes.find((x) => x.id === end);
+          if (n) upsertAtom({ atomId: n.id, rev: n.rev, state: n.state, text: n.text });
+        }
+      }
+      addEdge(e.source, e.target, "derives_from", "derives_from", "lineage", false, {
+        fromRev: e.fromRev,
+        toRev: e.toRev,
+        keyId: e.keyId,
+        signedAt: e.signedAt,
+      });
+    }
+  }
+
+  function showGraphError(text) {
+    // Errors replace the drawing: never an error over a stale graph.
+    clearGraph();
+    $("cy").hidden = true;
+    const box = $("graph-error");
+    box.textContent = text;
+    box.hidden = false;
+  }
+
+  function clearGraphError() {
+    $("graph-error").hidden = true;
+    $("graph-error").textContent = "";
+    $("cy").hidden = false;
+    cy.resize();
+  }
+
+  function clearGraph() {
+    cy.elements().remove();
+    expanded.clear();
+    selectedId = null;
+    $("side-body").hidden = true;
+    $("side-empty").hidden = false;
+    refreshLists();
+  }
+
+  function layout(randomize) {
+    if (cy.nodes().empty()) return;
+    const opts = {
+      name: "fcose",
+      quality: "proof",
+      randomize: randomize,
+      animate: false,
+      nodeDimensionsIncludeLabels: true,
+      idealEdgeLength: () => 170,
+      nodeRepulsion: () => 30000,
+      nodeSeparation: 140,
+      gravity: 0.15,
+      packComponents: true,
+      fit: true,
+      padding: 30,
+    };
+    try {
+      cy.layout(opts).run();
+    } catch (e) {
+      cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true }).run();
+    }
+    readableView();
+  }
+
+  // After a layout: fit, but never below a zoom where labels stay readable; then the
+  // selected node is centred and Fit shows everything.
+  const READABLE_ZOOM = 0.8;
+  function readableView() {
+    cy.fit(undefined, 30);
+    if (cy.zoom() < READABLE_ZOOM && cy.nodes().length <= 60) {
+      const focus = selectedId ? cy.getElementById(selectedId) : cy.nodes(".root");
+      cy.zoom(READABLE_ZOOM);
+      cy.center(focus && !focus.empty() ? focus : undefined);
+    }
+    updateZoomHint();
+  }
+
+  function updateZoomHint() {
+    $("zoom-hint").hidden = cy.zoom() * 12 >= 7 || cy.nodes().empty();
+  }
+
+  function setGraphStatus(text) {
+    $("graph-status").textContent = text;
+  }
+
+  async function openAtom(atomId) {
+    setGraphStatus("Loading…");
+    clearGraphError();
+    clearGraph();
+    try {
+      const [result, lin] = await Promise.all([
+        inspect(atomId),
+        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+      ]);
+      mergeInspect(result);
+      mergeLineage(lin);
+      cy.getElementById(atomId).addClass("root");
+      selectedId = atomId;
+      layout(true);
+      refreshLists();
+      select(atomId, result, lin);
+      setGraphStatus(truncatedNote.trim());
+      // A shareable address names the atom (never the token).
+      history.replaceState(null, "", "?atom=" + encodeURIComponent(atomId));
+    } catch (e) {
+      setGraphStatus("");
+      showGraphError("Could not draw " + atomId + ": " + describe(e));
+    }
+  }
+
+  async function expand(atomId) {
+    if (atomId.startsWith("ghost:")) return;
+    setGraphStatus("Expanding…");
+    if (!$("graph-error").hidden) clearGraphError();
+    try {
+      const before = cy.nodes().length;
+      const [result, lin] = await Promise.all([
+        inspect(atomId),
+        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+      ]);
+      // (an atom picked from a list may not be drawn yet: new nodes start mid-view)
+      const known = cy.getElementById(atomId);
+      const at = known.empty()
+        ? { x: cy.width() / 2, y: cy.height() / 2 }
+        : Object.assign({}, known.position());
+      mergeInspect(result);
+      mergeLineage(lin);
+      // New nodes start next to the expanded one, then the layout refines from there.
+      cy.nodes().forEach((n) => {
+        if (!n.scratch("_placed")) {
+          n.position({ x: at.x + (Math.random() - 0.5) * 80, y: at.y + (Math.random() - 0.5) * 80 });
+        }
+      });
+      const added = cy.nodes().length - before;
+      // A few new nodes: refine from the current drawing (keeps the mental map); many:
+      // lay everything out afresh, which untangles far better.
+      selectedId = atomId;
+      layout(added >= 5);
+      refreshLists();
+      select(atomId, result, lin);
+      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + truncatedNote);
+    } catch (e) {
+      setGraphStatus("");
+      showGraphError("Could not expand " + atomId + ": " + describe(e));
+    }
+  }
+
+  // Labels below ~7 px are not drawn; say so instead of showing unreadable text.
+  cy.on("zoom", updateZoomHint);
+
+  cy.on("tap", "node", (ev) => {
+    const id = ev.target.id();
+    if (id.startsWith("ghost:")) {
+      showGhost(ev.target);
+      return;
+    }
+    expand(id);
+  });
+
+  // ------------------------------------------------------------------ lists + legend
+  function refreshLists() {
+    cy.nodes().forEach((n) => n.scratch("_placed", true));
+    $("node-count").textContent = String(cy.nodes().length);
+    $("edge-count").textContent = String(cy.edges().length);
+    const ul = $("nodelist");
+    ul.replaceChildren();
+    cy.nodes().forEach((n) => {
+      const li = document.createElement("li");
+      const btn = document.createElement("button");
+      btn.type = "button";
+      btn.textContent = n.data("label");
+      btn.dataset.nodeId = n.id();
+      btn.addEventListener("click", () => {
+        if (n.hasClass("ghost")) showGhost(n);
+        else expand(n.id());
+      });
+      li.append(btn);
+      ul.append(li);
+    });
+    drawLegend();
+  }
+
+  function legendItem(swatch, text) {
+    const span = document.createElement("span");
+    span.className = "legend-item";
+    span.append(swatch, document.createTextNode(text));
+    return span;
+  }
+
+  function nodeSwatch(cls) {
+    const s = document.createElement("span");
+    s.className = "sw-node " + cls;
+    return s;
+  }
+
+  function edgeSwatch(colour, cls) {
+    const s = document.createElement("span");
+    s.className = "sw-edge " + (cls || "");
+    s.style.borderTopColor = colour;
+    s.style.color = colour;
+    return s;
+  }
+
+  function drawLegend() {
+    const box = $("legend");
+    box.replaceChildren();
+    const nodes = document.createElement("div");
+    nodes.append(
+      legendItem(nodeSwatch("active"), "active"),
+      legendItem(nodeSwatch("retired"), "retired"),
+      legendItem(nodeSwatch("archived"), "archived (atomised)"),
+      legendItem(nodeSwatch("ghost"), "unavailable / purged"),
+      legendItem(nodeSwatch("rootmark"), "opened atom"),
+    );
+    const styles = document.createElement("div");
+    styles.append(
+      legendItem(edgeSwatch("#333"), "observed link (pinned revision)"),
+      legendItem(edgeSwatch("#333", "dashed"), "logical link (follows head)"),
+      legendItem(edgeSwatch("#333", "heavy"), "required"),
+      legendItem(edgeSwatch(LINEAGE_COLOUR, "dotted"), "derives_from (lineage)"),
+    );
+    const roles = document.createElement("div");
+    const seen = new Set();
+    cy.edges("[kind = 'link']").forEach((e) => seen.add(e.data("role")));
+    for (const role of [...seen].sort()) roles.append(legendItem(edgeSwatch(roleColour(role)), role));
+    if (seen.size) {
+      const title = document.createElement("span");
+      title.className = "legend-title";
+      title.textContent = "roles:";
+      roles.prepend(title);
+    }
+    box.append(nodes, styles, roles);
+  }
+
+  // ------------------------------------------------------------------ side panel
+  function li(text, cls) {
+    const el = document.createElement("li");
+    el.textContent = text;
+    if (cls) el.className = cls;
+    return el;
+  }
+
+  function atomButton(atomId, text) {
+    const btn = document.createElement("button");
+    btn.type = "button";
+    btn.className = "linkish";
+    btn.textContent = text;
+    btn.addEventListener("click", () => expand(atomId));
+    return btn;
+  }
+
+  function showGhost(node) {
+    selectedId = null;
+    $("side-empty").hidden = true;
+    $("side-body").hidden = false;
+    $("side-title").textContent = "Unavailable link target";
+    $("side-meta").textContent = "role " + node.data("label");
+    $("rev-pick").replaceChildren();
+    $("expand-btn").disabled = true;
+    $("side-text").textContent =
+      "This link's target is unavailable to you (purged, or not in your subject). " +
+      "graphsvc never names it.";
+    for (const id of ["side-cites", "side-lineage", "side-out", "side-in"]) $(id).replaceChildren();
+  }
+
+  function fillAtom(result) {
+    const a = result.atom;
+    $("side-title").textContent = shortText(a.text, 80);
+    $("side-meta").textContent =
+      a.atomId + " · rev " + a.rev + (a.head ? " (head)" : " (superseded)") + " · " + a.state +
+      (a.archivedAt ? " · archived " + a.archivedAt : "") +
+      (a.atomOf ? " · atom of " + a.atomOf : "") +
+      (a.atomisedInto ? " · atomised into " + a.atomisedInto : "");
+    $("side-text").textContent = a.text;
+    const cites = $("side-cites");
+    cites.replaceChildren();
+    const sources = Array.isArray(a.sources) ? a.sources : [];
+    if (!sources.length) cites.append(li("none", "muted"));
+    for (const s of sources) {
+      let text = s.uri;
+      if (s.version) text += " @ " + s.version;
+      if (s.range) text += " [" + s.range.unit + " " + s.range.start + "–" + s.range.end + "]";
+      if (s.verified) text += " ✓ verified";
+      cites.append(li(text));
+    }
+    const out = $("side-out");
+    const inc = $("side-in");
+    out.replaceChildren();
+    inc.replaceChildren();
+    for (const link of a.links) {
+      const item = document.createElement("li");
+      const head = link.role + (link.required ? " (required)" : "") + " · " + link.at.toLowerCase() + " → ";
+      item.append(document.createTextNode(head));
+      if (link.unavailable || !link.target) {
+        item.append(document.createTextNode("unavailable"));
+      } else {
+        const n = result.neighbors.find((x) => x.atom.atomId === link.target.atomId);
+        item.append(atomButton(link.target.atomId, n ? shortText(n.atom.text, 60) : link.target.atomId));
+        item.append(document.createTextNode(" r" + link.target.rev));
+      }
+      out.append(item);
+    }
+    if (!a.links.length) out.append(li("none", "muted"));
+    for (const n of result.neighbors) {
+      for (const v of n.via) {
+        if (v.direction !== "INCOMING") continue;
+        const item = document.createElement("li");
+        item.append(document.createTextNode(
+          v.role + (v.required ? " (required)" : "") + " · " + v.at.toLowerCase() + " ← "));
+        item.append(atomButton(n.atom.atomId, shortText(n.atom.text, 60)));
+        inc.append(item);
+      }
+    }
+    if (!inc.children.length) inc.append(li("none", "muted"));
+  }
+
+  function fillLineage(atomId, lin) {
+    const ul = $("side-lineage");
+    ul.replaceChildren();
+    const byId = new Map(lin.nodes.map((n) => [n.id, n]));
+    const edges = lin.edges.filter(
+      (e) => e.type === "derives_from" && (e.source === atomId || e.target === atomId),
+    );
+    if (!edges.length) ul.append(li("none", "muted"));
+    for (const e of edges) {
+      const item = document.createElement("li");
+      const other = e.source === atomId ? e.target : e.source;
+      const n = byId.get(other);
+      item.append(document.createTextNode(e.source === atomId ? "derived from " : "source of "));
+      item.append(atomButton(other, n ? shortText(n.text, 50) : other));
+      const sig = document.createElement("span");
+      sig.className = e.keyId ? "sig signed" : "sig unsigned";
+      sig.textContent = e.keyId
+        ? " · signed (key " + e.keyId + ", " + e.signedAt + ")"
+        : " · unsigned";
+      item.append(sig);
+      ul.append(item);
+    }
+  }
+
+  function fillRevisions(atom) {
+    const pick = $("rev-pick");
+    pick.replaceChildren();
+    const headRev = cy.getElementById(atom.atomId).data("rev") || atom.rev;
+    const top = Math.max(headRev, atom.rev);
+    for (let r = top; r >= 1; r--) {
+      const opt = document.createElement("option");
+      opt.value = String(r);
+      opt.textContent = "rev " + r + (r === top ? " (head)" : "");
+      if (r === atom.rev) opt.selected = true;
+      pick.append(opt);
+    }
+  }
+
+  function select(atomId, result, lin) {
+    selectedId = atomId;
+    $("side-empty").hidden = true;
+    $("side-body").hidden = false;
+    $("side-error").hidden = true;
+    $("expand-btn").disabled = false;
+    cy.nodes().unselect();
+    cy.getElementById(atomId).select();
+    fillAtom(result);
+    fillLineage(atomId, lin);
+    fillRevisions(result.atom);
+  }
+
+  $("rev-pick").addEventListener("change", async () => {
+    if (!selectedId) return;
+    const rev = Number($("rev-pick").value);
+    try {
+      const result = await inspect(selectedId, rev);
+      $("side-error").hidden = true;
+      fillAtom(result);
+    } catch (e) {
+      $("side-text").textContent = "";
+      $("side-error").textContent = "Could not load rev " + rev + ": " + describe(e);
+      $("side-error").hidden = false;
+    }
+  });
+
+  $("expand-btn").addEventListener("click", () => {
+    if (selectedId) expand(selectedId);
+  });
+
+  // ------------------------------------------------------------------ toolbar
+  $("fit-btn").addEventListener("click", () => cy.fit(undefined, 30));
+  $("zoomin-btn").addEventListener("click", () =>
+    cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
+  );
+  $("zoomout-btn").addEventListener("click", () =>
+    cy.zoom({ level: cy.zoom() / 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
+  );
+  $("focus-btn").addEventListener("click", () => {
+    const n = selectedId && cy.getElementById(selectedId);
+    if (n && !n.empty()) cy.animate({ center: { eles: n }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
+  });
+  $("layout-btn").addEventListener("click", () => layout(true));
+  $("version").addEventListener("change", () => {
+    if (selectedId) {
+      const root = cy.nodes(".root");
+      openAtom(root.empty() ? selectedId : root.id());
+    }
+  });
+
+  // ------------------------------------------------------------------ read panel
+  $("read-form").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    const out = $("read-out");
+    out.replaceChildren(li("Reading…", "muted"));
+    try {
+      const data = await gql(
+        `query($q: String!, $b: Int!) { read(query: $q, memoryTokenBudget: $b) {
+           items { ref { atomId rev } role score blocked }
+           selection { baselineComplete coverageCertified tokens budget } } }`,
+        { q: $("read-q").value, b: Number($("read-budget").value) },
+      );
+      const r = data.read;
+      const sel = r.selection;
+      const summary = document.createElement("p");
+      summary.className = "read-summary";
+      const blocked = r.items.filter((i) => i.blocked);
+      summary.textContent =
+        sel.tokens + " of " + sel.budget + " tokens used · " + r.items.length + " items · " +
+        blocked.length + " blocked root" + (blocked.length === 1 ? "" : "s") +
+        (sel.baselineComplete ? " · baseline complete" : "") +
+        (sel.coverageCertified ? " · coverage certified" : "");
+      const meter = document.createElement("meter");
+      meter.min = 0;
+      meter.max = sel.budget;
+      meter.value = Math.min(sel.tokens, sel.budget);
+      meter.setAttribute("aria-label", "tokens used of budget");
+      const list = document.createElement("ol");
+      list.className = "read-items";
+      for (const item of r.items) {
+        const el = document.createElement("li");
+        el.className = item.blocked ? "blocked" : "";
+        const node = cy.getElementById(item.ref.atomId);
+        const label = node.empty() ? item.ref.atomId.slice(0, 8) + "…" : node.data("label");
+        el.append(atomButton(item.ref.atomId, label));
+        el.append(document.createTextNode(
+          " r" + item.ref.rev + " · " + item.role +
+          (item.score === null ? "" : " · " + item.score.toFixed(3)) +
+          (item.blocked ? " · BLOCKED" : ""),
+        ));
+        list.append(el);
+      }
+      out.replaceChildren(summary, meter, list);
+      summary.scrollIntoView({ block: "nearest" });
+    } catch (e) {
+      out.replaceChildren(li("Read failed: " + describe(e), "error"));
+    }
+  });
+
+  // ------------------------------------------------------------------ start
+  showSignedIn(Boolean(sessionStorage.getItem(TOKEN_KEY)));
+  drawLegend();
+  const linked = new URLSearchParams(window.location.search).get("atom");
+  if (linked && sessionStorage.getItem(TOKEN_KEY)) openAtom(linked);
+  window.graphsvcExplorer = { cy, openAtom, expand }; // for tests and the browser console
+})();

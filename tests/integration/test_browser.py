@@ -1,0 +1,321 @@
+"""Browser tests (issue 17): GraphiQL and ``/explore`` in headless Chromium, offline.
+
+Python ``playwright`` drives Debian's ``/usr/bin/chromium`` (``executable_path``; no
+browser download). The live server is the real graphsvc on a loopback port with the
+real Neo4j. Screenshots go to ``test-results/`` (CI keeps them as artefacts).
+
+A request to any host other than the live server is aborted and counted as a failure,
+so these tests prove the pages need no network.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import os
+import shutil
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlparse
+
+import pytest
+
+from graphsvc.core.binding import Binding
+from graphsvc.seed import load_team_corpus
+from graphsvc.service import Service
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SHOTS = Path(os.environ.get("GRAPHSVC_TEST_RESULTS", "test-results"))
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    if not shutil.which(CHROMIUM):
+        if os.environ.get("CI"):
+            pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian's chromium)")
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Watched:
+    """A page whose console errors, failed requests and off-host requests are recorded."""
+
+    def __init__(self, browser: Any, base_url: str) -> None:
+        self.page = browser.new_page(viewport={"width": 1440, "height": 900})
+        self.errors: list[str] = []
+        self.failed: list[str] = []
+        host = urlparse(base_url).netloc
+        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        self.page.on("pageerror", lambda e: self.errors.append(str(e)))
+        self.page.on("requestfailed", lambda r: self.failed.append(f"{r.url}: {r.failure}"))
+
+        def route(r: Any) -> None:
+            if urlparse(r.request.url).netloc == host or r.request.url.startswith("data:"):
+                r.continue_()
+            else:
+                self.failed.append(f"off-host request {r.request.url}")
+                r.abort()
+
+        self.page.route("**/*", route)
+
+        def on_response(resp: Any) -> None:
+            if resp.status >= 400:
+                self.failed.append(f"{resp.url}: HTTP {resp.status}")
+
+        self.page.on("response", on_response)
+
+    def shot(self, name: str) -> Path:
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        path = SHOTS / f"{name}.png"
+        self.page.screenshot(path=str(path))
+        return path
+
+    def close(self) -> None:
+        self.page.close()
+
+
+@pytest.mark.req("API-5")
+def test_graphiql_loads_offline_and_runs_health(browser: Any, live_server: Any) -> None:
+    w = Watched(browser, live_server.url)
+    page = w.page
+    page.goto(f"{live_server.url}/graphql")
+    page.wait_for_selector(".graphiql-execute-button", timeout=30_000)
+    # The headers editor is open with the hint prefilled (a placeholder, not a token).
+    page.wait_for_function(
+        "() => document.body.innerText.includes('\"Bearer YOUR_TOKEN\"')", timeout=10_000
+    )
+    page.click(".graphiql-execute-button")
+    result = page.locator(".result-window")
+    result.get_by_text('"schemaVersion"').wait_for(timeout=30_000)
+    text = result.inner_text()
+    w.shot("graphiql-health")
+    assert '"health"' in text and '"neo4j"' in text.lower(), text
+    assert w.failed == [], w.failed
+    assert w.errors == [], w.errors
+    w.close()
+
+
+# ------------------------------------------------------------------ explorer
+
+
+@pytest.fixture(scope="module")
+def team(service: Service) -> dict[str, Any]:
+    """The team demo corpus (seed/team.json) in a subject of its own."""
+    subject = f"t-team-{uuid.uuid4().hex[:8]}"
+    ticks: list[tuple[int, int, str]] = []
+    report = load_team_corpus(service, subject=subject, progress=lambda *t: ticks.append(t))
+    return {"binding": Binding(subject, "default", "human", "browser"), "ticks": ticks, **report}
+
+
+@pytest.mark.req("API-4")
+def test_team_corpus_loads_through_the_write_path_with_progress(
+    service: Service, team: dict[str, Any]
+) -> None:
+    """seed/team.json: 305 atoms with revisions, retirements, a required cycle, a
+    verified stored citation, signed lineage; a second subject; loading again repeats."""
+    ticks = team["ticks"]
+    assert [d for d, _, _ in ticks] == sorted(d for d, _, _ in ticks)
+    assert ticks[-1][0] == ticks[-1][1] and ticks[-1][2] == "second subject"
+    assert len(ticks) >= 8
+    assert (team["atoms"], team["revisions"], team["retired"]) == (305, 17, 5)
+    assert team["atomisedInto"] == 6 and team["repeated"] is False
+    binding, ids = team["binding"], team["ids"]
+
+    def view(local: str) -> Any:
+        return service.inspect(binding, ids[local]).atom
+
+    assert view("adr:2").state == "retired" and view("adr:12").rev == 2
+    # api-gateway → auth-gateway → feature-flags → api-gateway: a cycle of required links.
+    chain = ["svc:api-gateway", "svc:auth-gateway", "svc:feature-flags", "svc:api-gateway"]
+    for a, b in itertools.pairwise(chain):
+        assert any(
+            link.required and link.target and link.target.atom_id == ids[b]
+            for link in view(a).links
+        ), (a, b)
+    cause = view("inc:2230:cause")
+    stored = [s for s in cause.sources if s["uri"] == f"atom:{ids['inc:2230:trigger']}"]
+    assert stored and stored[0]["verified"] is True
+    assert stored[0]["range"] == {"start": 0, "end": 40, "unit": "char"}
+    assert view("retro:2026q3").state == "archived"
+    # The partner's atoms live in their own subject only.
+    partner = Binding(team["secondSubject"]["subject"], "default", "human", "browser")
+    theirs = service.search(partner, "Orion settlement files", limit=20).hits
+    ours = service.search(binding, "Orion settlement files", limit=20).hits
+    assert len(theirs) >= 5 and all("Orion" not in h.atom.text for h in ours)
+    # Loading again is a repeated write everywhere (and the note is already atomised).
+    again = load_team_corpus(service, subject=binding.subject)
+    assert again["repeated"] is True and again["ids"] == ids
+
+
+def _graph(page: Any) -> dict[str, Any]:
+    result: dict[str, Any] = page.evaluate(
+        """() => { const cy = window.graphsvcExplorer.cy; return {
+             nodes: cy.nodes().map(n => ({id: n.id(), label: n.data('label'),
+                                          state: n.data('state'), cls: n.classes()})),
+             edges: cy.edges().map(e => ({source: e.source().id(), target: e.target().id(),
+                                          role: e.data('role'), at: e.data('at'),
+                                          kind: e.data('kind'), required: e.data('required')})),
+           }; }"""
+    )
+    return result
+
+
+@pytest.mark.req("API-5")
+def test_explorer_search_open_expand_side_panel_and_read(
+    browser: Any, live_server: Any, service: Service, team: dict[str, Any]
+) -> None:
+    ids = team["ids"]
+    token = live_server.token_for(team["binding"])
+    w = Watched(browser, live_server.url)
+    page = w.page
+    page.goto(f"{live_server.url}/explore")
+
+    # Sign in: a wrong token is refused in place; the right one is kept in sessionStorage.
+    assert page.locator("#whoami").is_hidden() and page.locator("#q").is_disabled()
+    page.fill("#token", "not-a-token")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#search-status.error", timeout=10_000)
+    assert "UNAUTHENTICATED" in page.inner_text("#search-status")
+    page.fill("#token", token)
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#whoami:not([hidden])", timeout=10_000)
+    assert page.locator("#signin").is_hidden() and page.locator("#q").is_enabled()
+    assert page.evaluate("() => sessionStorage.getItem('graphsvc.explore.token')") == token
+    assert token not in page.url
+
+    # Search with the keyboard; hits show score, state and a short text.
+    page.fill("#q", "how long are payment idempotency keys kept")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#hits .hit", timeout=30_000)
+    hits = page.locator("#hits .hit")
+    assert hits.count() >= 5
+    assert float(hits.first.inner_text().split()[0]) > 0
+    adr12 = ids["adr:12"]
+    hit = page.locator(f'#hits .hit[data-atom-id="{adr12}"]')
+    assert "ADR-012" in hit.inner_text() and "r2" in hit.inner_text()
+    w.shot("explore-search")
+
+    # Purge the follow-up that ADR-012 closes: that link's target becomes unavailable.
+    operator = Binding(team["binding"].subject, "default", "human", "op", may_purge=True)
+    service.purge(operator, ids["inc:2490:action1"])
+
+    # Open ADR-012 (rev 2) from the keyboard: its four outgoing links are drawn, the
+    # required one heavier, the purged target as a ghost that names nothing.
+    hit.focus()
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 1", timeout=30_000)
+    g = _graph(page)
+    by_id = {n["id"]: n for n in g["nodes"]}
+    ghost = f"ghost:{adr12}:2"
+    assert set(by_id) == {adr12, ids["svc:payments-api"], ids["inc:2490"], ghost, ids["adr:2"]}
+    assert "ghost" in by_id[ghost]["cls"] and by_id[ghost]["label"] == "unavailable (closes)"
+    assert ids["inc:2490:action1"] not in json.dumps(g)
+    assert by_id[adr12]["label"].startswith("ADR-012 (payments-api, idempotency keys v2)")
+    assert "root" in by_id[adr12]["cls"]
+    assert {(e["source"], e["target"], e["role"], e["required"]) for e in g["edges"]} == {
+        (adr12, ids["svc:payments-api"], "decides-for", True),
+        (adr12, ids["inc:2490"], "motivated-by", False),
+        (adr12, ghost, "closes", False),
+        (adr12, ids["adr:2"], "supersedes", False),
+    }
+    assert int(page.inner_text("#node-count")) == 5
+    assert int(page.inner_text("#edge-count")) == 4
+    legend = page.inner_text("#legend")
+    for word in ("active", "retired", "unavailable", "required", "logical", "supersedes"):
+        assert word in legend
+
+    # Side panel: full text, the citation range, two revisions to pick from.
+    assert "It supersedes ADR-002." in page.inner_text("#side-text")
+    assert "closes · observed → unavailable" in page.inner_text("#side-out")
+    assert "line 1–48" in page.inner_text("#side-cites")
+    assert page.locator("#rev-pick option").all_inner_texts() == ["rev 2 (head)", "rev 1"]
+    page.select_option("#rev-pick", "1")
+    page.wait_for_function(
+        "() => !document.getElementById('side-text').textContent.includes('supersedes')"
+        " && document.getElementById('side-meta').textContent.includes('rev 1 (superseded)')",
+        timeout=15_000,
+    )
+    w.shot("explore-open")
+
+    # Expand payments-api with a real click on the canvas: its incoming links arrive,
+    # among them the retired ADR-002's head, now drawn as retired.
+    svc = ids["svc:payments-api"]
+    pos = page.evaluate(
+        """(id) => { const p = window.graphsvcExplorer.cy.getElementById(id).renderedPosition();
+                     const r = document.getElementById('cy').getBoundingClientRect();
+                     return {x: r.left + p.x, y: r.top + p.y}; }""",
+        svc,
+    )
+    page.mouse.click(pos["x"], pos["y"])
+    page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 5", timeout=30_000)
+    page.wait_for_function(
+        "(t) => document.getElementById('side-text').textContent === t",
+        arg=service.inspect(team["binding"], svc).atom.text,
+        timeout=15_000,
+    )
+    g2 = _graph(page)
+    nodes2 = {n["id"]: n for n in g2["nodes"]}
+    assert set(by_id) < set(nodes2)
+    for local in ("owner:payments-api", "slo:payments-api", "adr:20", "iface:payments-api:ledger"):
+        assert ids[local] in nodes2, local
+    assert nodes2[ids["adr:2"]]["state"] == "retired"
+    assert nodes2[ids["adr:2"]]["label"].endswith("[retired]")
+    assert int(page.inner_text("#node-count")) == len(g2["nodes"])
+    w.shot("explore-expanded")
+
+    # The atomised retrospective: its six parts derive from it, each edge signed.
+    note = ids["retro:2026q3"]
+    page.evaluate("(id) => window.graphsvcExplorer.openAtom(id)", note)
+    page.wait_for_function(
+        "() => window.graphsvcExplorer.cy.edges(\"[kind = 'derives_from']\").length === 6",
+        timeout=30_000,
+    )
+    assert page.url.endswith(f"/explore?atom={note}")  # shareable, and no token in it
+    g3 = _graph(page)
+    assert {e["target"] for e in g3["edges"] if e["kind"] == "derives_from"} == {note}
+    assert {n["state"] for n in g3["nodes"] if n["id"] == note} == {"archived"}
+    lineage = page.locator("#side-lineage li").all_inner_texts()
+    assert len(lineage) == 6 and all("signed (key ed25519:" in t for t in lineage)
+    w.shot("explore-lineage")
+
+    # Read panel: what read would pack, with tokens of the budget.
+    page.fill("#read-q", "why are idempotency keys kept for seven days")
+    page.fill("#read-budget", "400")
+    page.click("#read-form button")
+    page.wait_for_selector("#read-out .read-summary", timeout=60_000)
+    summary = page.inner_text("#read-out .read-summary")
+    assert " of 400 tokens used" in summary
+    used = int(summary.split(" of ")[0])
+    assert 0 < used <= 400
+    assert page.locator("#read-out .read-items li").count() >= 1
+    w.shot("explore-read")
+
+    # An error replaces the drawing: no stale graph under it.
+    page.evaluate("() => window.graphsvcExplorer.openAtom('no-such-atom')")
+    page.wait_for_selector("#graph-error:not([hidden])", timeout=15_000)
+    assert "NOT_FOUND" in page.inner_text("#graph-error")
+    assert page.evaluate("() => window.graphsvcExplorer.cy.nodes().length") == 0
+    assert page.locator("#cy").is_hidden()
+    w.shot("explore-error")
+
+    assert w.errors == [], w.errors
+    # The refused sign-in and the missing atom answer GraphQL errors (HTTP 200), so no
+    # request of the page failed.
+    assert w.failed == [], w.failed
+    w.close()
