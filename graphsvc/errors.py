@@ -18,6 +18,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── IdempotencyConflictError         IDEMPOTENCY_CONFLICT
     ├── PurgePendingError                PURGE_PENDING
     ├── CursorExpiredError               CURSOR_EXPIRED
+    ├── QueryTooComplexError             QUERY_TOO_COMPLEX
     ├── TierLockedError                  TIER_LOCKED
     ├── CuratorFailedError               CURATOR_FAILED
     ├── GovernanceRefusedError           GOVERNANCE_REFUSED
@@ -67,6 +68,7 @@ __all__ = [
     "PermissionDeniedError",
     "PortInUseError",
     "PurgePendingError",
+    "QueryTooComplexError",
     "SignerError",
     "StartTimeoutError",
     "StoreError",
@@ -142,6 +144,12 @@ class PurgePendingError(GraphsvcError):
 
 class CursorExpiredError(GraphsvcError):
     code = "CURSOR_EXPIRED"
+
+
+class QueryTooComplexError(GraphsvcError):
+    """A GraphQL operation's estimated cost is over ``max_query_cost`` (API-3)."""
+
+    code = "QUERY_TOO_COMPLEX"
 
 
 class TierLockedError(GraphsvcError):

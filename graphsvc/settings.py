@@ -86,6 +86,12 @@ class Settings:
     max_write_bytes: int = 2 * 1024 * 1024
     max_request_bytes: int = 4 * 1024 * 1024
     max_query_depth: int = 12
+    # Typed graph (docs/graphql.md): estimated cost of one operation (the objects its
+    # answer may hold; a connection's subtree times its `first`, see
+    # graphsvc/api/graph_cost.py), and the page sizes of connections.
+    max_query_cost: int = 250_000
+    graph_first_default: int = 20
+    graph_first_max: int = 100
     request_timeout_s: float = 30.0
     token_lifetime_s: int = 300
     cursor_lifetime_s: int = 300
@@ -178,6 +184,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
         if not 0 <= self.lexical_proximity <= 32:
             raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
+        if not 0 <= self.graph_first_default <= self.graph_first_max:
+            raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
         if not self.erasure_max_delay_s > 0:  # NaN fails too
@@ -194,6 +202,8 @@ class Settings:
             "request_timeout_s",
             "neo4j_connection_timeout_s",
             "neo4j_acquisition_timeout_s",
+            "max_query_cost",
+            "graph_first_max",
         ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")

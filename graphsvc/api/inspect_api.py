@@ -14,6 +14,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
 from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
 from graphsvc.ops import inspect as ops
 
@@ -45,6 +46,10 @@ class InspectResult:
     diagnostics: JSON
     usage: JSON | None
     cursor: str | None
+
+    @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
+    def diagnostics_list(self) -> list[DiagnosticEntry]:
+        return diagnostics_list(self.diagnostics)
 
 
 def _via(v: ops.Via) -> Via:

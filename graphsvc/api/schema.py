@@ -17,7 +17,10 @@ from strawberry.types import Info
 
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.descriptions import describe
 from graphsvc.api.errors import ErrorCodes
+from graphsvc.api.graph_api import GraphQuery
+from graphsvc.api.graph_cost import CostLimiter
 from graphsvc.api.inspect_api import InspectQuery
 from graphsvc.api.purge_api import PurgeMutation
 from graphsvc.api.types import (
@@ -189,10 +192,15 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: MaxTokensLimiter(max_token_count=200_000),
         lambda: MaxAliasesLimiter(max_alias_count=30),
         lambda: WriteBatchGate(limits=limits_from_settings(settings)),
+        lambda: CostLimiter(
+            max_cost=settings.max_query_cost, default_first=settings.graph_first_default
+        ),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery)
+    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery, GraphQuery)
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)
-    return strawberry.Schema(query=query, mutation=mutation, extensions=extensions)
+    schema = strawberry.Schema(query=query, mutation=mutation, extensions=extensions)
+    describe(schema._schema)
+    return schema

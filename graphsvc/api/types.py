@@ -3,12 +3,24 @@
 from __future__ import annotations
 
 from enum import Enum
-from typing import Any, cast
+from typing import TYPE_CHECKING, Annotated, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
+from strawberry.types import Info
 
+from graphsvc.api.graph_siblings import (
+    DiagnosticEntry,
+    ManifestInfo,
+    ScoreBreakdown,
+    diagnostics_list,
+    manifest_info,
+    score_breakdown,
+)
 from graphsvc.core.write_models import AtomView
+
+if TYPE_CHECKING:
+    from graphsvc.api.graph_types import Revision
 
 __all__ = [
     "AtomLink",
@@ -20,6 +32,7 @@ __all__ = [
     "ChangeResult",
     "ContentInput",
     "Direction",
+    "IndexingState",
     "LinkAt",
     "LinkInput",
     "LinkTargetInput",
@@ -158,6 +171,12 @@ class ChangeResult:
     atom: AtomViewType
 
 
+@strawberry.enum(description="Whether a write's new heads are already searchable (WR-8).")
+class IndexingState(Enum):
+    COMPLETE = strawberry.enum_value("complete", description="Embeddings/fulltext are queryable.")
+    PENDING = strawberry.enum_value("pending", description="They will be shortly.")
+
+
 @strawberry.type(name="WriteOutcome")
 class WriteOutcomeType:
     operation_id: strawberry.ID
@@ -166,6 +185,10 @@ class WriteOutcomeType:
     changes: list[ChangeResult]
     atomise_mode: str | None = None
     atomise_outcome: str | None = None
+
+    @strawberry.field(description="Typed sibling of indexing (an enum, not a string).")
+    def indexing_state(self) -> IndexingState:
+        return IndexingState(self.indexing)
 
 
 def atom_view(view: AtomView) -> AtomViewType:
@@ -225,12 +248,31 @@ class SearchHit:
     score: float
     score_breakdown: JSON
 
+    @strawberry.field(description="Typed sibling of scoreBreakdown (same values).")
+    def breakdown(self) -> ScoreBreakdown:
+        return score_breakdown(self.score_breakdown)
+
+    @strawberry.field(
+        description="The hit's revision in the typed graph: walk on to its links, "
+        "their targets and citations."
+    )
+    async def revision(
+        self, info: Info
+    ) -> Annotated[Revision, strawberry.lazy("graphsvc.api.graph_types")] | None:
+        from graphsvc.api.graph_types import revision_of
+
+        return await revision_of(info, str(self.atom.atom_id), self.atom.rev)
+
 
 @strawberry.type
 class SearchResult:
     hits: list[SearchHit]
     diagnostics: JSON
     cursor: str | None
+
+    @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
+    def diagnostics_list(self) -> list[DiagnosticEntry]:
+        return diagnostics_list(self.diagnostics)
 
 
 @strawberry.type
@@ -258,3 +300,11 @@ class ReadResult:
     manifest: JSON
     diagnostics: JSON
     cursor: str | None
+
+    @strawberry.field(description="Typed sibling of manifest (same values).")
+    def manifest_info(self) -> ManifestInfo:
+        return manifest_info(self.manifest)
+
+    @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
+    def diagnostics_list(self) -> list[DiagnosticEntry]:
+        return diagnostics_list(self.diagnostics)

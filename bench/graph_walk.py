@@ -1,0 +1,328 @@
+"""Benchmark: the typed graph's three-level walk, batched (DataLoaders) vs per field.
+
+Run::
+
+    .venv/bin/python bench/graph_walk.py [--atoms 10000] [--page 100] [--runs 50]
+                                         [--warmup 20] [--json PATH]
+
+The corpus: ``--atoms`` atoms in one subject, each with one revision, two links
+(one observed to another atom's revision, one logical to another atom) and one
+citation of one of 100 shared sources; bulk-loaded with ``UNWIND`` straight
+through the driver into the data model the write path creates (writing 10k atoms
+through ``service.write`` would time the writes, not the walk).
+
+The query (the issue's "100 atoms three levels deep")::
+
+    atoms(first: 100, after: <random cursor>) { edges { node { atomId head { rev
+      links { edges { node { role target {
+        ... on Revision { text citations { verified source { uri } } }
+        ... on Atom { head { text citations { source { uri } } } } } } } } } } } }
+
+**Typed graph**: the query through the real strawberry schema (in process, real
+Context and API token, the served extensions including the cost limit), fields
+loading through the request's DataLoaders. **Baseline, same run**: the same
+data fetched the way a resolver without batching fetches it, one round trip per
+field: the atoms page, then for every atom its links, for every link its target
+(revision or atom), for every target its citations — the same named queries of
+``cypher/graph/`` with one key each, called directly (no GraphQL overhead, which
+favours the baseline). Both answers are checked to hold the same targets and
+citations. Prints p50/p95 of each, the ratio baseline/typed and the round trips
+per walk, and writes ``bench/results/graph_walk.json``.
+
+Neo4j is the managed one (started for the run, stopped at the end) unless
+``GRAPHSVC_NEO4J_URI`` points at a server.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import random
+import signal
+import statistics
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from neo4j import RoutingControl
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from graphsvc.api.context import Context  # noqa: E402  (path set up just above)
+from graphsvc.api.graph_ids import encode_cursor  # noqa: E402
+from graphsvc.api.schema import build_schema  # noqa: E402
+from graphsvc.auth import AuthTable  # noqa: E402
+from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.citations import source_key, text_digest  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import Settings  # noqa: E402
+from graphsvc.store import graph as store  # noqa: E402
+from graphsvc.store.connection import Database, round_trips  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+CHUNK = 5_000
+SOURCES = 100
+
+CREATE_ATOMS = """
+UNWIND $rows AS r
+CREATE (a:Atom {subject: $subject, atomId: r.atomId, headRev: 1, state: 'active',
+                createdAt: $now})
+CREATE (v:Revision:Current {subject: $subject, atomId: r.atomId, rev: 1, text: r.text,
+                            state: 'active', digest: r.digest, tokens: r.tokens,
+                            sources: '[]', createdAt: $now, actorKind: 'human',
+                            actorId: 'bench', policy: 'default', operationId: $op})
+CREATE (a)-[:HAS_REVISION]->(v)
+CREATE (a)-[:HEAD]->(v)
+"""
+CREATE_LINKS = """
+UNWIND $rows AS r
+MATCH (s:Revision {subject: $subject, atomId: r.src, rev: 1})
+MATCH (o:Revision {subject: $subject, atomId: r.observed, rev: 1})
+MATCH (l:Atom {subject: $subject, atomId: r.logical})
+CREATE (s)-[:LINK {role: 'see', at: 'observed', required: false, ordinal: 0}]->(o)
+CREATE (s)-[:LINK {role: 'part-of', at: 'logical', required: false, ordinal: 1,
+                   boundRev: 1}]->(l)
+"""
+CREATE_CITES = """
+UNWIND $rows AS r
+MATCH (s:Revision {subject: $subject, atomId: r.src, rev: 1})
+MERGE (src:Source {subject: $subject, sourceKey: r.sourceKey})
+  ON CREATE SET src.uri = r.uri, src.version = null, src.digest = null
+CREATE (s)-[:CITES {ordinal: 0, start: 0, end: 10, unit: 'byte', verified: false}]->(src)
+"""
+
+WALK = """query($first: Int, $after: String) {
+  atoms(first: $first, after: $after) { edges { node { atomId head { rev
+    links { edges { node { role target {
+      ... on Revision { atomId rev text citations { verified source { uri } } }
+      ... on Atom { atomId head { text citations { source { uri } } } }
+    } } } } } } } }
+}"""
+
+
+def _write(db: Database, text: str, **params: Any) -> None:
+    db.driver.execute_query(text, params, database_=db.database, routing_=RoutingControl.WRITE)
+
+
+def load(service: Service, subject: str, n: int, seed: int) -> tuple[list[str], float]:
+    """Bulk-load the corpus; returns the sorted atom ids and the seconds it took."""
+    t0 = time.perf_counter()
+    rng = random.Random(seed)
+    ids = [uuid.UUID(int=rng.getrandbits(128)).hex for _ in range(n)]
+    now = datetime.now(UTC).isoformat()
+    op = uuid.uuid4().hex
+    texts = [f"Walk note {i}: {rng.choice(('north', 'south', 'east', 'west'))}." for i in range(n)]
+    for start in range(0, n, CHUNK):
+        rows = [
+            {
+                "atomId": ids[i],
+                "text": texts[i],
+                "digest": text_digest(texts[i]),
+                "tokens": service.tokenizer.count(texts[i]),
+            }
+            for i in range(start, min(start + CHUNK, n))
+        ]
+        _write(service.db, CREATE_ATOMS, rows=rows, subject=subject, now=now, op=op)
+    links = [
+        {"src": ids[i], "observed": ids[(i + 1) % n], "logical": ids[(i + 7) % n]} for i in range(n)
+    ]
+    cites = []
+    for i in range(n):
+        uri = f"https://example.org/source/{i % SOURCES}"
+        cites.append({"src": ids[i], "uri": uri, "sourceKey": source_key(uri, None, None)})
+    for start in range(0, n, CHUNK):
+        _write(service.db, CREATE_LINKS, rows=links[start : start + CHUNK], subject=subject)
+        _write(service.db, CREATE_CITES, rows=cites[start : start + CHUNK], subject=subject)
+    return sorted(ids), time.perf_counter() - t0
+
+
+def typed_walk(
+    service: Service, schema: Any, auth: AuthTable, token: str, after: str, page: int
+) -> Any:
+    ctx = Context(service=service, auth=auth, authorization=f"Bearer {token}")
+    result = asyncio.run(
+        schema.execute(WALK, variable_values={"first": page, "after": after}, context_value=ctx)
+    )
+    if result.errors:
+        raise RuntimeError(result.errors)
+    return result.data
+
+
+def per_field_walk(db: Database, subject: str, after_id: str, page: int) -> list[Any]:
+    """The same data, one round trip per field (no batching)."""
+    out = []
+    atoms = store.atoms_page(db, subject, after=after_id, state=None, text=None, limit=page + 1)
+    for a in atoms[:page]:
+        head = a["head"]
+        key = {
+            "key": "0",
+            "atomId": head["atomId"],
+            "rev": head["rev"],
+            "role": None,
+            "after": None,
+            "limit": 21,
+        }
+        links = store.link_pages(db, subject, [key]).get("0", [])
+        targets = []
+        for link in links[:20]:
+            if link["rev"] is not None:
+                ref = (link["atomId"], int(link["rev"]))
+                rev = store.revisions(db, subject, [ref])[ref]
+            else:
+                rev = store.atoms(db, subject, [link["atomId"]])[link["atomId"]]["head"]
+                ref = (rev["atomId"], int(rev["rev"]))
+            cites = store.citations(db, subject, [ref])[ref]
+            targets.append((rev["text"], sorted(c["uri"] for c in cites)))
+        out.append((a["atomId"], targets))
+    return out
+
+
+def typed_as_rows(data: Any) -> list[Any]:
+    out = []
+    for edge in data["atoms"]["edges"]:
+        node = edge["node"]
+        targets = []
+        for link in node["head"]["links"]["edges"]:
+            t = link["node"]["target"]
+            rev = t if "citations" in t else t["head"]
+            targets.append((rev["text"], sorted(c["source"]["uri"] for c in rev["citations"])))
+        out.append((node["atomId"], targets))
+    return out
+
+
+def pct(values: Sequence[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, round(q * (len(s) - 1)))]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--atoms", type=int, default=10_000)
+    p.add_argument("--page", type=int, default=100)
+    p.add_argument("--runs", type=int, default=50)
+    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--seed", type=int, default=11)
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "graph_walk.json"))
+    args = p.parse_args(argv)
+
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
+    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-walk-")
+    state = Path(tmp.name)
+    local: LocalNeo4j | None = None
+    if external:
+        settings = Settings.from_env(state_dir=state)
+    else:
+        base = Settings.from_env(state_dir=state)
+        local = LocalNeo4j(base, name="bench-walk", port=0, auth=False)
+        inst = local.start(die_with_parent=True)
+        settings = base.with_(neo4j_uri=inst.uri)
+    db = Database(
+        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+    )
+    try:
+        db.apply_schema()
+        service = Service(settings, db, get_embedder(), get_tokenizer())
+        subject = f"bench-walk-{uuid.uuid4().hex[:8]}"
+        ids, load_s = load(service, subject, args.atoms, args.seed)
+        print(f"loaded {args.atoms} atoms in {load_s:.1f} s", file=sys.stderr)
+        binding = Binding(subject, "default", "human", "bench")
+        auth = AuthTable({})
+        token = uuid.uuid4().hex
+        auth.add(token, binding)
+        schema = build_schema(settings)
+        rng = random.Random(args.seed + 1)
+        # Pages start at random atoms that leave a full page after them.
+        starts = [ids[rng.randrange(0, len(ids) - args.page - 1)] for _ in range(args.runs)]
+        for i in range(args.warmup):
+            start = ids[rng.randrange(0, len(ids) - args.page - 1)]
+            typed_walk(service, schema, auth, token, encode_cursor("atoms", start), args.page)
+            if i < args.warmup // 4:
+                per_field_walk(db, subject, start, args.page)
+        typed_ms: list[float] = []
+        base_ms: list[float] = []
+        typed_trips: list[int] = []
+        base_trips: list[int] = []
+        for start in starts:
+            # Alternate which path goes first, so neither always runs on a warmer cache.
+            order = ("typed", "base") if len(typed_ms) % 2 == 0 else ("base", "typed")
+            answers: dict[str, Any] = {}
+            for which in order:
+                trips = round_trips()
+                t0 = time.perf_counter()
+                if which == "typed":
+                    data = typed_walk(
+                        service, schema, auth, token, encode_cursor("atoms", start), args.page
+                    )
+                    typed_ms.append((time.perf_counter() - t0) * 1000)
+                    typed_trips.append(round_trips() - trips)
+                    answers["typed"] = typed_as_rows(data)
+                else:
+                    answers["base"] = per_field_walk(db, subject, start, args.page)
+                    base_ms.append((time.perf_counter() - t0) * 1000)
+                    base_trips.append(round_trips() - trips)
+            if answers["typed"] != answers["base"]:
+                raise RuntimeError("the typed walk and the per-field walk disagree")
+        report = {
+            "benchmark": "graph_walk",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "machine": {
+                "python": platform.python_version(),
+                "cpus": os.cpu_count(),
+                "loadavg": os.getloadavg(),
+            },
+            "atoms": args.atoms,
+            "page": args.page,
+            "runs": args.runs,
+            "warmup": args.warmup,
+            "linksPerAtom": 2,
+            "loadSeconds": round(load_s, 2),
+            "typed": {
+                "p50Ms": round(statistics.median(typed_ms), 2),
+                "p95Ms": round(pct(typed_ms, 0.95), 2),
+                "roundTrips": max(typed_trips),
+            },
+            "perFieldBaseline": {
+                "p50Ms": round(statistics.median(base_ms), 2),
+                "p95Ms": round(pct(base_ms, 0.95), 2),
+                "roundTrips": max(base_trips),
+            },
+        }
+        report["ratioP50"] = round(
+            report["perFieldBaseline"]["p50Ms"] / report["typed"]["p50Ms"], 2
+        )
+        report["ratioP95"] = round(
+            report["perFieldBaseline"]["p95Ms"] / report["typed"]["p95Ms"], 2
+        )
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=2) + "\n")
+        t, b = report["typed"], report["perFieldBaseline"]
+        print(
+            f"{args.atoms} atoms, page {args.page}, {args.runs} runs: typed graph p50 "
+            f"{t['p50Ms']} ms p95 {t['p95Ms']} ms ({t['roundTrips']} round trips); per-field "
+            f"baseline p50 {b['p50Ms']} ms p95 {b['p95Ms']} ms ({b['roundTrips']} round "
+            f"trips); baseline/typed p50 ×{report['ratioP50']}, p95 ×{report['ratioP95']}"
+        )
+        print(f"wrote {out}")
+    finally:
+        db.close()
+        if local is not None:
+            local.stop()
+        tmp.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,15 @@
+// The source citations of each given revision in declared order (at most
+// max_sources_per_atom each), with the cited Source's identity.
+UNWIND $refs AS x
+MATCH (:Atom {subject: $subject, atomId: x.atomId})-[:HAS_REVISION]->
+      (r:Revision {rev: x.rev})
+CALL (r) {
+  OPTIONAL MATCH (r)-[c:CITES]->(s:Source {subject: $subject})
+  WITH c, s ORDER BY c.ordinal
+  RETURN collect(CASE WHEN c IS NULL THEN null ELSE {
+    ordinal: c.ordinal, start: c.start, end: c.end, unit: c.unit,
+    verified: coalesce(c.verified, false), sourceKey: s.sourceKey, uri: s.uri,
+    version: s.version, digest: s.digest
+  } END) AS citations
+}
+RETURN x.atomId AS atomId, x.rev AS rev, citations

@@ -1,0 +1,232 @@
+"""Root fields of the typed graph: ``node``, ``nodes``, ``atom``, ``atoms``, ``source``,
+``lineageGraph`` (docs/graphql.md).
+
+Every root field first checks, once per request, that no purge of the caller's
+subject is pending (LNK-6), then loads through the request's DataLoaders. Ids of
+another subject, purged atoms and ids that never existed all answer null.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from typing import Any
+
+import strawberry
+from strawberry.types import Info
+
+from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_ids import decode_cursor, decode_id, encode_cursor
+from graphsvc.api.graph_loaders import loaders_of
+from graphsvc.api.graph_types import (
+    Atom,
+    AtomState,
+    Connection,
+    Node,
+    SignatureStatus,
+    Source,
+    atom_from_row,
+    page,
+    revision_from_row,
+    source_from_row,
+)
+from graphsvc.api.types import LinkAt
+from graphsvc.atomise.verified_lineage import lineage_graph
+from graphsvc.errors import InvalidInputError
+
+__all__ = ["GraphQuery", "LineageGraph", "LineageGraphEdge", "LineageGraphNode"]
+
+
+@strawberry.enum(description="How a lineage graph node relates to the root.")
+class LineageNodeKind(Enum):
+    ROOT = strawberry.enum_value("root", description="The atom asked for.")
+    LINEAGE = strawberry.enum_value("lineage", description="Reached over derives_from edges.")
+    NEIGHBOUR = strawberry.enum_value(
+        "neighbour", description="One ordinary link away from a lineage node."
+    )
+
+
+@strawberry.enum(description="The kind of a lineage graph edge.")
+class LineageEdgeKind(Enum):
+    DERIVES_FROM = strawberry.enum_value(
+        "derives_from", description="Signed lineage (child → parent)."
+    )
+    LINK = strawberry.enum_value("link", description="An ordinary link between heads.")
+
+
+@strawberry.type(description="An atom of a lineage graph (its head facts).")
+class LineageGraphNode:
+    atom_id: strawberry.ID = strawberry.field(description="The atom.")
+    rev: int = strawberry.field(description="Its head revision number.")
+    state: AtomState = strawberry.field(description="State of the head.")
+    excerpt: str = strawberry.field(description="The head's text, cut to 280 characters.")
+    kind: LineageNodeKind = strawberry.field(description="Root, lineage or neighbour.")
+    level: int | None = strawberry.field(description="derives_from hops from the root.")
+    atomised_into: int | None = strawberry.field(description="Atoms it was atomised into.")
+    archived_at: str | None = strawberry.field(description="When it was archived.")
+
+    @strawberry.field(description="The atom itself, to walk on.")
+    async def atom(self, info: Info) -> Atom | None:
+        row = await loaders_of(info).atom.load(str(self.atom_id))
+        return None if row is None else atom_from_row(row)
+
+
+@strawberry.type(description="An edge of a lineage graph, with its signature checked.")
+class LineageGraphEdge:
+    source: strawberry.ID = strawberry.field(description="atomId of the edge's start.")
+    target: strawberry.ID = strawberry.field(description="atomId of the edge's end.")
+    kind: LineageEdgeKind = strawberry.field(description="derives_from or link.")
+    from_rev: int | None = strawberry.field(description="Child revision (derives_from).")
+    to_rev: int | None = strawberry.field(description="Parent revision (derives_from).")
+    key_id: str | None = strawberry.field(description="Signing key id (derives_from).")
+    signed_at: str | None = strawberry.field(description="Signing time (derives_from).")
+    signature_status: SignatureStatus | None = strawberry.field(
+        description="derives_from: the signature checked now; null for links."
+    )
+    role: str | None = strawberry.field(description="The link's role (link).")
+    at: LinkAt | None = strawberry.field(description="The link's binding (link).")
+
+
+@strawberry.type(description="Signed lineage and link neighbourhood of an atom (API-5), typed.")
+class LineageGraph:
+    root: strawberry.ID = strawberry.field(description="The atom asked for.")
+    depth: int = strawberry.field(description="derives_from hops walked.")
+    truncated: bool = strawberry.field(description="The walk hit its node bound.")
+    nodes: list[LineageGraphNode] = strawberry.field(description="Atoms of the graph.")
+    edges: list[LineageGraphEdge] = strawberry.field(description="Edges between them.")
+
+
+def _lineage_graph(doc: dict[str, Any]) -> LineageGraph:
+    return LineageGraph(
+        root=strawberry.ID(doc["root"]),
+        depth=int(doc["depth"]),
+        truncated=bool(doc["truncated"]),
+        nodes=[
+            LineageGraphNode(
+                atom_id=strawberry.ID(n["id"]),
+                rev=int(n["rev"]),
+                state=AtomState(n["state"]),
+                excerpt=n["text"],
+                kind=LineageNodeKind(n["kind"]),
+                level=n["level"],
+                atomised_into=n.get("atomisedInto"),
+                archived_at=n.get("archivedAt"),
+            )
+            for n in doc["nodes"]
+        ],
+        edges=[
+            LineageGraphEdge(
+                source=strawberry.ID(e["source"]),
+                target=strawberry.ID(e["target"]),
+                kind=LineageEdgeKind(e["type"]),
+                from_rev=e.get("fromRev"),
+                to_rev=e.get("toRev"),
+                key_id=e.get("keyId"),
+                signed_at=e.get("signedAt"),
+                signature_status=SignatureStatus(e["signatureStatus"])
+                if e.get("signatureStatus")
+                else None,
+                role=e.get("role"),
+                at=LinkAt(e["at"]) if e.get("at") else None,
+            )
+            for e in doc["edges"]
+        ],
+    )
+
+
+async def _node(info: Info, global_id: str) -> Node | None:
+    kind, key = decode_id(global_id)
+    loaders = loaders_of(info)
+    if kind == "Atom":
+        row = await loaders.atom.load(key[0])
+        return None if row is None else atom_from_row(row)
+    if kind == "Revision":
+        rev = await loaders.revision.load((key[0], key[1]))
+        return None if rev is None else revision_from_row(rev)
+    src = await loaders.source.load(key[0])
+    return None if src is None else source_from_row(src)
+
+
+@strawberry.type
+class GraphQuery:
+    @strawberry.field(
+        description="Any object by its global id (Relay); null when it does not exist for "
+        "the caller (never written, purged, or another subject's)."
+    )
+    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
+        await loaders_of(info).open()
+        return await _node(info, str(id))
+
+    @strawberry.field(
+        description="Several objects by global id, in the order asked (at most "
+        "graph_first_max); null where one does not exist for the caller."
+    )
+    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+        loaders = loaders_of(info)
+        if len(ids) > service_of(info).settings.graph_first_max:
+            raise InvalidInputError(f"ids: at most {service_of(info).settings.graph_first_max} ids")
+        await loaders.open()
+        return list(await asyncio.gather(*(_node(info, str(i)) for i in ids)))
+
+    @strawberry.field(description="One atom of the caller's subject by atomId, or null.")
+    async def atom(self, info: Info, atom_id: strawberry.ID) -> Atom | None:
+        loaders = loaders_of(info)
+        await loaders.open()
+        row = await loaders.atom.load(str(atom_id))
+        return None if row is None else atom_from_row(row)
+
+    @strawberry.field(
+        description="The caller's atoms in atomId order; `state` filters on the head's "
+        "state, `text` on a case-insensitive substring of the head's text."
+    )
+    async def atoms(
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        state: AtomState | None = None,
+        text: str | None = None,
+    ) -> Connection[Atom]:
+        loaders = loaders_of(info)
+        n = loaders.reader.page_size(first)
+        pos = decode_cursor("atoms", after, str)[0] if after is not None else None
+        await loaders.open()
+        rows = await asyncio.to_thread(
+            loaders.reader.atoms_page,
+            after=pos,
+            state=str(state.value) if state else None,
+            text=text,
+            limit=n + 1,
+        )
+        for r in rows:
+            loaders.prime_atom(r)
+        return page(
+            [(encode_cursor("atoms", r["atomId"]), atom_from_row(r)) for r in rows], n, after
+        )
+
+    @strawberry.field(
+        description="A cited source by uri and version (and digest when several were "
+        "declared), or null."
+    )
+    async def source(
+        self,
+        info: Info,
+        uri: str,
+        version: str | None = None,
+        digest: str | None = None,
+    ) -> Source | None:
+        loaders = loaders_of(info)
+        await loaders.open()
+        row = await asyncio.to_thread(loaders.reader.source_lookup, uri, version, digest)
+        return None if row is None else source_from_row(row)
+
+    @strawberry.field(
+        description="Typed sibling of `lineage` (API-5): derives_from lineage and link "
+        "neighbourhood as nodes and edges, each derives_from edge's signature verified."
+    )
+    async def lineage_graph(
+        self, info: Info, atom_id: strawberry.ID, depth: int | None = None
+    ) -> LineageGraph:
+        binding = binding_of(info)
+        doc = await asyncio.to_thread(lineage_graph, service_of(info), binding, str(atom_id), depth)
+        return _lineage_graph(doc)

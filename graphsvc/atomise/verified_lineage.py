@@ -1,0 +1,59 @@
+"""Lineage with its signatures checked (the typed ``lineageGraph``, SIG-1, SIG-4).
+
+The host layer holds the signing keys, so checking a stored derives_from edge
+against them lives here, next to :func:`graphsvc.atomise.lineage.lineage`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from graphsvc.atomise.lineage import lineage
+from graphsvc.atomise.usecase import load_key_ring
+from graphsvc.core.binding import Binding
+from graphsvc.ops.graph import GraphReader, signature_status
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
+    from graphsvc.settings import Settings
+
+__all__ = ["lineage_graph", "public_keys"]
+
+
+def public_keys(settings: Settings) -> dict[str, bytes]:
+    """keyId → public key of the deployment's signing keys (current and retired)."""
+    return load_key_ring(settings).public_keys()
+
+
+def lineage_graph(
+    service: Service, binding: Binding, atom_id: str, depth: int | None = None
+) -> dict[str, Any]:
+    """API-5's lineage graph with every derives_from edge's signature checked.
+
+    Returns :func:`graphsvc.atomise.lineage.lineage`'s ``{root, depth, truncated,
+    nodes, edges}`` where each derives_from edge also carries ``signature`` (the
+    stored hex) and ``signatureStatus`` (``verified`` | ``invalid`` |
+    ``unknown_key``).
+
+    Raises:
+        InvalidInputError: depth out of range.
+        NotFoundError: no such atom in the caller's subject.
+        PurgePendingError: a purge of the subject has not finished.
+    """
+    reader = GraphReader(service, binding)
+    reader.check_open()
+    graph = lineage(service, binding, atom_id, depth)
+    derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
+    stored = reader.lineage_of([(e["source"], int(e["fromRev"])) for e in derived])
+    keys = public_keys(service.settings) if derived else {}
+    for e in derived:
+        found = [
+            s
+            for s in stored.get((e["source"], int(e["fromRev"])), {}).get("derivesFrom", [])
+            if s["toAtomId"] == e["target"] and int(s["toRev"]) == int(e["toRev"])
+        ]
+        e["signature"] = found[0]["signature"] if found else None
+        e["signatureStatus"] = (
+            signature_status(binding.subject, found[0], keys) if found else "invalid"
+        )
+    return graph
