@@ -300,6 +300,14 @@ def test_explorer_search_open_expand_side_panel_and_read(
     assert {n["state"] for n in g3["nodes"] if n["id"] == note} == {"archived"}
     lineage = page.locator("#side-lineage li").all_inner_texts()
     assert len(lineage) == 6 and all("signed (key ed25519:" in t for t in lineage)
+    # Each edge's signature is checked by the server (typed lineageGraph).
+    page.wait_for_function(
+        "() => document.querySelectorAll('#side-lineage .sig.verified').length === 6",
+        timeout=15_000,
+    )
+    assert all(
+        "signature verified" in t for t in page.locator("#side-lineage li").all_inner_texts()
+    )
     w.shot("explore-lineage")
 
     # Read panel: what read would pack, with tokens of the budget.

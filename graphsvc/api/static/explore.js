@@ -324,6 +324,16 @@
     } }`;
 
   const LINEAGE = `query($id: ID!) { lineage(atomId: $id, depth: 2) }`;
+  // The typed lineage graph checks each derives_from signature now (VERIFIED,
+  // INVALID, UNKNOWN_KEY); the side panel shows that status beside key and time.
+  const SIGNATURES = `query($id: ID!) {
+    lineageGraph(atomId: $id, depth: 1) { edges { source target kind signatureStatus } }
+  }`;
+  const SIGNATURE_WORDS = {
+    VERIFIED: "signature verified",
+    INVALID: "signature INVALID",
+    UNKNOWN_KEY: "signing key unknown",
+  };
 
   async function inspect(atomId, rev) {
     const data = await gql(INSPECT, { id: atomId, rev: rev || null, version: $("version").value });
@@ -672,6 +682,8 @@
   function fillLineage(atomId, lin) {
     const ul = $("side-lineage");
     ul.replaceChildren();
+    ul.dataset.atom = atomId;
+    const pending = [];
     const byId = new Map(lin.nodes.map((n) => [n.id, n]));
     const edges = lin.edges.filter(
       (e) => e.type === "derives_from" && (e.source === atomId || e.target === atomId),
@@ -690,7 +702,39 @@
         : " · unsigned";
       item.append(sig);
       ul.append(item);
+      if (e.keyId) pending.push([item, e.source + ">" + e.target]);
     }
+    if (pending.length) checkSignatures(atomId, ul, pending);
+  }
+
+  function checkSignatures(atomId, ul, pending) {
+    gql(SIGNATURES, { id: atomId })
+      .then((d) => {
+        if (ul.dataset.atom !== atomId) return; // another atom was picked meanwhile
+        const status = new Map();
+        for (const e of d.lineageGraph.edges) {
+          if (e.kind !== "DERIVES_FROM") continue;
+          // Either orientation: the two APIs name the same edge's ends.
+          status.set(e.source + ">" + e.target, e.signatureStatus);
+          status.set(e.target + ">" + e.source, e.signatureStatus);
+        }
+        for (const [item, key] of pending) {
+          const s = status.get(key);
+          const span = document.createElement("span");
+          span.className = "sig " + (s === "VERIFIED" ? "verified" : "bad");
+          span.textContent = " · " + (SIGNATURE_WORDS[s] || "signature not checked");
+          item.append(span);
+        }
+      })
+      .catch(() => {
+        if (ul.dataset.atom !== atomId) return;
+        for (const [item] of pending) {
+          const span = document.createElement("span");
+          span.className = "sig bad";
+          span.textContent = " · signature not checked";
+          item.append(span);
+        }
+      });
   }
 
   function fillRevisions(atom) {
