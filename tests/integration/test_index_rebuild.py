@@ -127,7 +127,26 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
     assert report["started"] is True
     assert _marker(db) == 0
     atom_id, text = next(iter(texts.items()))
-    assert _top(service, binding.subject, text).mode == "index"
+    # Back on the index. In a full test session the database holds thousands of other
+    # vectors, and right after the population went ONLINE one fresh-clone CI run's
+    # first query (k 16, widened to 128) still answered from the exact scan; the
+    # widening is correct either way, so ask with a larger k and allow a few polls.
+    modes = []
+    for _ in range(10):
+        hits = semantic_candidates(
+            service.db,
+            subject=binding.subject,
+            vector=list(service.embedder.embed([text])[0]),
+            k=64,
+            limit=1,
+            include_archived=False,
+        )
+        modes.append(hits.mode)
+        if hits.mode == "index":
+            break
+        time.sleep(0.5)
+    assert modes[-1] == "index", modes
+    assert hits.rows[0]["atomId"] == atom_id
 
 
 @pytest.mark.parametrize(
