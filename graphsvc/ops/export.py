@@ -45,8 +45,8 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any, Final, Literal, Protocol
 
 from graphsvc.core.binding import Binding
-from graphsvc.core.signing import SignableLink, verify_link
 from graphsvc.errors import InvalidInputError
+from graphsvc.ops.graph import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.signing_keys import KeyRing
 
@@ -421,26 +421,12 @@ def export_graph(
     keys: dict[str, bytes] | None = None
 
     def status(edge: dict[str, Any]) -> str:
+        # One checker for every surface (ops.graph.signature_status, SIG-1), in the
+        # export's attribute vocabulary.
         nonlocal keys
         if keys is None:
             keys = _public_keys(service)
-        try:
-            link = SignableLink(
-                subject=subject,
-                from_atom_id=edge["fromAtomId"],
-                from_rev=int(edge["fromRev"]),
-                to_atom_id=edge["toAtomId"],
-                to_rev=int(edge["toRev"]),
-                signed_at=edge["signedAt"],
-                key_id=edge["keyId"],
-            )
-        except (InvalidInputError, TypeError, ValueError):
-            return "invalid"  # a stored edge that is not even a well-formed SignableLink
-        public = keys.get(link.key_id)
-        if public is None:
-            return "unknown-key"
-        ok = isinstance(edge["signature"], str) and verify_link(public, link, edge["signature"])
-        return "valid" if ok else "invalid"
+        return _EXPORT_STATUS[signature_status(subject, edge, keys)]
 
     try:
         for rows in _pages(service, subject, "export/atoms_page", "atomId", page_size):
@@ -488,6 +474,9 @@ def export_graph(
     finally:
         sink.close()
     return report
+
+
+_EXPORT_STATUS = {"verified": "valid", "invalid": "invalid", "unknown_key": "unknown-key"}
 
 
 def _public_keys(service: Service) -> dict[str, bytes]:
