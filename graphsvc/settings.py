@@ -40,7 +40,9 @@ class Settings:
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
     neo4j_port: int = 7687
-    neo4j_version_range: str = "[5.26.0,5.27.0)"
+    # The Neo4j the managed launcher fetches (a Maven version or range): pinned to the
+    # release the suite is tested on, so a fresh machine runs what CI ran.
+    neo4j_version_range: str = "[5.26.30]"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_start_timeout_s: float = 120.0

@@ -1,7 +1,8 @@
 """The managed local Neo4j: fetched from Maven Central, run without Docker.
 
-``fetch`` resolves ``org.neo4j:neo4j`` in the configured version range (newest
-5.26.x by default) with Maven into a cache folder outside any clone, once.
+``fetch`` resolves ``org.neo4j:neo4j`` at the configured version (5.26.30, the one
+the suite is tested on, by default; a Maven range is accepted too) with Maven into a
+cache folder outside any clone, once, reporting its downloads as they finish.
 ``start`` writes a loopback-only ``neo4j.conf``, launches
 ``org.neo4j.server.CommunityEntryPoint``, waits until a driver query succeeds and
 records ``{pid, port, version}`` in a state file. ``stop`` sends SIGTERM and
@@ -188,19 +189,18 @@ class LocalNeo4j:
             cmd = [
                 mvn,
                 "-B",
-                "-q",
+                "-Dstyle.color=never",
                 "-f",
                 str(pom),
                 "dependency:copy-dependencies",
                 f"-DoutputDirectory={out}",
                 "-DincludeScope=runtime",
             ]
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                tail = (proc.stdout + proc.stderr)[-2000:]
+            returncode, output = _run_with_progress(cmd, self.progress)
+            if returncode != 0:
                 raise LauncherError(
                     f"Maven could not fetch org.neo4j:neo4j:{self.settings.neo4j_version_range}",
-                    details={"mavenOutput": tail},
+                    details={"mavenOutput": output[-2000:]},
                 )
             version = _version_of(out)
             final = slot / version
@@ -487,6 +487,64 @@ def _is_first_login(exc: Exception) -> bool:
 
 def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-" else "_" for c in text)
+
+
+# "[INFO] Downloaded from central: https://…/neo4j-kernel-5.26.30.jar (12 MB at 3.1 MB/s)"
+_DOWNLOADED = re.compile(r"^(?:\[INFO\] )?Downloaded from \S+: \S+ \(([\d.]+) (B|kB|KB|MB|GB) at ")
+_UNITS = {"B": 1, "kB": 1_000, "KB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
+_PROGRESS_EVERY_S = 5.0
+
+
+def downloaded_bytes(line: str) -> int | None:
+    """Bytes of one finished Maven transfer, from its log line (None: another line)."""
+    m = _DOWNLOADED.match(line.strip())
+    if m is None:
+        return None
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+class FetchProgress:
+    """Counts Maven's finished downloads; says how far the fetch is every few seconds.
+
+    A cold fetch of Neo4j is ~130 MB in ~200 files and takes minutes; without a
+    running count it looks like a hang.
+    """
+
+    def __init__(self, say: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self._say = say
+        self._clock = clock
+        self._last = clock()
+        self.files = 0
+        self.bytes = 0
+
+    def line(self, text: str) -> None:
+        size = downloaded_bytes(text)
+        if size is None:
+            return
+        self.files += 1
+        self.bytes += size
+        now = self._clock()
+        if now - self._last >= _PROGRESS_EVERY_S:
+            self._last = now
+            self._say(self.summary())
+
+    def summary(self) -> str:
+        return f"graphsvc: fetching Neo4j: {self.files} files, {self.bytes / 1e6:.1f} MB so far"
+
+
+def _run_with_progress(cmd: list[str], say: Callable[[str], None]) -> tuple[int, str]:
+    """Run Maven, reporting its downloads as they finish; (exit code, its output)."""
+    progress = FetchProgress(say, time.monotonic)
+    lines: list[str] = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for text in proc.stdout:
+            lines.append(text)
+            progress.line(text)
+        returncode = proc.wait()
+    if progress.files:
+        say(progress.summary().replace(" so far", ", done"))
+    return returncode, "".join(lines)
 
 
 def _version_of(lib: Path) -> str:
