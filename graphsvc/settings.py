@@ -142,6 +142,9 @@ class Settings:
     # compact` runs at least this often; `graphsvc erasure status` reports a purge
     # older than this as overdue.
     erasure_max_delay_s: float = 86_400.0
+    # Replicas (ops/replicas.py): how long a `graphsvc serve` registration holds
+    # without renewal; after a crash, replicas with other keys wait this long.
+    replica_lease_s: float = 30.0
     # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
     # transaction each); and a test hook: SIGKILL the importing process right after
     # this many batches committed (0: off), to prove resume after a crash.
@@ -206,6 +209,7 @@ class Settings:
             "neo4j_acquisition_timeout_s",
             "max_query_cost",
             "graph_first_max",
+            "replica_lease_s",
         ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
