@@ -23,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -39,7 +40,10 @@ from graphsvc.settings import Settings
 
 __all__ = ["Instance", "LocalNeo4j", "population_buffer_mb", "start_all", "stop_all"]
 
+# The Community server's main class: 5.x names it CommunityEntryPoint, 2026.x
+# Neo4jCommunity; each release's neo4j jar names its own in a service file.
 _ENTRY = "org.neo4j.server.CommunityEntryPoint"
+_ENTRY_SERVICE = "META-INF/services/org.neo4j.server.startup.EntryPoint"
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>graphsvc.local</groupId><artifactId>neo4j-runtime</artifactId><version>1</version>
@@ -278,7 +282,7 @@ class LocalNeo4j:
             *_JVM_FLAGS,
             "-cp",
             f"{lib}/*",
-            _ENTRY,
+            entry_point(lib, version),
             f"--home-dir={self.home}",
             f"--config-dir={conf_dir}",
             "--console-mode",
@@ -547,6 +551,18 @@ def _run_with_progress(cmd: list[str], say: Callable[[str], None]) -> tuple[int,
     return returncode, "".join(lines)
 
 
+def entry_point(lib: Path, version: str) -> str:
+    """The main class of the Neo4j server in ``lib`` (from its jar's service file)."""
+    jar = lib / f"neo4j-{version}.jar"
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            names = archive.read(_ENTRY_SERVICE).decode("utf-8").split()
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return _ENTRY
+    classes = [n for n in names if not n.startswith("#")]
+    return classes[0] if classes else _ENTRY
+
+
 def _version_of(lib: Path) -> str:
     for jar in sorted(lib.glob("neo4j-[0-9]*.jar")):
         return jar.stem.removeprefix("neo4j-")
@@ -595,7 +611,7 @@ def _is_our_jvm(pid: int, home: str) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return False
-    return _ENTRY in cmdline and f"--home-dir={home}" in cmdline
+    return "org.neo4j.server." in cmdline and f"--home-dir={home}" in cmdline
 
 
 def _terminate(pid: int, timeout: float) -> None:

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from graphsvc.localdb.launcher import FetchProgress, downloaded_bytes
+import zipfile
+from pathlib import Path
+
+from graphsvc.localdb.launcher import FetchProgress, downloaded_bytes, entry_point
 from graphsvc.settings import Settings
 
 LINE = (
@@ -39,3 +42,15 @@ def test_progress_is_reported_at_most_every_few_seconds_with_running_totals() ->
 
 def test_the_default_neo4j_is_one_pinned_version() -> None:
     assert Settings().neo4j_version_range == "[5.26.30]"
+
+
+def test_the_server_main_class_comes_from_the_release_jar(tmp_path: Path) -> None:
+    # 5.26 names it CommunityEntryPoint, 2026.x Neo4jCommunity: each jar says which.
+    with zipfile.ZipFile(tmp_path / "neo4j-2026.08.1.jar", "w") as jar:
+        jar.writestr(
+            "META-INF/services/org.neo4j.server.startup.EntryPoint",
+            "org.neo4j.server.Neo4jCommunity\n",
+        )
+    assert entry_point(tmp_path, "2026.08.1") == "org.neo4j.server.Neo4jCommunity"
+    # A jar without the file (or no jar): the 5.x class.
+    assert entry_point(tmp_path, "5.26.30") == "org.neo4j.server.CommunityEntryPoint"
