@@ -57,7 +57,7 @@ def test_cypher_is_only_loaded_from_files_with_parameters() -> None:
 
 
 def test_every_cypher_file_is_one_statement() -> None:
-    for path in (ROOT / "cypher").rglob("*.cypher"):
+    for path in (ROOT / "graphsvc" / "cypher").rglob("*.cypher"):
         body = "\n".join(
             line for line in path.read_text().splitlines() if not line.strip().startswith("//")
         ).strip()
