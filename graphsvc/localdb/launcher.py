@@ -263,7 +263,7 @@ class LocalNeo4j:
                 f"an interrupted `graphsvc compact` left {self.home / SWAP_JOURNAL}; "
                 "run `graphsvc compact` again to finish it before starting Neo4j"
             )
-        java = _find_java()
+        java = _find_java(self.settings.java_home)
         lib, version = self.fetch()
         port = self.port or _free_port()
         if not _port_free(port):
@@ -569,8 +569,8 @@ def _version_of(lib: Path) -> str:
     raise LauncherError(f"no neo4j-<version>.jar in {lib}")
 
 
-def _find_java() -> str:
-    home = os.environ.get("JAVA_HOME")
+def _find_java(home: str) -> str:
+    """``<home>/bin/java`` (``Settings.java_home``), else ``java`` on PATH."""
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")
     java = shutil.which("java")
