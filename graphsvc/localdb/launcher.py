@@ -37,6 +37,7 @@ from graphsvc.errors import (
     StartTimeoutError,
 )
 from graphsvc.settings import Settings
+from graphsvc.store.queries import query
 
 __all__ = ["Instance", "LocalNeo4j", "population_buffer_mb", "start_all", "stop_all"]
 
@@ -404,7 +405,7 @@ class LocalNeo4j:
                 auth = (inst.user, inst.password) if inst.auth else None
                 with GraphDatabase.driver(inst.uri, auth=auth) as driver:
                     driver.verify_connectivity()
-                    driver.execute_query("RETURN 1", database_="neo4j", routing_="r")
+                    driver.execute_query(query("launcher/ping"), database_="neo4j", routing_="r")
                 return
             except AuthError as exc:
                 if inst.auth and _is_first_login(exc):
@@ -440,7 +441,7 @@ class LocalNeo4j:
             driver.session(database="system") as session,
         ):
             session.run(
-                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                query("launcher/set_initial_password"),
                 old="neo4j",
                 new=inst.password,
             ).consume()
