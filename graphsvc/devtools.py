@@ -1,5 +1,8 @@
 """Developer tools: ``python -m graphsvc.devtools imports`` prints the import graph.
 
+``python -m graphsvc.devtools modules`` lists every module, by layer, with the first
+line of its docstring.
+
 The package's layers, lowest first (a layer may import the layers below it)::
 
     base        errors, settings, metrics, request_scope, logging_setup
@@ -37,6 +40,7 @@ __all__ = [
     "imports_of",
     "layer_of",
     "main",
+    "module_list",
     "modules",
 ]
 
@@ -198,7 +202,11 @@ def import_graph(root: Path | None = None) -> ImportGraph:
 def render(graph: ImportGraph) -> str:
     """The graph as text: layers, edges with counts, back edges."""
     order = [name for name, _, _ in LAYERS]
-    lines = ["graphsvc import graph between layers (lowest first):", ""]
+    lines = [
+        "graphsvc import graph between layers (lowest first):",
+        "  base <- core <- store | localdb | adapters <- use cases <- facade/root <- edges",
+        "",
+    ]
     for name in order:
         lines.append(f"  {name:<12} {len(graph.layers[name]):>3} modules")
     lines += ["", "imports between layers (from -> to: count):"]
@@ -214,6 +222,23 @@ def render(graph: ImportGraph) -> str:
     if graph.unlayered:
         lines += ["", "modules in no layer (add them to graphsvc.devtools.LAYERS):"]
         lines += [f"  {m}" for m in graph.unlayered]
+    return "\n".join(lines)
+
+
+def module_list(root: Path | None = None) -> str:
+    """Every module by layer, with the first line of its docstring."""
+    lines: list[str] = []
+    by_layer: dict[str | None, list[tuple[str, Path]]] = {}
+    for mod, path in modules(root).items():
+        by_layer.setdefault(layer_of(mod), []).append((mod, path))
+    for name in [n for n, _, _ in LAYERS] + [None]:
+        if name not in by_layer:
+            continue
+        lines.append(f"{name or 'package'}:")
+        for mod, path in by_layer[name]:
+            doc = ast.get_docstring(ast.parse(path.read_text(encoding="utf-8"))) or ""
+            first = doc.strip().splitlines()[0] if doc.strip() else "(no docstring)"
+            lines.append(f"  {mod.removeprefix(PACKAGE + '.')}: {first}")
     return "\n".join(lines)
 
 
@@ -236,7 +261,11 @@ def main(argv: list[str] | None = None) -> int:
     imp = sub.add_parser("imports", help="the import graph between layers, as text")
     imp.add_argument("--json", action="store_true", help="print JSON instead of text")
     imp.add_argument("--check", action="store_true", help="exit 1 on a back edge")
+    sub.add_parser("modules", help="every module by layer with its docstring's first line")
     args = ap.parse_args(argv)
+    if args.command == "modules":
+        print(module_list())
+        return 0
     graph = import_graph()
     if args.json:
         print(json.dumps(_as_json(graph), indent=1))

@@ -1,5 +1,7 @@
-"""Loads the demo corpora (package data ``graphsvc/seed_data/``) through the public write
-operation. The files ship in the wheel and are read with :mod:`importlib.resources`.
+"""Loads the demo corpora through the public write operation.
+
+The corpora are package data (``graphsvc/seed_data/``, in the wheel too), read with
+:mod:`importlib.resources`:
 
 - ``seed_data/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
 - ``seed_data/team.json``: the design and incident history of an engineering team (about

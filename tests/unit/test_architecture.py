@@ -495,3 +495,18 @@ def test_a_back_edge_is_found(tmp_path: Path) -> None:
     }
     assert [i.type_only for i in graph.back_edges] == [False, True]
     assert graph.edges[("facade/root", "use cases")] == 1
+
+
+def test_the_module_list_names_every_module_with_a_docstring_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "graphsvc.devtools", "modules"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    listed = {
+        line.strip().split(":")[0] for line in done.stdout.splitlines() if line.startswith("  ")
+    }
+    assert listed == {m.removeprefix("graphsvc.") for m in MODULES}
+    assert "(no docstring)" not in done.stdout
