@@ -38,9 +38,10 @@ team = read_corpus(TEAM_CORPUS)
 changes = parse_changes(demo["changes"])
 
 client = TestClient(Starlette(routes=[static_mount()]))
-page = (STATIC_DIR / "explore.html").read_text(encoding="utf-8")
-assets = sorted(set(re.findall(r'(?:src|href)="(/static/[^"]+)"', page)))
-served = {a: client.get(a).status_code for a in assets + ["/static/explore.html"]}
+pages = ["explore.html", "graphiql.html"]
+html = "".join((STATIC_DIR / p).read_text(encoding="utf-8") for p in pages)
+assets = sorted(set(re.findall(r'(?:src|href)="(/static/[^"]+)"', html)))
+served = {a: client.get(a).status_code for a in assets + [f"/static/{p}" for p in pages]}
 
 print(json.dumps({
     "file": graphsvc.__file__,
@@ -129,5 +130,7 @@ def test_a_built_wheel_installs_and_loads_every_query_and_the_demo_corpus(
     assert report["demo_changes"] == 20
     assert report["team_batches"] > 0
     served = report["served"]
-    assert "/static/explore.html" in served and len(served) > 3, served
+    # The explorer (cytoscape + fcose) and the offline GraphiQL page, each asset.
+    assert "/static/vendor/cytoscape-fcose.js" in served, served
+    assert "/static/vendor/graphiql.min.js" in served and len(served) == 12, served
     assert set(served.values()) == {200}, served
