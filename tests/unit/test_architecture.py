@@ -405,7 +405,18 @@ def _query_name_literals() -> dict[str, set[str]]:
     """Every string constant in the package shaped like ``<cypher folder>/<name>``."""
     named: dict[str, set[str]] = {}
     for module in MODULES:
+        # A transaction's label (db.write_tx(work, label="replica/register")) names
+        # the unit of work in errors and timeouts, not a query file.
+        labels = {
+            id(k.value)
+            for n in ast.walk(_tree(module))
+            if isinstance(n, ast.Call)
+            for k in n.keywords
+            if k.arg == "label"
+        }
         for node in ast.walk(_tree(module)):
+            if id(node) in labels:
+                continue
             if (
                 isinstance(node, ast.Constant)
                 and isinstance(node.value, str)
