@@ -1,6 +1,8 @@
 """All configuration, read from ``GRAPHSVC_*`` environment variables.
 
-This is the only module that reads the environment. Every value has a safe
+This is the only module that reads the environment (``JAVA_HOME`` included, as
+``java_home``) and the only one that writes it (the model libraries' offline flags,
+:func:`offline_model_environment`). Every value has a safe
 default (SPEC §15); ``Settings.from_env()`` validates and returns a frozen object
 that the rest of the code receives explicitly.
 """
@@ -15,7 +17,16 @@ from typing import Any
 
 from graphsvc.errors import InvalidInputError
 
-__all__ = ["Settings", "default_cache_dir", "default_state_dir"]
+__all__ = ["Settings", "default_cache_dir", "default_state_dir", "offline_model_environment"]
+
+# Set for the Hugging Face libraries before the embedding model loads: no code path
+# may reach a model hub, and the tokenizers' own threads stay off (embed/sentence.py).
+# A value already in the environment is kept.
+_MODEL_LIBRARY_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def default_cache_dir() -> Path:
@@ -28,6 +39,16 @@ def default_state_dir() -> Path:
     """Where the managed Neo4j keeps its data, logs and pid file."""
     base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
     return Path(base) / "graphsvc"
+
+
+def offline_model_environment() -> None:
+    """Put the offline flags of the model libraries into the process environment.
+
+    The one place graphsvc writes the environment: the Hugging Face libraries read
+    these variables themselves, so they must be set before the model loads.
+    """
+    for name, value in _MODEL_LIBRARY_ENV.items():
+        os.environ.setdefault(name, value)
 
 
 @dataclass(frozen=True)
@@ -156,6 +177,10 @@ class Settings:
     # atomisation; empty means no configured hooks.
     atomise_hooks: str = ""
 
+    # The JDK that runs the managed Neo4j and the Lucene reader: ``GRAPHSVC_JAVA_HOME``,
+    # else the standard ``JAVA_HOME``; empty means ``java`` on PATH.
+    java_home: str = ""
+
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
         """Read ``GRAPHSVC_*`` variables, then apply ``overrides``.
@@ -170,6 +195,8 @@ class Settings:
             if raw is None:
                 continue
             values[f.name] = _parse(f.name, str(f.type), raw)
+        if "java_home" not in values and source.get("JAVA_HOME"):
+            values["java_home"] = source["JAVA_HOME"]
         values.update(overrides)
         settings = cls(**values)
         settings.validate()
@@ -228,6 +255,7 @@ def _parse(name: str, type_name: str, raw: str) -> Any:
             return float(raw)
         if type_name == "Path":
             return Path(raw).expanduser()
+
         return raw
     except ValueError as exc:
         raise InvalidInputError(

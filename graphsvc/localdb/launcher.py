@@ -37,6 +37,7 @@ from graphsvc.errors import (
     StartTimeoutError,
 )
 from graphsvc.settings import Settings
+from graphsvc.store.queries import query
 
 __all__ = ["Instance", "LocalNeo4j", "population_buffer_mb", "start_all", "stop_all"]
 
@@ -263,7 +264,7 @@ class LocalNeo4j:
                 f"an interrupted `graphsvc compact` left {self.home / SWAP_JOURNAL}; "
                 "run `graphsvc compact` again to finish it before starting Neo4j"
             )
-        java = _find_java()
+        java = _find_java(self.settings.java_home)
         lib, version = self.fetch()
         port = self.port or _free_port()
         if not _port_free(port):
@@ -404,7 +405,7 @@ class LocalNeo4j:
                 auth = (inst.user, inst.password) if inst.auth else None
                 with GraphDatabase.driver(inst.uri, auth=auth) as driver:
                     driver.verify_connectivity()
-                    driver.execute_query("RETURN 1", database_="neo4j", routing_="r")
+                    driver.execute_query(query("launcher/ping"), database_="neo4j", routing_="r")
                 return
             except AuthError as exc:
                 if inst.auth and _is_first_login(exc):
@@ -440,7 +441,7 @@ class LocalNeo4j:
             driver.session(database="system") as session,
         ):
             session.run(
-                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                query("launcher/set_initial_password"),
                 old="neo4j",
                 new=inst.password,
             ).consume()
@@ -569,8 +570,8 @@ def _version_of(lib: Path) -> str:
     raise LauncherError(f"no neo4j-<version>.jar in {lib}")
 
 
-def _find_java() -> str:
-    home = os.environ.get("JAVA_HOME")
+def _find_java(home: str) -> str:
+    """``<home>/bin/java`` (``Settings.java_home``), else ``java`` on PATH."""
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")
     java = shutil.which("java")
