@@ -41,7 +41,7 @@ from read import load  # noqa: E402  (bench/read.py, path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
-from graphsvc.ops.export import export_graph  # noqa: E402
+from graphsvc.ops.export import deployment_public_keys, export_graph  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -54,7 +54,14 @@ def measure(service: Service, binding: Binding, fmt: str, page_size: int) -> dic
         tracemalloc.start()
         t0 = time.perf_counter()
         with path.open("w", encoding="utf-8", newline="") as fh:
-            report = export_graph(service, binding, fmt, fh, page_size=page_size)
+            report = export_graph(
+                service.db,
+                binding,
+                fmt,
+                fh,
+                public_keys=lambda: deployment_public_keys(service.settings),
+                page_size=page_size,
+            )
         seconds = time.perf_counter() - t0
         _, peak = tracemalloc.get_traced_memory()
         tracemalloc.stop()

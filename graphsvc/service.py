@@ -9,7 +9,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import Change
@@ -19,6 +19,9 @@ from graphsvc.server_secret import load_or_create_secret
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
+
+if TYPE_CHECKING:
+    from graphsvc.forensics.export import ForensicExport
 
 __all__ = ["Service"]
 
@@ -52,11 +55,13 @@ class Service:
 
     def health(self) -> dict[str, Any]:
         """Server version, schema version and model facts (no data, no auth needed)."""
-        server = self.db.server_info()
+        from graphsvc.store import meta
+
+        server = meta.server_info(self.db)
         return {
             "status": "ok",
             "neo4j": server,
-            "schemaVersion": self.db.schema_version(),
+            "schemaVersion": meta.schema_version(self.db),
             "embedding": {
                 "model": self.embedder.model_name,
                 "dimension": self.embedder.dimension,
@@ -131,7 +136,7 @@ class Service:
         """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""
         from graphsvc.ops.purge import purge
 
-        return purge(self, binding, atom_id)
+        return purge(self.db, self.clock, binding, atom_id)
 
     # ------------------------------------------------ host layer: atomisation (§11-§12)
     def atomise(self, binding: Binding, atom_id: str, **options: Any) -> Any:
@@ -154,10 +159,16 @@ class Service:
 
     def export_forensic_bundle(
         self, binding: Binding, atom_id: str, *, include_atomisation_chain: bool = True
-    ) -> Any:
+    ) -> ForensicExport:
         """``exportForensicBundle`` (SIG-3); see :mod:`graphsvc.forensics.export`."""
+        from graphsvc.atomise.usecase import load_key_ring
         from graphsvc.forensics.export import export_forensic_bundle
 
         return export_forensic_bundle(
-            self, binding, atom_id, include_atomisation_chain=include_atomisation_chain
+            self.db,
+            lambda: load_key_ring(self.settings),
+            self.clock,
+            binding,
+            atom_id,
+            include_atomisation_chain=include_atomisation_chain,
         )

@@ -279,7 +279,7 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
     _track_jobs(service)
     graphql = _GraphQL(service, auth, settings.retry_after_s)
-    health = Health(service, settings.retry_after_s)
+    health = Health(service.db, service.embedder, settings.retry_after_s)
 
     async def root(_: Request) -> Response:
         return RedirectResponse("/graphql")

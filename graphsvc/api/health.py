@@ -17,8 +17,10 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
+from graphsvc.embed import Embedder
 from graphsvc.errors import DeadlineExceededError, GraphsvcError
-from graphsvc.service import Service
+from graphsvc.store.connection import Database
+from graphsvc.store.meta import Readiness, readiness
 
 __all__ = ["Health"]
 
@@ -26,34 +28,32 @@ log = logging.getLogger("graphsvc.api")
 
 
 class Health:
-    """The two probes of one Service.
+    """The two probes of one served process.
 
     Args:
-        service: the served Service (its Database and embedder are checked).
+        db: the served Database (checked by readiness).
+        embedder: the served embedder (its model is reported).
         retry_after_s: the ``Retry-After`` of a 503.
     """
 
-    def __init__(self, service: Service, retry_after_s: int) -> None:
-        self._service = service
+    def __init__(self, db: Database, embedder: Embedder, retry_after_s: int) -> None:
+        self._db = db
+        self._model = {"model": embedder.model_name, "dimension": embedder.dimension}
         self._retry_after = str(retry_after_s)
         # Two threads: one probe in flight per load balancer is the usual case, and a
         # stuck probe must not stop the next one. Never the resolvers' pool.
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-ready")
-        db = service.db
-        self._timeout_s = (
-            getattr(db, "acquisition_timeout_s", 2.0) + getattr(db, "max_retry_time_s", 0.5) + 1.0
-        )
+        self._timeout_s = db.acquisition_timeout_s + db.max_retry_time_s + 1.0
 
     async def healthz(self, _: Request) -> Response:
         return JSONResponse({"status": "ok"})
 
     async def readyz(self, _: Request) -> Response:
         loop = asyncio.get_running_loop()
-        embedder = self._service.embedder
-        model = {"model": embedder.model_name, "dimension": embedder.dimension}
+        model = dict(self._model)
         try:
-            checks: dict[str, Any] = await asyncio.wait_for(
-                loop.run_in_executor(self._pool, self._service.db.readiness), self._timeout_s
+            checks: Readiness = await asyncio.wait_for(
+                loop.run_in_executor(self._pool, readiness, self._db), self._timeout_s
             )
         except TimeoutError:
             return self._unready("TIMEOUT", "Neo4j did not answer the readiness check", model)

@@ -20,6 +20,7 @@ from graphsvc.store.queries import query
 
 if TYPE_CHECKING:
     from graphsvc.service import Service
+    from graphsvc.store.connection import Database
 
 __all__ = [
     "DEFAULT_LINEAGE_DEPTH",
@@ -135,16 +136,14 @@ def _walk(tx: ManagedTransaction, subject: str, root: str, depth: int | None) ->
 
 
 def walk_lineage(
-    service: Service, binding: Binding, atom_id: str, *, depth: int | None = None
+    db: Database, binding: Binding, atom_id: str, *, depth: int | None = None
 ) -> LineageWalk:
     """The lineage component around ``atom_id`` (``depth=None``: all of it, bounded).
 
     Raises:
         NotFoundError: no such atom in the caller's subject.
     """
-    return service.db.read_tx(
-        lambda tx: _walk(tx, binding.subject, atom_id, depth), label="lineage"
-    )
+    return db.read_tx(lambda tx: _walk(tx, binding.subject, atom_id, depth), label="lineage")
 
 
 def lineage(

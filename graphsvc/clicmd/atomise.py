@@ -178,13 +178,16 @@ def _flag(raw: str) -> bool:
 
 
 def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.atomise.usecase import load_key_ring
     from graphsvc.forensics.export import collect_bundle
 
     binding = binding_from_args(args)
     try:
         with _service(settings) as service:
             parts = collect_bundle(
-                service,
+                service.db,
+                lambda: load_key_ring(settings),
+                service.clock,
                 binding,
                 args.memory_id,
                 include_atomisation_chain=args.include_atomisation_chain,

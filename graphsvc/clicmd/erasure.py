@@ -85,7 +85,7 @@ def _state(settings: Settings) -> dict[str, Any]:
 
     runtime = connect(settings, progress=progress)
     try:
-        return erasure_status(runtime.db, settings, time.time())
+        return erasure_status(runtime.db, settings.erasure_max_delay_s, time.time())
     finally:
         runtime.db.close()
 

@@ -15,15 +15,12 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
 from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.export import FORMATS, ExportReport, export_graph
+from graphsvc.ops.export import FORMATS, ExportReport, deployment_public_keys, export_graph
 from graphsvc.settings import Settings
-from graphsvc.store.connection import Database
 
-__all__ = ["build_graph", "register"]
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
@@ -46,36 +43,6 @@ def register(sub: Any) -> None:
     p.add_argument("--revisions", action="store_true", help="also superseded revisions")
     p.add_argument("--page-size", type=int, default=500, help="atoms per read page")
     p.set_defaults(handler=_run)
-
-
-def build_graph(db: Database, subject: str) -> nx.MultiDiGraph:
-    """Legacy in-memory graph of a subject's heads (kept for existing callers).
-
-    ``graphsvc export`` does not use it: it streams through :mod:`graphsvc.ops.export`.
-    """
-    g: nx.MultiDiGraph = nx.MultiDiGraph(subject=subject)
-    rows = db.read("export/graph", subject=subject)
-    for row in rows:
-        g.add_node(
-            row["atomId"],
-            rev=row["rev"],
-            state=row["state"],
-            text=row["text"] or "",
-            atomOf=row["atomOf"] or "",
-        )
-    for row in rows:
-        for link in row["links"]:
-            if link["dst"] in g:
-                g.add_edge(
-                    row["atomId"],
-                    link["dst"],
-                    role=link["role"],
-                    at=link["at"],
-                    required=bool(link["required"]),
-                )
-        if row["atomOf"] and row["atomOf"] in g:
-            g.add_edge(row["atomId"], row["atomOf"], role="derives_from", at="lineage")
-    return g
 
 
 def _progress(report: ExportReport) -> None:
@@ -111,25 +78,32 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if to_stdout and args.json:
         raise InvalidInputError("--json prints a report on stdout: give a file with -o")
     with connected_service(settings) as service:
+        db = service.db
+
+        def keys() -> dict[str, bytes]:
+            return deployment_public_keys(settings)
+
         if args.format == "csv":
             report = export_graph(
-                service,
+                db,
                 binding,
                 "csv",
                 Path(args.output),
                 revisions=args.revisions,
                 page_size=args.page_size,
+                public_keys=keys,
                 progress=_progress,
             )
         elif to_stdout:
             out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
             report = export_graph(
-                service,
+                db,
                 binding,
                 args.format,
                 out,
                 revisions=args.revisions,
                 page_size=args.page_size,
+                public_keys=keys,
                 progress=_progress,
             )
             out.flush()
@@ -137,12 +111,13 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             with _file_atomically(Path(args.output)) as fh:
                 report = export_graph(
-                    service,
+                    db,
                     binding,
                     args.format,
                     fh,
                     revisions=args.revisions,
                     page_size=args.page_size,
+                    public_keys=keys,
                     progress=_progress,
                 )
     payload = {**report.to_json(), "path": args.output}

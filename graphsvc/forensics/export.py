@@ -17,21 +17,23 @@ from __future__ import annotations
 
 import base64
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.atomise.lineage import walk_lineage
 from graphsvc.atomise.transaction import event_from_row
-from graphsvc.atomise.usecase import load_key_ring
 from graphsvc.core.binding import Binding
 from graphsvc.core.canonical import sha256_hex
 from graphsvc.forensics.bundle import bundle_bytes, write_bundle
+from graphsvc.signing_keys import KeyRing
+from graphsvc.store import export as store
+from graphsvc.store.connection import Database
+from graphsvc.store.export import BundleRevisionRow
 
 if TYPE_CHECKING:
     from pathlib import Path
-
-    from graphsvc.service import Service
 
 __all__ = ["BundleParts", "ForensicExport", "collect_bundle", "export_forensic_bundle"]
 
@@ -97,7 +99,9 @@ class ForensicExport:
 
 
 def collect_bundle(
-    service: Service,
+    db: Database,
+    key_ring: Callable[[], KeyRing],
+    clock: Callable[[], float],
     binding: Binding,
     atom_id: str,
     *,
@@ -105,13 +109,21 @@ def collect_bundle(
 ) -> BundleParts:
     """Read everything the bundle of ``atom_id`` holds.
 
+    Args:
+        db: the database.
+        key_ring: loads the deployment's key ring (asked for after the reads).
+        clock: epoch seconds (the manifest's ``exportedAt``).
+        binding: the caller; only its subject is read.
+        atom_id: the memory the bundle is about.
+        include_atomisation_chain: walk its lineage both ways (else the memory alone).
+
     Raises:
         NotFoundError: no such atom in the caller's subject.
         SignerError: the key ring cannot be loaded.
         StoreError: Neo4j failed.
     """
     subject = binding.subject
-    walk = walk_lineage(service, binding, atom_id, depth=None if include_atomisation_chain else 1)
+    walk = walk_lineage(db, binding, atom_id, depth=None if include_atomisation_chain else 1)
     members = list(walk.depth_of) if include_atomisation_chain else [atom_id]
     memories = [
         {
@@ -123,22 +135,18 @@ def collect_bundle(
         }
         for aid in sorted(members)
     ]
-    revisions = [
-        _revision_doc(row)
-        for row in service.db.read("atomise/bundle_revisions", subject=subject, atomIds=members)
-    ]
+    revisions = [_revision_doc(row) for row in store.bundle_revisions(db, subject, members)]
     lineage = [e.signable(subject) for e in walk.edges] if include_atomisation_chain else []
     events = [
-        event_from_row(subject, row).to_dict()
-        for row in service.db.read("atomise/subject_events", subject=subject)
+        event_from_row(subject, dict(row)).to_dict() for row in store.subject_events(db, subject)
     ]
-    ring = load_key_ring(service.settings)
+    ring = key_ring()
     manifest = {
         "subject": subject,
         "root": atom_id,
         "includeAtomisationChain": include_atomisation_chain,
         "truncated": walk.truncated,
-        "exportedAt": datetime.fromtimestamp(service.clock(), UTC).isoformat(),
+        "exportedAt": datetime.fromtimestamp(clock(), UTC).isoformat(),
         "generator": "graphsvc",
         "memories": memories,
     }
@@ -152,13 +160,16 @@ def collect_bundle(
 
 
 def export_forensic_bundle(
-    service: Service,
+    db: Database,
+    key_ring: Callable[[], KeyRing],
+    clock: Callable[[], float],
     binding: Binding,
     atom_id: str,
     *,
     include_atomisation_chain: bool = True,
 ) -> ForensicExport:
-    """Export the bundle of ``atom_id`` as bytes (SIG-3).
+    """Export the bundle of ``atom_id`` as bytes (SIG-3); arguments as
+    :func:`collect_bundle`.
 
     Raises:
         NotFoundError: no such atom in the caller's subject.
@@ -166,7 +177,12 @@ def export_forensic_bundle(
         StoreError: Neo4j failed.
     """
     parts = collect_bundle(
-        service, binding, atom_id, include_atomisation_chain=include_atomisation_chain
+        db,
+        key_ring,
+        clock,
+        binding,
+        atom_id,
+        include_atomisation_chain=include_atomisation_chain,
     )
     return ForensicExport(
         data=parts.to_bytes(),
@@ -178,13 +194,14 @@ def export_forensic_bundle(
     )
 
 
-def _revision_doc(row: dict[str, Any]) -> dict[str, Any]:
-    doc = dict(row)
-    doc["sources"] = json.loads(row["sources"]) if row.get("sources") else []
-    doc["atomIds"] = list(row["atomIds"]) if row.get("atomIds") is not None else None
+def _revision_doc(row: BundleRevisionRow) -> dict[str, Any]:
+    doc: dict[str, Any] = dict(row)
+    sources, atom_ids = row.get("sources"), row.get("atomIds")
+    doc["sources"] = json.loads(sources) if sources else []
+    doc["atomIds"] = list(atom_ids) if atom_ids is not None else None
     links = []
     for link in row.get("links") or []:
-        item = {
+        item: dict[str, Any] = {
             "role": link["role"],
             "at": link["at"],
             "required": bool(link["required"]),

@@ -31,15 +31,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from neo4j import RoutingControl
-
 from graphsvc.errors import CompactError
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.localdb.launcher import SWAP_JOURNAL, start_all, stop_all
 from graphsvc.settings import Settings
+from graphsvc.store.compact import create_schema, index_states
 from graphsvc.store.connection import Database
-from graphsvc.store.graph_copy import copy_graph, index_states
-from graphsvc.store.queries import schema_statements
+from graphsvc.store.graph_copy import copy_graph
+from graphsvc.store.meta import mark_compacted
 
 __all__ = ["compact", "data_bytes", "shred_tree"]
 
@@ -151,14 +150,11 @@ def _build_copy(
         say("graphsvc: compact: copying live records into a new store...")
         copied = copy_graph(src_db, tgt_db, batch=batch, progress=say)
         t = time.monotonic()
-        for _stem, statement in schema_statements():
-            tgt_db.driver.execute_query(
-                statement, database_=tgt_db.database, routing_=RoutingControl.WRITE
-            )
+        create_schema(tgt_db)
         _await_indexes(tgt_db, time.monotonic() + index_timeout_s, say)
         index_s = time.monotonic() - t
         now = datetime.fromtimestamp(clock(), UTC).isoformat()
-        erased = int(tgt_db.write("erasure/mark_compacted", now=now)[0]["erasedPurges"])
+        erased = mark_compacted(tgt_db, now)
     finally:
         src_db.close()
         tgt_db.close()

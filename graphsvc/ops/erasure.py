@@ -13,14 +13,19 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
+from graphsvc.store.meta import erasure_state
 
 __all__ = ["erasure_status"]
 
 
-def erasure_status(db: Database, settings: Settings, now: float) -> dict[str, Any]:
+def erasure_status(db: Database, max_delay_s: float, now: float) -> dict[str, Any]:
     """The disk-erasure state of the database ``db``.
+
+    Args:
+        db: the database.
+        max_delay_s: the operator's bound (``GRAPHSVC_ERASURE_MAX_DELAY_S``).
+        now: epoch seconds.
 
     Returns:
         ``{erased, pendingPurges, oldestPendingAt, dueBy, overdue, lastPurgeAt,
@@ -29,13 +34,13 @@ def erasure_status(db: Database, settings: Settings, now: float) -> dict[str, An
     Raises:
         StoreError: Neo4j failed.
     """
-    row = db.read("erasure/state")[0]
-    pending = int(row["pendingPurges"])
-    oldest = row["oldestPendingAt"]
+    state = erasure_state(db)
+    pending = state.pending_purges
+    oldest = state.oldest_pending_at
     due = None
     overdue = False
     if pending and oldest:
-        due_at = datetime.fromisoformat(oldest) + timedelta(seconds=settings.erasure_max_delay_s)
+        due_at = datetime.fromisoformat(oldest) + timedelta(seconds=max_delay_s)
         due = due_at.isoformat()
         overdue = datetime.fromtimestamp(now, UTC) > due_at
     return {
@@ -44,8 +49,8 @@ def erasure_status(db: Database, settings: Settings, now: float) -> dict[str, An
         "oldestPendingAt": oldest,
         "dueBy": due,
         "overdue": overdue,
-        "lastPurgeAt": row["lastPurgeAt"],
-        "lastCompactAt": row["lastCompactAt"],
-        "maxDelaySeconds": settings.erasure_max_delay_s,
+        "lastPurgeAt": state.last_purge_at,
+        "lastCompactAt": state.last_compact_at,
+        "maxDelaySeconds": max_delay_s,
         "erasedBy": None if pending == 0 else "the next `graphsvc compact`",
     }

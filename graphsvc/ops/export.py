@@ -42,22 +42,28 @@ import tempfile
 from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import IO, TYPE_CHECKING, Any, Final, Literal, Protocol
+from typing import IO, Any, Final, Literal, Protocol, TypeVar
+
+import networkx as nx
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.graph import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
+from graphsvc.store import export as store
+from graphsvc.store.connection import Database
+from graphsvc.store.export import AtomPageRow, LineageRow, RevisionRow
 
 __all__ = [
     "EDGE_ATTRS",
     "FORMATS",
     "NODE_ATTRS",
     "ExportReport",
+    "PublicKeys",
+    "build_graph",
+    "deployment_public_keys",
     "export_graph",
     "unescape_xml_value",
     "xml_safe",
@@ -351,27 +357,38 @@ def _label(text: str) -> str:
     return flat if len(flat) <= _LABEL_CHARS else flat[: _LABEL_CHARS - 1] + "…"
 
 
+T = TypeVar("T")
+PublicKeys = Callable[[], dict[str, bytes]]
+
+
 def _pages(
-    service: Service, subject: str, name: str, key: str, page_size: int
-) -> Iterator[list[dict[str, Any]]]:
+    db: Database,
+    subject: str,
+    fetch: Callable[[str], list[T]],
+    key: Callable[[T], str],
+    page_size: int,
+) -> Iterator[list[T]]:
+    """Keyset pages ``fetch(after)`` of at most ``page_size`` rows, each one checked
+    against an unfinished purge first (LNK-6)."""
     after = ""
     while True:
-        refuse_if_purge_pending(service.db, subject)
-        rows = service.db.read_rows(name, subject=subject, after=after, limit=page_size)
+        refuse_if_purge_pending(db, subject)
+        rows = fetch(after)
         if not rows:
             return
         yield rows
         if len(rows) < page_size:
             return
-        after = rows[-1][key]
+        after = key(rows[-1])
 
 
 def export_graph(
-    service: Service,
+    db: Database,
     binding: Binding,
     fmt: str,
     target: IO[str] | Path,
     *,
+    public_keys: PublicKeys,
     revisions: bool = False,
     page_size: int = DEFAULT_PAGE,
     progress: Callable[[ExportReport], None] | None = None,
@@ -379,11 +396,14 @@ def export_graph(
     """Stream the caller's subject as ``fmt`` to ``target``.
 
     Args:
-        service: the service (its database and key ring).
+        db: the database.
         binding: the caller; its subject is exported, nothing else.
         fmt: ``graphml`` | ``node-link`` | ``csv``.
         target: an open text stream (graphml, node-link) or a folder (csv, which
             writes ``nodes.csv`` and ``edges.csv`` there).
+        public_keys: the deployment's verification keys (key id → raw public key),
+            asked for once, when the first lineage edge is checked; see
+            :func:`deployment_public_keys`.
         revisions: also write superseded revisions as ``revision`` nodes.
         page_size: atoms per read page (memory is bounded by one page).
         progress: called after each page with the report so far.
@@ -401,95 +421,171 @@ def export_graph(
     if isinstance(page_size, bool) or not 1 <= page_size <= 10_000:
         raise InvalidInputError("page_size must be in 1..10000")
     subject = binding.subject
-    refuse_if_purge_pending(service.db, subject)
-    graph_attrs: dict[str, Any] = {
-        "subject": subject,
-        "formatVersion": FORMAT_VERSION,
-        "revisions": revisions,
-    }
-    sink: _Sink
-    if fmt == "csv":
-        if not isinstance(target, Path):
-            raise InvalidInputError("csv writes two files: give a folder with -o, not -")
-        sink = _Csv(target)
-    else:
-        if isinstance(target, Path):
-            raise InvalidInputError(f"{fmt} is written to a stream")
-        sink = _GraphML(target, graph_attrs) if fmt == "graphml" else _NodeLink(target, graph_attrs)
+    refuse_if_purge_pending(db, subject)
+    sink = _open_sink(
+        fmt, target, {"subject": subject, "formatVersion": FORMAT_VERSION, "revisions": revisions}
+    )
     report = ExportReport(format=fmt, subject=subject)
     out = _Counted(sink, report)
-    keys: dict[str, bytes] | None = None
-
-    def status(edge: dict[str, Any]) -> str:
-        # One checker for every surface (ops.graph.signature_status, SIG-1), in the
-        # export's attribute vocabulary.
-        nonlocal keys
-        if keys is None:
-            keys = _public_keys(service)
-        return _EXPORT_STATUS[signature_status(subject, edge, keys)]
-
     try:
-        for rows in _pages(service, subject, "export/atoms_page", "atomId", page_size):
-            report.pages += 1
-            ids = [r["atomId"] for r in rows]
-            for row in rows:
-                _atom(out, report, row)
-            for edge in service.db.read_rows("export/lineage_page", subject=subject, atomIds=ids):
-                st = status(edge)
-                report.lineage += 1
-                report.signatures[st] += 1
-                out.edge(
-                    edge["fromAtomId"],
-                    edge["toAtomId"],
-                    f"derives_from:{edge['fromRev']}:{edge['toRev']}",
-                    {
-                        "kind": "derives_from",
-                        "fromRev": int(edge["fromRev"]),
-                        "toRev": int(edge["toRev"]),
-                        "keyId": edge["keyId"],
-                        "signedAt": _plain(edge["signedAt"]),
-                        "signatureStatus": st,
-                    },
-                )
-            if revisions:
-                for rev in service.db.read_rows(
-                    "export/revisions_page", subject=subject, atomIds=ids
-                ):
-                    _revision(out, report, rev)
-            if progress is not None:
-                progress(report)
-        for rows in _pages(service, subject, "export/sources_page", "sourceKey", page_size):
-            for src in rows:
-                report.sources += 1
-                out.node(
-                    "source:" + src["sourceKey"],
-                    {
-                        "kind": "source",
-                        "label": src["uri"],
-                        "uri": src["uri"],
-                        "version": src["version"],
-                        "digest": src["digest"],
-                    },
-                )
+        _write_atoms(
+            db, subject, out, report, _Checker(subject, public_keys), revisions, page_size, progress
+        )
+        _write_sources(db, subject, out, report, page_size)
     finally:
         sink.close()
     return report
 
 
+def _open_sink(fmt: str, target: IO[str] | Path, graph_attrs: dict[str, Any]) -> _Sink:
+    if fmt == "csv":
+        if not isinstance(target, Path):
+            raise InvalidInputError("csv writes two files: give a folder with -o, not -")
+        return _Csv(target)
+    if isinstance(target, Path):
+        raise InvalidInputError(f"{fmt} is written to a stream")
+    return _GraphML(target, graph_attrs) if fmt == "graphml" else _NodeLink(target, graph_attrs)
+
+
+class _Checker:
+    """Signature status of lineage edges; the keys are asked for at the first edge."""
+
+    def __init__(self, subject: str, public_keys: PublicKeys) -> None:
+        self.subject = subject
+        self.public_keys = public_keys
+        self.keys: dict[str, bytes] | None = None
+
+    def status(self, edge: LineageRow) -> str:
+        # One checker for every surface (ops.graph.signature_status, SIG-1), in the
+        # export's attribute vocabulary.
+        if self.keys is None:
+            self.keys = self.public_keys()
+        return _EXPORT_STATUS[signature_status(self.subject, dict(edge), self.keys)]
+
+
+def _write_atoms(
+    db: Database,
+    subject: str,
+    out: _Counted,
+    report: ExportReport,
+    checker: _Checker,
+    revisions: bool,
+    page_size: int,
+    progress: Callable[[ExportReport], None] | None,
+) -> None:
+    """Atoms page by page; after each page its lineage edges and, with ``revisions``,
+    its superseded revisions."""
+    pages = _pages(
+        db,
+        subject,
+        lambda after: store.atoms_page(db, subject, after, page_size),
+        lambda row: row["atomId"],
+        page_size,
+    )
+    for rows in pages:
+        report.pages += 1
+        ids = [r["atomId"] for r in rows]
+        for row in rows:
+            _atom(out, report, row)
+        for edge in store.lineage_of(db, subject, ids):
+            _lineage(out, report, edge, checker.status(edge))
+        if revisions:
+            for rev in store.revisions_of(db, subject, ids):
+                _revision(out, report, rev)
+        if progress is not None:
+            progress(report)
+
+
+def _write_sources(
+    db: Database, subject: str, out: _Counted, report: ExportReport, page_size: int
+) -> None:
+    pages = _pages(
+        db,
+        subject,
+        lambda after: store.sources_page(db, subject, after, page_size),
+        lambda row: row["sourceKey"],
+        page_size,
+    )
+    for rows in pages:
+        for src in rows:
+            report.sources += 1
+            out.node(
+                "source:" + src["sourceKey"],
+                {
+                    "kind": "source",
+                    "label": src["uri"],
+                    "uri": src["uri"],
+                    "version": src["version"],
+                    "digest": src["digest"],
+                },
+            )
+
+
+def _lineage(out: _Counted, report: ExportReport, edge: LineageRow, status: str) -> None:
+    report.lineage += 1
+    report.signatures[status] += 1
+    out.edge(
+        edge["fromAtomId"],
+        edge["toAtomId"],
+        f"derives_from:{edge['fromRev']}:{edge['toRev']}",
+        {
+            "kind": "derives_from",
+            "fromRev": int(edge["fromRev"]),
+            "toRev": int(edge["toRev"]),
+            "keyId": edge["keyId"],
+            "signedAt": _plain(edge["signedAt"]),
+            "signatureStatus": status,
+        },
+    )
+
+
 _EXPORT_STATUS = {"verified": "valid", "invalid": "invalid", "unknown_key": "unknown-key"}
 
 
-def _public_keys(service: Service) -> dict[str, bytes]:
+def deployment_public_keys(settings: Settings) -> dict[str, bytes]:
     """The deployment's verification keys (active and retired); none if it has no key
     ring yet. Unlike signing, checking never creates a key file."""
-    settings = service.settings
     path = Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
     if not path.exists():
         return {}
     return KeyRing.load_or_create(path).public_keys()
 
 
-def _atom(out: _Counted, report: ExportReport, row: dict[str, Any]) -> None:
+def build_graph(db: Database, binding: Binding) -> nx.MultiDiGraph:
+    """The caller's subject at its heads as an in-memory networkx graph (legacy; the
+    streaming :func:`export_graph` is what ``graphsvc export`` writes).
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished.
+    """
+    subject = binding.subject
+    refuse_if_purge_pending(db, subject)
+    g: nx.MultiDiGraph = nx.MultiDiGraph(subject=subject)
+    rows = store.graph_heads(db, subject)
+    for row in rows:
+        g.add_node(
+            row["atomId"],
+            rev=row["rev"],
+            state=row["state"],
+            text=row["text"] or "",
+            atomOf=row["atomOf"] or "",
+        )
+    for row in rows:
+        for link in row["links"]:
+            if link["dst"] in g:
+                g.add_edge(
+                    row["atomId"],
+                    link["dst"],
+                    role=link["role"],
+                    at=link["at"],
+                    required=bool(link["required"]),
+                )
+        if row["atomOf"] and row["atomOf"] in g:
+            g.add_edge(row["atomId"], row["atomOf"], role="derives_from", at="lineage")
+    return g
+
+
+def _atom(out: _Counted, report: ExportReport, row: AtomPageRow) -> None:
     atom_id = row["atomId"]
     text = row["text"] or ""
     report.atoms += 1
@@ -544,7 +640,7 @@ def _atom(out: _Counted, report: ExportReport, row: dict[str, Any]) -> None:
         )
 
 
-def _revision(out: _Counted, report: ExportReport, row: dict[str, Any]) -> None:
+def _revision(out: _Counted, report: ExportReport, row: RevisionRow) -> None:
     node_id = f"{row['atomId']}@{row['rev']}"
     text = row["text"] or ""
     report.revisions += 1

@@ -45,10 +45,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
-from neo4j import ManagedTransaction
-
 from graphsvc.errors import IndexRebuildError, InvalidInputError
-from graphsvc.store.connection import Database, run
+from graphsvc.store import indexes
+from graphsvc.store.connection import Database
+from graphsvc.store.indexes import FULLTEXT_INDEX, VECTOR_INDEX, IndexName, IndexState
 
 __all__ = [
     "FULLTEXT",
@@ -66,65 +66,32 @@ __all__ = [
     "vector_index_state",
 ]
 
-VECTOR_INDEX = "current_embedding"
-FULLTEXT_INDEX = "current_text"
 # The analyzer cypher/schema/014_current_text.cypher creates the index with.
 FULLTEXT_ANALYZER = "english"
 
 
 @dataclass(frozen=True)
 class IndexKind:
-    """One rebuildable index: its name and the queries that rebuild it."""
+    """One rebuildable index: its name and how messages speak of it."""
 
-    index: str
+    index: IndexName
     label: str  # "vector index" / "fulltext index", for messages
     fallback: str  # what searches do while the marker is set (for messages)
-    mark: str
-    clear: str
-    drop: str
-    create: str
-    state: str
-    count: str
 
 
-VECTOR = IndexKind(
-    VECTOR_INDEX,
-    "vector index",
-    "vector searches use the exact scan",
-    "index/mark_vector_rebuild",
-    "index/clear_vector_rebuild",
-    "index/drop_vector",
-    "schema/013_current_embedding",
-    "index/vector_state",
-    "index/count_embeddings",
-)
-FULLTEXT = IndexKind(
-    FULLTEXT_INDEX,
-    "fulltext index",
-    "searches rank by the semantic signal alone",
-    "index/mark_fulltext_rebuild",
-    "index/clear_fulltext_rebuild",
-    "index/drop_fulltext",
-    "schema/014_current_text",
-    "index/fulltext_state",
-    "index/count_texts",
-)
+VECTOR = IndexKind(VECTOR_INDEX, "vector index", "vector searches use the exact scan")
+FULLTEXT = IndexKind(FULLTEXT_INDEX, "fulltext index", "searches rank by the semantic signal alone")
 
 
-def _state(db: Database, kind: IndexKind) -> dict[str, Any] | None:
-    rows = db.read(kind.state)
-    return rows[0] if rows else None
-
-
-def vector_index_state(db: Database) -> dict[str, Any] | None:
+def vector_index_state(db: Database) -> IndexState | None:
     """``{"state", "populationPercent"}`` of the vector index; None when absent."""
-    return _state(db, VECTOR)
+    return indexes.index_state(db, VECTOR_INDEX)
 
 
-def fulltext_index_state(db: Database) -> dict[str, Any] | None:
+def fulltext_index_state(db: Database) -> IndexState | None:
     """``{"state", "populationPercent", "analyzer"}`` of the fulltext index; None when
     absent."""
-    return _state(db, FULLTEXT)
+    return indexes.index_state(db, FULLTEXT_INDEX)
 
 
 def check_durations(grace_s: float, timeout_s: float, poll_s: float = 1.0) -> None:
@@ -140,9 +107,9 @@ def fulltext_needs_rebuild(db: Database) -> str | None:
     """The fulltext index's analyzer when it is not graphsvc's (the database was
     created before the switch: run ``graphsvc index rebuild --fulltext``), else None."""
     state = fulltext_index_state(db)
-    if state is None or state["analyzer"] == FULLTEXT_ANALYZER:
+    if state is None or state.get("analyzer") == FULLTEXT_ANALYZER:
         return None
-    return str(state["analyzer"])
+    return str(state.get("analyzer"))
 
 
 def rebuild_vector_index(
@@ -176,8 +143,8 @@ def rebuild_fulltext_index(
     after = fulltext_index_state(db)
     return {
         **report,
-        "analyzerBefore": None if before is None else before["analyzer"],
-        "analyzer": None if after is None else after["analyzer"],
+        "analyzerBefore": None if before is None else before.get("analyzer"),
+        "analyzer": None if after is None else after.get("analyzer"),
     }
 
 
@@ -199,26 +166,21 @@ def rebuild_index(
     check_durations(grace_s, timeout_s, poll_s)
     say = progress or (lambda _msg: None)
     t0 = time.monotonic()
-    before = _state(db, kind)
-    db.write(kind.mark, since=datetime.now(UTC).isoformat())
+    before = indexes.index_state(db, kind.index)
+    indexes.mark_rebuild(db, kind.index, datetime.now(UTC).isoformat())
     started = before is None or before["state"] != "POPULATING"
     if started:
         # A query that read no marker just before it was set is still allowed to
         # finish against the old index.
         time.sleep(grace_s)
-
-        def drop_and_create(tx: ManagedTransaction) -> None:
-            run(tx, kind.drop)
-            run(tx, kind.create)
-
-        db.write_tx(drop_and_create, label=kind.drop)
+        indexes.recreate(db, kind.index)
         say(f"graphsvc: {kind.label} {kind.index}: populating ({kind.fallback})")
     else:
         say(f"graphsvc: {kind.label} {kind.index}: awaiting the population under way")
     t1 = time.monotonic()
     _await_online(db, kind, deadline=t1 + timeout_s, poll_s=poll_s, say=say)
-    db.write(kind.clear)
-    entries = int(db.read(kind.count)[0]["entries"])
+    indexes.clear_rebuild(db, kind.index)
+    entries = indexes.count_entries(db, kind.index)
     done = time.monotonic()
     say(f"graphsvc: {kind.label} {kind.index}: online ({entries} entries)")
     return {
@@ -241,7 +203,7 @@ def _await_online(
     shown = -1
     flag = " --fulltext" if kind is FULLTEXT else ""
     while True:
-        state = _state(db, kind)
+        state = indexes.index_state(db, kind.index)
         if state is None or state["state"] == "FAILED":
             raise IndexRebuildError(
                 f"{kind.label} {kind.index} is "

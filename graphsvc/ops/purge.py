@@ -58,24 +58,19 @@ The ``:Unavailable`` node holds only the subject.
 whose transaction began before the marker committed may still commit after it;
 step ``erase`` re-runs the closure to catch such writes before deleting anything.
 
-**Fault injection (tests only).** When the environment variable
-``GRAPHSVC_PURGE_KILL_AT_STEP`` names a step, the process kills itself with
-SIGKILL right after that step commits. It is read here, at the fault point, on
-purpose: it is a test hook, not configuration.
+**Fault injection (tests only).** ``after_step`` (or a hook a test process
+installs with :func:`install_step_hook`) is called with each step's name right
+after that step commits; the crash test's subprocess entry point
+(tests/integration/purge_crash_entry.py) installs one that kills its process
+there. Production code installs none and reads nothing from the environment.
 """
 
 from __future__ import annotations
 
-import json
-import os
-import signal
 from collections.abc import Callable
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
-from typing import TYPE_CHECKING, Any
-
-from neo4j import ManagedTransaction
+from typing import Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import (
@@ -84,43 +79,35 @@ from graphsvc.errors import (
     PermissionDeniedError,
     PurgePendingError,
 )
-from graphsvc.store.queries import query
+from graphsvc.store import meta
+from graphsvc.store import purge as store
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.purge import PurgePlan
 
-if TYPE_CHECKING:
-    from graphsvc.service import Service
-
-__all__ = ["KILL_AT_STEP_ENV", "PURGE_ACTOR_KINDS", "STEPS", "PurgePlan", "authorize", "purge"]
+__all__ = [
+    "PURGE_ACTOR_KINDS",
+    "STEPS",
+    "PurgePlan",
+    "StepHook",
+    "authorize",
+    "install_step_hook",
+    "purge",
+]
 
 # The steps in order; the marker's ``step`` names the last one that committed.
 STEPS = ("plan", "relink", "erase", "tombstone", "epoch")
 PURGE_ACTOR_KINDS = ("human", "input-adapter")
-KILL_AT_STEP_ENV = "GRAPHSVC_PURGE_KILL_AT_STEP"
 
-Run = Callable[..., list[dict[str, Any]]]
+# Called with a step's name right after the step committed (fault injection in tests).
+StepHook = Callable[[str], None]
+_installed_hook: StepHook | None = None
 
 
-@dataclass(frozen=True)
-class PurgePlan:
-    """The closure stored in the marker before anything is erased (ids only)."""
-
-    atom_ids: tuple[str, ...]
-    token_ids: tuple[str, ...]
-    revisions: int
-
-    def to_json(self) -> str:
-        return json.dumps(
-            {
-                "atomIds": list(self.atom_ids),
-                "tokenIds": list(self.token_ids),
-                "revisions": self.revisions,
-            },
-            sort_keys=True,
-        )
-
-    @classmethod
-    def from_json(cls, raw: str) -> PurgePlan:
-        doc = json.loads(raw)
-        return cls(tuple(doc["atomIds"]), tuple(doc["tokenIds"]), int(doc["revisions"]))
+def install_step_hook(hook: StepHook | None) -> None:
+    """Test-only: every purge of this process calls ``hook(step)`` after each step
+    commits (None removes it). Only a test's subprocess entry point installs one."""
+    global _installed_hook
+    _installed_hook = hook
 
 
 def authorize(binding: Binding) -> None:
@@ -135,8 +122,24 @@ def authorize(binding: Binding) -> None:
         raise PermissionDeniedError('this binding may not purge (auth entry "purge": true)')
 
 
-def purge(service: Service, binding: Binding, atom_id: str) -> dict[str, Any]:
+def purge(
+    db: Database,
+    clock: Callable[[], float],
+    binding: Binding,
+    atom_id: str,
+    *,
+    after_step: StepHook | None = None,
+) -> dict[str, Any]:
     """Erase ``atom_id`` and its dependency closure, or resume an unfinished purge of it.
+
+    Args:
+        db: the database.
+        clock: epoch seconds (the marker's and the ledger's times).
+        binding: the caller; its subject is purged in, nothing else.
+        atom_id: the target atom.
+        after_step: called with each step's name right after it commits (tests'
+            fault injection); default: the hook installed by
+            :func:`install_step_hook`, if any.
 
     Returns:
         ``{atomId, purged: [atomIds, sorted], revisions, inputs, resumed}`` — ids
@@ -152,13 +155,14 @@ def purge(service: Service, binding: Binding, atom_id: str) -> dict[str, Any]:
     authorize(binding)
     if not 1 <= len(atom_id) <= 256:
         raise InvalidInputError("atomId must be 1..256 characters")
-    db = service.db
+    hook = after_step if after_step is not None else _installed_hook
+    committed = hook if hook is not None else (lambda _step: None)
     subject = binding.subject
-    now = datetime.fromtimestamp(service.clock(), UTC).isoformat()
+    now = datetime.fromtimestamp(clock(), UTC).isoformat()
 
     resumed, plan = db.write_tx(lambda tx: _begin(tx, subject, atom_id, now), label="purge plan")
     if not resumed:
-        _fault_point("plan")
+        committed("plan")
     for step in STEPS[1:]:
         executed, current = db.write_tx(
             partial(_step, subject=subject, atom_id=atom_id, now=now, step=step),
@@ -168,7 +172,7 @@ def purge(service: Service, binding: Binding, atom_id: str) -> dict[str, Any]:
             break  # another caller finished this purge meanwhile
         plan = current
         if executed:
-            _fault_point(step)
+            committed(step)
     db.write_tx(lambda tx: _finish(tx, subject, atom_id, now))
     return {
         "atomId": atom_id,
@@ -179,118 +183,66 @@ def purge(service: Service, binding: Binding, atom_id: str) -> dict[str, Any]:
     }
 
 
-def _runner(tx: ManagedTransaction) -> Run:
-    def run(name: str, **params: Any) -> list[dict[str, Any]]:
-        return [r.data() for r in tx.run(query(name), params)]
-
-    return run
-
-
-def _finish(tx: ManagedTransaction, subject: str, atom_id: str, now: str) -> None:
+def _finish(tx: Tx, subject: str, atom_id: str, now: str) -> None:
     """Delete the marker; count the purge as awaiting ``graphsvc compact`` (disk erasure)."""
-    run = _runner(tx)
-    if run("purge/delete_marker", subject=subject, atomId=atom_id)[0]["deleted"]:
-        run("erasure/record_purge", now=now)
+    if store.delete_marker(tx, subject, atom_id):
+        meta.record_purge(tx, now)
 
 
-def _begin(tx: ManagedTransaction, subject: str, atom_id: str, now: str) -> tuple[bool, PurgePlan]:
+def _begin(tx: Tx, subject: str, atom_id: str, now: str) -> tuple[bool, PurgePlan]:
     """Step ``plan``: find or create the marker; compute and store the closure."""
-    run = _runner(tx)
-    markers = run("purge/lock_subject", subject=subject, now=now)[0]["markers"]
-    own = [m for m in markers if m["atomId"] == atom_id]
-    if own:
-        row = run("purge/lock_marker", subject=subject, atomId=atom_id, now=now)[0]
-        if not row["found"] or row["plan"] is None:
+    markers = store.lock_subject(tx, subject, now)
+    if atom_id in markers:
+        marker = store.lock_marker(tx, subject, atom_id, now)
+        if marker is None:
             # Another caller finished this purge (and deleted the marker) while this
             # one waited for the marker's lock.
             raise NotFoundError(f"atom {atom_id!r} does not exist (purged meanwhile)")
-        return True, PurgePlan.from_json(row["plan"])
+        return True, marker.plan
     if markers:
         raise PurgePendingError(
             "a purge of another atom in this subject has not finished; resume it first"
         )
-    if not run("purge/atom_exists", subject=subject, atomId=atom_id)[0]["found"]:
+    if not store.atom_exists(tx, subject, atom_id):
         raise NotFoundError(f"atom {atom_id!r} does not exist")
-    plan = _plan(run, subject, {atom_id}, set())
-    run(
-        "purge/create_marker",
-        subject=subject,
-        atomId=atom_id,
-        now=now,
-        step="plan",
-        plan=plan.to_json(),
-    )
+    plan = _closure(tx, subject, {atom_id}, set())
+    store.create_marker(tx, subject, atom_id, now, "plan", plan)
     return False, plan
 
 
-def _step(
-    tx: ManagedTransaction, *, subject: str, atom_id: str, now: str, step: str
-) -> tuple[bool, PurgePlan | None]:
+def _step(tx: Tx, subject: str, atom_id: str, now: str, step: str) -> tuple[bool, PurgePlan | None]:
     """Run ``step`` once: skipped when the marker says it already committed."""
-    run = _runner(tx)
-    row = run("purge/lock_marker", subject=subject, atomId=atom_id, now=now)[0]
-    if not row["found"] or row["plan"] is None:  # deleted while we waited for its lock
+    marker = store.lock_marker(tx, subject, atom_id, now)
+    if marker is None:  # deleted while we waited for its lock
         return False, None
-    stored = PurgePlan.from_json(row["plan"])
-    if STEPS.index(row["step"]) >= STEPS.index(step):
-        return False, stored
-    plan = stored
+    plan = marker.plan
+    if STEPS.index(marker.step) >= STEPS.index(step):
+        return False, plan
     atoms = list(plan.atom_ids)
     if step == "relink":
-        run("purge/relink", subject=subject, atomIds=atoms)
+        store.relink(tx, subject, atoms)
     elif step == "erase":
-        plan = _plan(run, subject, set(plan.atom_ids), set(plan.token_ids))
-        _erase(run, subject, plan)
+        plan = _closure(tx, subject, set(plan.atom_ids), set(plan.token_ids))
+        store.erase(tx, subject, plan)
     elif step == "tombstone":
-        run("purge/tombstone_keys", subject=subject, atomIds=atoms)
+        store.tombstone_keys(tx, subject, atoms)
     elif step == "epoch":
-        run("purge/bump_epoch", subject=subject)
-    run(
-        "purge/advance_marker",
-        subject=subject,
-        atomId=atom_id,
-        step=step,
-        plan=plan.to_json(),
-    )
+        store.bump_epoch(tx, subject)
+    store.advance_marker(tx, subject, atom_id, step, plan)
     return True, plan
 
 
-def _erase(run: Run, subject: str, plan: PurgePlan) -> None:
-    """Delete everything the plan names (one transaction, so all or nothing)."""
-    atoms = list(plan.atom_ids)
-    tokens = list(plan.token_ids)
-    # Late links (a write that raced the marker) get the safe form too.
-    run("purge/relink", subject=subject, atomIds=atoms)
-    # Manifests and sources are found through edges to the records deleted below.
-    run("purge/delete_manifests", subject=subject, atomIds=atoms)
-    run("purge/delete_usage", subject=subject, atomIds=atoms)
-    run("purge/delete_sources", subject=subject, atomIds=atoms, tokenIds=tokens)
-    run("purge/delete_inputs", subject=subject, tokenIds=tokens)
-    run("purge/delete_atoms", subject=subject, atomIds=atoms)
-    run("purge/delete_evaluations", subject=subject)
-
-
-def _plan(run: Run, subject: str, atoms: set[str], tokens: set[str]) -> PurgePlan:
+def _closure(tx: Tx, subject: str, atoms: set[str], tokens: set[str]) -> PurgePlan:
     """The dependency closure of ``atoms``/``tokens`` (LNK-5), to a fixpoint."""
     atoms, tokens = set(atoms), set(tokens)
     new_atoms, new_tokens = set(atoms), set(tokens)
     while new_atoms or new_tokens:
-        row = run(
-            "purge/closure_step",
-            subject=subject,
-            atomIds=sorted(new_atoms),
-            tokenIds=sorted(new_tokens),
-        )[0]
-        new_atoms = set(row["atoms"]) - atoms
-        new_tokens = set(row["inputs"]) - tokens
+        found_atoms, found_tokens = store.closure_step(
+            tx, subject, sorted(new_atoms), sorted(new_tokens)
+        )
+        new_atoms = found_atoms - atoms
+        new_tokens = found_tokens - tokens
         atoms |= new_atoms
         tokens |= new_tokens
     ids = sorted(atoms)
-    revisions = run("purge/count_revisions", subject=subject, atomIds=ids)[0]["revisions"]
-    return PurgePlan(tuple(ids), tuple(sorted(tokens)), int(revisions))
-
-
-def _fault_point(step: str) -> None:
-    """Test-only fault injection: die by SIGKILL right after ``step`` committed."""
-    if os.environ.get(KILL_AT_STEP_ENV) == step:
-        os.kill(os.getpid(), signal.SIGKILL)
+    return PurgePlan(tuple(ids), tuple(sorted(tokens)), store.count_revisions(tx, subject, ids))

@@ -45,9 +45,13 @@ from graphsvc.request_scope import remaining_s
 from graphsvc.settings import Settings
 from graphsvc.store.queries import query, schema_statements
 
-__all__ = ["SCHEMA_VERSION", "Database", "round_trips", "run"]
+__all__ = ["SCHEMA_VERSION", "Database", "Tx", "round_trips", "run"]
 
 T = TypeVar("T")
+
+# A transaction handle a use case may hold and pass to store functions (it never
+# runs a query itself, so it needs no neo4j import).
+Tx = ManagedTransaction
 
 # Bumped when cypher/schema changes meaning (not merely when a file is added).
 SCHEMA_VERSION = 1
@@ -308,28 +312,6 @@ class Database:
                 routing_=RoutingControl.WRITE,
             )
         return SCHEMA_VERSION
-
-    def schema_version(self) -> int | None:
-        rows = self.read("meta/get_schema_version")
-        return rows[0]["version"] if rows else None
-
-    def readiness(self) -> dict[str, Any]:
-        """Whether Neo4j answers and the schema is current (``/readyz``).
-
-        Raises:
-            StoreError: Neo4j is not reachable.
-        """
-        version = self.schema_version()
-        return {
-            "neo4j": self.server_info(),
-            "schemaVersion": version,
-            "schemaCurrent": version == SCHEMA_VERSION,
-        }
-
-    def server_info(self) -> dict[str, str]:
-        rows = self.read("meta/server_components")
-        row = rows[0]
-        return {"name": row["name"], "version": row["version"], "edition": row["edition"]}
 
 
 def _pipelined_begin(session: Session) -> AbstractContextManager[object]:

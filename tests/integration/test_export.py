@@ -8,9 +8,9 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
-from graphsvc.clicmd.export import build_graph
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
+from graphsvc.ops.export import build_graph
 from graphsvc.service import Service
 
 
@@ -39,7 +39,7 @@ def test_export_graph_has_heads_and_links(service: Service, human: Binding, tmp_
         ),
     )
     a, b = out.changes["a"].atom_id, out.changes["b"].atom_id
-    g = build_graph(service.db, human.subject)
+    g = build_graph(service.db, human)
     assert set(g.nodes) == {a, b}
     edges = {(u, v, d["role"]) for u, v, d in g.edges(data=True)}
     assert edges == {(a, b, "r1"), (b, a, "r2")}

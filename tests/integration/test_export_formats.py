@@ -25,8 +25,26 @@ from write_support import cypher
 from graphsvc.core.binding import Binding
 from graphsvc.errors import PurgePendingError
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.export import export_graph, unescape_xml_value
+from graphsvc.ops.export import (
+    ExportReport,
+    deployment_public_keys,
+    export_graph,
+    unescape_xml_value,
+)
 from graphsvc.service import Service
+
+
+def export(service: Service, binding: Binding, fmt: str, target: Any, **kw: Any) -> ExportReport:
+    """The analysts' export with the service's database and the deployment's keys."""
+    return export_graph(
+        service.db,
+        binding,
+        fmt,
+        target,
+        public_keys=lambda: deployment_public_keys(service.settings),
+        **kw,
+    )
+
 
 CONTROL_TEXT = "bell \u0007, NUL \x00, CR \r and a back\\slash \\u0007 in one atom"
 
@@ -158,7 +176,7 @@ def test_graphml_parses_with_control_characters_and_round_trips(
 ) -> None:
     path = tmp_path / "g.graphml"
     with path.open("w", encoding="utf-8", newline="") as fh:
-        report = export_graph(service, human, "graphml", fh, revisions=True, page_size=2)
+        report = export(service, human, "graphml", fh, revisions=True, page_size=2)
     assert report.pages >= 3  # really paged
     g = nx.read_graphml(path)
     _check_graph(g, corpus, revisions=True)
@@ -177,7 +195,7 @@ def test_node_link_json_round_trips(
     service: Service, human: Binding, corpus: dict[str, Any]
 ) -> None:
     buf = io.StringIO()
-    report = export_graph(service, human, "node-link", buf)
+    report = export(service, human, "node-link", buf)
     g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     _check_graph(g, corpus, revisions=False)
     assert g.nodes[corpus["ctl"]]["text"] == CONTROL_TEXT  # JSON carries it as is
@@ -188,7 +206,7 @@ def test_node_link_json_round_trips(
 def test_csv_nodes_and_edges_round_trip(
     service: Service, human: Binding, corpus: dict[str, Any], tmp_path: Path
 ) -> None:
-    report = export_graph(service, human, "csv", tmp_path / "out", revisions=True)
+    report = export(service, human, "csv", tmp_path / "out", revisions=True)
     with (tmp_path / "out" / "nodes.csv").open(encoding="utf-8", newline="") as fh:
         nodes = list(csv.DictReader(fh))
     with (tmp_path / "out" / "edges.csv").open(encoding="utf-8", newline="") as fh:
@@ -236,7 +254,7 @@ def test_tampered_lineage_signature_is_reported_invalid(
         a=corpus["parts"][0],
     )
     buf = io.StringIO()
-    report = export_graph(service, human, "node-link", buf)
+    report = export(service, human, "node-link", buf)
     assert report.signatures == {"valid": 2, "invalid": 1, "unknown-key": 0}
     g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     bad = [d for u, _, d in g.edges(data=True) if u == corpus["parts"][0]]
@@ -250,7 +268,7 @@ def test_export_is_refused_while_a_purge_is_pending(
     cypher(service.db, "CREATE (:PurgeMarker {subject: $s})", s=human.subject)
     try:
         with pytest.raises(PurgePendingError):
-            export_graph(service, human, "graphml", io.StringIO())
+            export(service, human, "graphml", io.StringIO())
     finally:
         cypher(service.db, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
 
@@ -300,7 +318,7 @@ def test_csv_is_read_by_neo4j_admin_database_import(
     java = shutil.which("java")
     if lib is None or java is None:
         pytest.skip("no cached Neo4j jars or java (GRAPHSVC_NEO4J_URI points elsewhere)")
-    report = export_graph(service, human, "csv", tmp_path / "csv", revisions=True)
+    report = export(service, human, "csv", tmp_path / "csv", revisions=True)
     home = tmp_path / "neo4j-home"
     (home / "conf").mkdir(parents=True)
     (home / "conf" / "neo4j.conf").write_text("")

@@ -3,12 +3,12 @@
 Atoms and tokens are made through the service like a caller would; legacy data
 that the service can no longer produce (token-less agent revisions, lineage
 edges, legacy links) is made with Cypher directly. The crash test runs the purge
-CLI in a subprocess that kills itself by SIGKILL after a chosen step.
+CLI in a subprocess (purge_crash_entry.py) whose test-only step hook kills it by
+SIGKILL after a chosen step.
 """
 
 from __future__ import annotations
 
-import argparse
 import os
 import signal
 import subprocess
@@ -25,7 +25,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs import parse_changes, parse_host_input
-from graphsvc.ops.purge import KILL_AT_STEP_ENV, STEPS
+from graphsvc.ops.purge import STEPS
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -509,25 +509,8 @@ def test_only_humans_and_input_adapters_with_the_purge_right_may_purge(
 
 # --------------------------------------------------------------------- LNK-6 crash test
 CHAIN = 20
-_CLI_SNIPPET = (
-    "import argparse, sys\n"
-    "from graphsvc.clicmd.purge import register\n"
-    "from graphsvc.settings import Settings\n"
-    "p = argparse.ArgumentParser(prog='graphsvc')\n"
-    "register(p.add_subparsers(dest='command', required=True))\n"
-    "args = p.parse_args(sys.argv[1:])\n"
-    "sys.exit(args.handler(args, Settings.from_env()))\n"
-)
-
-
-def _cli() -> list[str]:
-    """``python -m graphsvc`` once ``purge`` is wired in, else the command alone."""
-    from graphsvc.cli import build_parser
-
-    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
-    if "purge" in sub.choices:
-        return [sys.executable, "-m", "graphsvc"]
-    return [sys.executable, "-c", _CLI_SNIPPET]
+# Runs the CLI with a purge step hook that SIGKILLs the process after a given step.
+CRASH_ENTRY = Path(__file__).with_name("purge_crash_entry.py")
 
 
 def _chain(service: Service, human: Binding, agent: Binding) -> tuple[list[AtomRef], list[str]]:
@@ -573,11 +556,19 @@ def test_purge_killed_after_each_step_resumes_and_leaves_nothing_behind(
         "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j_database,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
     }
-    cli = _cli()
     procs = [
         subprocess.Popen(
-            [*cli, "purge", chain[0].atom_id, "--subject", human.subject, "--json"],
-            env={**env, KILL_AT_STEP_ENV: step},
+            [
+                sys.executable,
+                str(CRASH_ENTRY),
+                step,
+                "purge",
+                chain[0].atom_id,
+                "--subject",
+                human.subject,
+                "--json",
+            ],
+            env=env,
             cwd=REPO,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
