@@ -75,14 +75,7 @@ def compact(
             "graphsvc compact rebuilds the managed Neo4j only; for a Neo4j you run "
             "(GRAPHSVC_NEO4J_URI), see docs/erasure.md"
         )
-    live = LocalNeo4j(settings, name=name, progress=say)
-    # Restarted as it was configured and on the port it had (the launcher
-    # rewrites neo4j.conf at each start).
-    auth = _auth_enabled(live)
-    running = live.status()
-    port = running.port if running is not None else None
-    live = LocalNeo4j(settings, name=name, port=port, auth=auth, progress=say)
-    target = LocalNeo4j(settings, name=f"{name}-compact", port=0, auth=False, progress=say)
+    live, target, auth = _instances(settings, name, say)
     leftovers = _finish_interrupted(live, target, say)
     database = settings.neo4j_database
     if not (live.home / "data" / "databases" / database).is_dir():
@@ -131,6 +124,18 @@ def compact(
         "downtimeSeconds": round(downtime, 3),
         "restarted": was_running,
     }
+
+
+def _instances(settings: Settings, name: str, say: Progress) -> tuple[LocalNeo4j, LocalNeo4j, bool]:
+    """The live instance (as it was configured, on the port it had: the launcher
+    rewrites neo4j.conf at each start), the empty target, and whether auth is on."""
+    live = LocalNeo4j(settings, name=name, progress=say)
+    auth = _auth_enabled(live)
+    running = live.status()
+    port = running.port if running is not None else None
+    live = LocalNeo4j(settings, name=name, port=port, auth=auth, progress=say)
+    target = LocalNeo4j(settings, name=f"{name}-compact", port=0, auth=False, progress=say)
+    return live, target, auth
 
 
 def _build_copy(
