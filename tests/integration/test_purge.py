@@ -25,7 +25,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs import parse_changes, parse_host_input
-from graphsvc.ops.purge import STEPS
+from graphsvc.ops.purge import STEPS, purge
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -511,6 +511,39 @@ def test_only_humans_and_input_adapters_with_the_purge_right_may_purge(
 CHAIN = 20
 # Runs the CLI with a purge step hook that SIGKILLs the process after a given step.
 CRASH_ENTRY = Path(__file__).with_name("purge_crash_entry.py")
+
+
+class _StopAfter(Exception):
+    """Raised by a step hook to stop a purge right after a step committed."""
+
+
+@pytest.mark.req("LNK-6")
+def test_purge_step_hook_sees_each_committed_step_once_across_a_resume(
+    service: Service, db: Database
+) -> None:
+    s = f"t-{uuid.uuid4().hex[:12]}"
+    human = _purger(s)
+    first = create(service, human, f"First {secret_word()}.")
+    second = create(service, human, f"Second {secret_word()}.", sources=[cite(first)])
+    seen: list[str] = []
+
+    def stop_after_erase(step: str) -> None:
+        seen.append(step)
+        if step == "erase":
+            raise _StopAfter(step)
+
+    with pytest.raises(_StopAfter):
+        purge(db, service.clock, human, first.atom_id, after_step=stop_after_erase)
+    assert seen == ["plan", "relink", "erase"]
+    marker = cypher(db, "MATCH (p:PurgeMarker {subject: $s}) RETURN p.step AS step", s=s)
+    assert marker == [{"step": "erase"}]
+    assert stored_atom_ids(db, s) == set()  # erase committed before the hook stopped it
+
+    resumed = purge(db, service.clock, human, first.atom_id, after_step=seen.append)
+    assert seen == ["plan", "relink", "erase", "tombstone", "epoch"]
+    assert resumed["resumed"] is True
+    assert resumed["purged"] == sorted([first.atom_id, second.atom_id])
+    assert cypher(db, "MATCH (p:PurgeMarker {subject: $s}) RETURN p", s=s) == []
 
 
 def _chain(service: Service, human: Binding, agent: Binding) -> tuple[list[AtomRef], list[str]]:
