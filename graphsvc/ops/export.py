@@ -426,12 +426,10 @@ def export_graph(
         fmt, target, {"subject": subject, "formatVersion": FORMAT_VERSION, "revisions": revisions}
     )
     report = ExportReport(format=fmt, subject=subject)
-    out = _Counted(sink, report)
+    writer = _Writer(db, subject, _Counted(sink, report), _Checker(subject, public_keys), page_size)
     try:
-        _write_atoms(
-            db, subject, out, report, _Checker(subject, public_keys), revisions, page_size, progress
-        )
-        _write_sources(db, subject, out, report, page_size)
+        writer.atoms(revisions, progress)
+        writer.sources()
     finally:
         sink.close()
     return report
@@ -463,62 +461,65 @@ class _Checker:
         return _EXPORT_STATUS[signature_status(self.subject, dict(edge), self.keys)]
 
 
-def _write_atoms(
-    db: Database,
-    subject: str,
-    out: _Counted,
-    report: ExportReport,
-    checker: _Checker,
-    revisions: bool,
-    page_size: int,
-    progress: Callable[[ExportReport], None] | None,
-) -> None:
-    """Atoms page by page; after each page its lineage edges and, with ``revisions``,
-    its superseded revisions."""
-    pages = _pages(
-        db,
-        subject,
-        lambda after: store.atoms_page(db, subject, after, page_size),
-        lambda row: row["atomId"],
-        page_size,
-    )
-    for rows in pages:
-        report.pages += 1
-        ids = [r["atomId"] for r in rows]
-        for row in rows:
-            _atom(out, report, row)
-        for edge in store.lineage_of(db, subject, ids):
-            _lineage(out, report, edge, checker.status(edge))
-        if revisions:
-            for rev in store.revisions_of(db, subject, ids):
-                _revision(out, report, rev)
-        if progress is not None:
-            progress(report)
+class _Writer:
+    """Reads the subject page by page and writes what each page holds."""
 
+    def __init__(
+        self, db: Database, subject: str, out: _Counted, checker: _Checker, page_size: int
+    ) -> None:
+        self.db = db
+        self.subject = subject
+        self.out = out
+        self.report = out.report
+        self.checker = checker
+        self.page_size = page_size
 
-def _write_sources(
-    db: Database, subject: str, out: _Counted, report: ExportReport, page_size: int
-) -> None:
-    pages = _pages(
-        db,
-        subject,
-        lambda after: store.sources_page(db, subject, after, page_size),
-        lambda row: row["sourceKey"],
-        page_size,
-    )
-    for rows in pages:
-        for src in rows:
-            report.sources += 1
-            out.node(
-                "source:" + src["sourceKey"],
-                {
-                    "kind": "source",
-                    "label": src["uri"],
-                    "uri": src["uri"],
-                    "version": src["version"],
-                    "digest": src["digest"],
-                },
-            )
+    def atoms(self, revisions: bool, progress: Callable[[ExportReport], None] | None) -> None:
+        """Atoms page by page; after each page its lineage edges and, with
+        ``revisions``, its superseded revisions."""
+        db, subject, out, report = self.db, self.subject, self.out, self.report
+        pages = _pages(
+            db,
+            subject,
+            lambda after: store.atoms_page(db, subject, after, self.page_size),
+            lambda row: row["atomId"],
+            self.page_size,
+        )
+        for rows in pages:
+            report.pages += 1
+            ids = [r["atomId"] for r in rows]
+            for row in rows:
+                _atom(out, report, row)
+            for edge in store.lineage_of(db, subject, ids):
+                _lineage(out, report, edge, self.checker.status(edge))
+            if revisions:
+                for rev in store.revisions_of(db, subject, ids):
+                    _revision(out, report, rev)
+            if progress is not None:
+                progress(report)
+
+    def sources(self) -> None:
+        db, subject = self.db, self.subject
+        pages = _pages(
+            db,
+            subject,
+            lambda after: store.sources_page(db, subject, after, self.page_size),
+            lambda row: row["sourceKey"],
+            self.page_size,
+        )
+        for rows in pages:
+            for src in rows:
+                self.report.sources += 1
+                self.out.node(
+                    "source:" + src["sourceKey"],
+                    {
+                        "kind": "source",
+                        "label": src["uri"],
+                        "uri": src["uri"],
+                        "version": src["version"],
+                        "digest": src["digest"],
+                    },
+                )
 
 
 def _lineage(out: _Counted, report: ExportReport, edge: LineageRow, status: str) -> None:
