@@ -44,8 +44,6 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal, Protocol, TypeVar
 
-import networkx as nx
-
 from graphsvc.core.binding import Binding
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.graph import signature_status
@@ -62,7 +60,6 @@ __all__ = [
     "NODE_ATTRS",
     "ExportReport",
     "PublicKeys",
-    "build_graph",
     "deployment_public_keys",
     "export_graph",
     "unescape_xml_value",
@@ -550,40 +547,6 @@ def deployment_public_keys(settings: Settings) -> dict[str, bytes]:
     if not path.exists():
         return {}
     return KeyRing.load_or_create(path).public_keys()
-
-
-def build_graph(db: Database, binding: Binding) -> nx.MultiDiGraph:
-    """The caller's subject at its heads as an in-memory networkx graph (legacy; the
-    streaming :func:`export_graph` is what ``graphsvc export`` writes).
-
-    Raises:
-        PurgePendingError: a purge in the subject has not finished.
-    """
-    subject = binding.subject
-    refuse_if_purge_pending(db, subject)
-    g: nx.MultiDiGraph = nx.MultiDiGraph(subject=subject)
-    rows = store.graph_heads(db, subject)
-    for row in rows:
-        g.add_node(
-            row["atomId"],
-            rev=row["rev"],
-            state=row["state"],
-            text=row["text"] or "",
-            atomOf=row["atomOf"] or "",
-        )
-    for row in rows:
-        for link in row["links"]:
-            if link["dst"] in g:
-                g.add_edge(
-                    row["atomId"],
-                    link["dst"],
-                    role=link["role"],
-                    at=link["at"],
-                    required=bool(link["required"]),
-                )
-        if row["atomOf"] and row["atomOf"] in g:
-            g.add_edge(row["atomId"], row["atomOf"], role="derives_from", at="lineage")
-    return g
 
 
 def _atom(out: _Counted, report: ExportReport, row: AtomPageRow) -> None:

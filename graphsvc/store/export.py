@@ -18,15 +18,12 @@ __all__ = [
     "BundleRevisionRow",
     "CiteRow",
     "EventRow",
-    "HeadLink",
-    "HeadRow",
     "LineageRow",
     "LinkRow",
     "RevisionRow",
     "SourceRow",
     "atoms_page",
     "bundle_revisions",
-    "graph_heads",
     "lineage_of",
     "revisions_of",
     "sources_page",
@@ -105,24 +102,6 @@ class SourceRow(TypedDict):
     digest: str | None
 
 
-class HeadLink(TypedDict):
-    dst: str
-    role: str
-    at: str
-    required: bool
-
-
-class HeadRow(TypedDict):
-    """An atom at its head for the legacy in-memory graph (available links only)."""
-
-    atomId: str
-    rev: int
-    state: str
-    text: str | None
-    atomOf: str | None
-    links: list[HeadLink]
-
-
 class BundleLink(TypedDict):
     role: str
     at: str
@@ -190,11 +169,6 @@ def sources_page(db: Database, subject: str, after: str, limit: int) -> list[Sou
     """Up to ``limit`` cited sources with ``sourceKey > after``, in sourceKey order."""
     rows = db.read_rows("export/sources_page", subject=subject, after=after, limit=limit)
     return cast(list[SourceRow], rows)
-
-
-def graph_heads(db: Database, subject: str) -> list[HeadRow]:
-    """Every atom of the subject at its head with its available links, in atomId order."""
-    return cast(list[HeadRow], db.read("export/graph", subject=subject))
 
 
 def bundle_revisions(db: Database, subject: str, atom_ids: list[str]) -> list[BundleRevisionRow]:

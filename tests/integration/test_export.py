@@ -1,7 +1,12 @@
-"""Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link."""
+"""Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link.
+
+The graph comes from the export use case (:func:`graphsvc.ops.export.export_graph`),
+the one path ``graphsvc export`` takes.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
@@ -10,7 +15,7 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.export import build_graph
+from graphsvc.ops.export import deployment_public_keys, export_graph
 from graphsvc.service import Service
 
 
@@ -39,8 +44,17 @@ def test_export_graph_has_heads_and_links(service: Service, human: Binding, tmp_
         ),
     )
     a, b = out.changes["a"].atom_id, out.changes["b"].atom_id
-    g = build_graph(service.db, human)
+    buf = io.StringIO()
+    export_graph(
+        service.db,
+        human,
+        "node-link",
+        buf,
+        public_keys=lambda: deployment_public_keys(service.settings),
+    )
+    g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     assert set(g.nodes) == {a, b}
+    assert {g.nodes[n]["kind"] for n in g.nodes} == {"atom"}
     edges = {(u, v, d["role"]) for u, v, d in g.edges(data=True)}
     assert edges == {(a, b, "r1"), (b, a, "r2")}
     path = tmp_path / "g.graphml"

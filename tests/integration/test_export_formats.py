@@ -27,7 +27,6 @@ from graphsvc.errors import PurgePendingError
 from graphsvc.inputs import parse_changes
 from graphsvc.ops.export import (
     ExportReport,
-    build_graph,
     deployment_public_keys,
     export_graph,
     unescape_xml_value,
@@ -270,8 +269,6 @@ def test_export_is_refused_while_a_purge_is_pending(
     try:
         with pytest.raises(PurgePendingError):
             export(service, human, "graphml", io.StringIO())
-        with pytest.raises(PurgePendingError):
-            build_graph(service.db, human)
     finally:
         cypher(service.db, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
 
