@@ -107,11 +107,8 @@ STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own qu
 NEO4J_PENDING = {
     "graphsvc.atomise.lineage",
     "graphsvc.atomise.transaction",
-    "graphsvc.ops.compact",
     "graphsvc.ops.evaluate",
-    "graphsvc.ops.index",
     "graphsvc.ops.inspect",
-    "graphsvc.ops.purge",
     "graphsvc.ops.read",
     "graphsvc.ops.search",
     "graphsvc.ops.usage",
@@ -122,14 +119,11 @@ SERVICE_PENDING = {
     "graphsvc.atomise.usecase",
     "graphsvc.atomise.verified_lineage",
     "graphsvc.atomise.worker",
-    "graphsvc.forensics.export",
     "graphsvc.ops.cursors",
     "graphsvc.ops.evaluate",
-    "graphsvc.ops.export",
     "graphsvc.ops.graph",
     "graphsvc.ops.inspect",
     "graphsvc.ops.observe",
-    "graphsvc.ops.purge",
     "graphsvc.ops.read",
     "graphsvc.ops.search",
     "graphsvc.ops.usage",
@@ -141,25 +135,17 @@ QUERY_RUNNER_PENDING = {
     "graphsvc.atomise.policy",
     "graphsvc.atomise.transaction",
     "graphsvc.atomise.usecase",
-    "graphsvc.clicmd.export",
-    "graphsvc.forensics.export",
-    "graphsvc.ops.compact",
     "graphsvc.ops.cursors",
-    "graphsvc.ops.erasure",
-    "graphsvc.ops.export",
     "graphsvc.ops.guards",
-    "graphsvc.ops.index",
     "graphsvc.ops.inspect",
     "graphsvc.ops.observe",
-    "graphsvc.ops.purge",
     "graphsvc.ops.read",
     "graphsvc.ops.tokens",
     "graphsvc.ops.usage",
     "graphsvc.ops.write",
 }
-# The purge kill switch (ops/purge.py) reads the environment; its test-only hook
-# replaces it.
-ENV_PENDING = {"graphsvc.ops.purge"}
+# The purge kill switch is gone (a test-only step hook, ops.purge.install_step_hook).
+ENV_PENDING: set[str] = set()
 # (importing module, imported module) of today's back edges: use cases -> facade.
 BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING} | {
     ("graphsvc.bulk_import", "graphsvc.service"),
