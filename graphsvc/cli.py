@@ -96,7 +96,9 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
     settings = settings.with_(host=args.host or settings.host, port=args.port or settings.port)
     local = LocalNeo4j(settings, name="serve", progress=_progress)
     started_here = settings.managed_neo4j and local.status() is None
-    service, runtime = build_service(settings, progress=_progress, die_with_parent=True)
+    service, runtime = build_service(
+        settings, progress=_progress, die_with_parent=True, load_model=True
+    )
     try:
         auth_path = settings.auth_file or str(_demo_auth_file(settings))
         auth = AuthTable.from_file(auth_path)
@@ -122,7 +124,7 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
             access_log=False,
         )
     finally:
-        runtime.db.close()
+        runtime.close()
         if started_here:
             local.stop()
     return 0

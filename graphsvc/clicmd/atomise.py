@@ -21,14 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, emit, progress
+from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
 from graphsvc.errors import GraphsvcError, InvalidInputError
-from graphsvc.service import Service
 from graphsvc.settings import Settings
 
 __all__ = ["EXIT_CODES", "exit_code_for", "register"]
@@ -51,34 +48,6 @@ EXIT_VERIFY_FAILED = 2
 def exit_code_for(error: GraphsvcError) -> int:
     """The ATM-8 exit code of an error (6 for anything not listed there)."""
     return EXIT_CODES.get(error.code, EXIT_OTHER)
-
-
-class _LazyEmbedder:
-    """Loads the sentence-transformers model on the first ``embed`` call only."""
-
-    def __init__(self) -> None:
-        from graphsvc.embed.sentence import DIMENSION, MODEL_NAME
-
-        self.model_name = MODEL_NAME
-        self.dimension = DIMENSION
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from graphsvc.embed import get_embedder
-
-        return get_embedder().embed(texts)
-
-
-@contextmanager
-def _service(settings: Settings) -> Iterator[Service]:
-    from graphsvc.runtime import connect
-    from graphsvc.tokenizer import get_tokenizer
-
-    runtime = connect(settings, progress=progress)
-    try:
-        runtime.db.apply_schema()
-        yield Service(settings, runtime.db, _LazyEmbedder(), get_tokenizer())
-    finally:
-        runtime.db.close()
 
 
 def _fail(args: argparse.Namespace, exc: GraphsvcError) -> int:
@@ -107,7 +76,7 @@ def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
     try:
         require_curator_tier(settings)  # ATM-4: before connecting to anything
-        with _service(settings) as service:
+        with connected_service(settings) as service:
             outcome = service.atomise(
                 binding,
                 args.atom_id,
@@ -148,7 +117,7 @@ def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
     try:
         raw = None if args.set is None else _policy_text(args.set)
-        with _service(settings) as service:
+        with connected_service(settings) as service:
             if raw is not None:
                 stored = service.set_namespace_policy(binding, raw)
             else:
@@ -182,7 +151,7 @@ def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
     binding = binding_from_args(args)
     try:
-        with _service(settings) as service:
+        with connected_service(settings) as service:
             parts = collect_bundle(
                 service,
                 binding,

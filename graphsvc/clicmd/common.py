@@ -50,11 +50,15 @@ def progress(msg: str) -> None:
 
 @contextmanager
 def connected_service(settings: Settings) -> Iterator[Service]:
-    """A Service on the configured (or managed) Neo4j, closed afterwards."""
+    """A Service on the configured (or managed) Neo4j, closed afterwards.
+
+    Built by the composition root: the embedding model loads only when the command
+    embeds something.
+    """
     from graphsvc.runtime import build_service
 
     service, runtime = build_service(settings, progress=progress)
     try:
         yield service
     finally:
-        runtime.db.close()
+        runtime.close()

@@ -28,6 +28,7 @@ from write_support import subject_counts as footprint
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.inputs import parse_changes
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -74,7 +75,7 @@ LEVEL = [
 
 def service_with(base: Service, **changes: Any) -> Service:
     """A second Service on the same database and models with changed settings."""
-    return Service(base.settings.with_(**changes), base.db, base.embedder, base.tokenizer)
+    return service_for(base.settings.with_(**changes), base.db, base.embedder, base.tokenizer)
 
 
 def create(

@@ -54,6 +54,7 @@ from graphsvc.errors import (
     TierLockedError,
 )
 from graphsvc.forensics.bundle import verify_bundle_bytes
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
@@ -263,7 +264,7 @@ def test_keyword_tier_is_tier_locked_before_any_database_read(service: Service) 
     try:
         with pytest.raises(ServiceUnavailable):
             closed.driver.verify_connectivity()  # the database really is not there
-        keyword = Service(
+        keyword = service_for(
             service.settings.with_(curator="none"), closed, service.embedder, service.tokenizer
         )
         started = time.monotonic()
