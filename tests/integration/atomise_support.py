@@ -3,7 +3,7 @@
 - ``FakeOllama``: a loopback HTTP server answering ``POST /api/generate`` like Ollama
   (the only stand-in these tests use; Neo4j, the embedder and the tokenizer are real).
 - ``run_cli``: runs the atomisation CLI commands in a subprocess through a tiny
-  argparse that calls :func:`graphsvc.clicmd.atomise.register` (independent of how
+  argparse that calls :func:`graphsvc.cli.atomise.register` (independent of how
   the main ``graphsvc`` parser wires them).
 - builders (``create``) and direct-Neo4j probes (``cypher``, ``footprint``).
 """
@@ -162,7 +162,7 @@ def fake_ollama(reply: bytes = MALFORMED) -> Iterator[FakeOllama]:
 
 _CLI = (
     "import argparse, sys\n"
-    "from graphsvc.clicmd.atomise import register\n"
+    "from graphsvc.cli.atomise import register\n"
     "from graphsvc.settings import Settings\n"
     "p = argparse.ArgumentParser(prog='graphsvc')\n"
     "sub = p.add_subparsers(dest='command', required=True)\n"

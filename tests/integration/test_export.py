@@ -1,16 +1,21 @@
-"""Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link."""
+"""Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link.
+
+The graph comes from the export use case (:func:`graphsvc.ops.export.export_graph`),
+the one path ``graphsvc export`` takes.
+"""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 
 import networkx as nx
 import pytest
 
-from graphsvc.clicmd.export import build_graph
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
+from graphsvc.ops.export import export_graph
 from graphsvc.service import Service
 
 
@@ -39,8 +44,11 @@ def test_export_graph_has_heads_and_links(service: Service, human: Binding, tmp_
         ),
     )
     a, b = out.changes["a"].atom_id, out.changes["b"].atom_id
-    g = build_graph(service.db, human.subject)
+    buf = io.StringIO()
+    export_graph(service, human, "node-link", buf)
+    g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     assert set(g.nodes) == {a, b}
+    assert {g.nodes[n]["kind"] for n in g.nodes} == {"atom"}
     edges = {(u, v, d["role"]) for u, v, d in g.edges(data=True)}
     assert edges == {(a, b, "r1"), (b, a, "r2")}
     path = tmp_path / "g.graphml"

@@ -617,7 +617,7 @@ def test_range_returns_part_of_the_body_over_http(
 
 _HARNESS = """
 import argparse, sys
-from graphsvc.clicmd.inspect import register
+from graphsvc.cli.inspect import register
 from graphsvc.settings import Settings
 parser = argparse.ArgumentParser(prog="graphsvc")
 register(parser.add_subparsers(dest="command", required=True))

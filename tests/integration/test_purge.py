@@ -511,7 +511,7 @@ def test_only_humans_and_input_adapters_with_the_purge_right_may_purge(
 CHAIN = 20
 _CLI_SNIPPET = (
     "import argparse, sys\n"
-    "from graphsvc.clicmd.purge import register\n"
+    "from graphsvc.cli.purge import register\n"
     "from graphsvc.settings import Settings\n"
     "p = argparse.ArgumentParser(prog='graphsvc')\n"
     "register(p.add_subparsers(dest='command', required=True))\n"

@@ -24,7 +24,7 @@ from graphsvc.tokenizer import count_tokens
 
 RUNNER = """
 import argparse, sys
-from graphsvc.clicmd.read import register
+from graphsvc.cli.read import register
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 

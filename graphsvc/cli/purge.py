@@ -11,7 +11,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -30,6 +31,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_cmd_purge)
 
 
+@command
 def _cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args, may_purge=True)
     with connected_service(settings) as service:

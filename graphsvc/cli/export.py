@@ -1,7 +1,8 @@
 """``graphsvc export``: a subject's graph for analysts as GraphML, node-link JSON or CSV.
 
 The command is one call into :func:`graphsvc.ops.export.export_graph` (the use case:
-subject binding, purge-pending check, streaming pages); see ``docs/analysts.md``.
+subject binding, purge-pending check, streaming pages); it runs no query itself.
+See ``docs/analysts.md``.
 """
 
 from __future__ import annotations
@@ -15,15 +16,13 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-import networkx as nx
-
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.export import FORMATS, ExportReport, export_graph
 from graphsvc.settings import Settings
-from graphsvc.store.connection import Database
 
-__all__ = ["build_graph", "register"]
+__all__ = ["register"]
 
 
 def register(sub: Any) -> None:
@@ -46,36 +45,6 @@ def register(sub: Any) -> None:
     p.add_argument("--revisions", action="store_true", help="also superseded revisions")
     p.add_argument("--page-size", type=int, default=500, help="atoms per read page")
     p.set_defaults(handler=_run)
-
-
-def build_graph(db: Database, subject: str) -> nx.MultiDiGraph:
-    """Legacy in-memory graph of a subject's heads (kept for existing callers).
-
-    ``graphsvc export`` does not use it: it streams through :mod:`graphsvc.ops.export`.
-    """
-    g: nx.MultiDiGraph = nx.MultiDiGraph(subject=subject)
-    rows = db.read("export/graph", subject=subject)
-    for row in rows:
-        g.add_node(
-            row["atomId"],
-            rev=row["rev"],
-            state=row["state"],
-            text=row["text"] or "",
-            atomOf=row["atomOf"] or "",
-        )
-    for row in rows:
-        for link in row["links"]:
-            if link["dst"] in g:
-                g.add_edge(
-                    row["atomId"],
-                    link["dst"],
-                    role=link["role"],
-                    at=link["at"],
-                    required=bool(link["required"]),
-                )
-        if row["atomOf"] and row["atomOf"] in g:
-            g.add_edge(row["atomId"], row["atomOf"], role="derives_from", at="lineage")
-    return g
 
 
 def _progress(report: ExportReport) -> None:
@@ -103,6 +72,7 @@ def _file_atomically(path: Path) -> Any:
         raise
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
     to_stdout = args.output == "-"

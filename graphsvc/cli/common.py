@@ -1,19 +1,17 @@
-"""What every data command shares: binding flags, JSON output, a connected Service."""
+"""What every data command shares: binding flags and a connected Service."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
+from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service", "emit"]
+__all__ = ["add_binding_args", "binding_from_args", "connected_service"]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -34,18 +32,6 @@ def binding_from_args(args: argparse.Namespace, *, may_purge: bool = False) -> B
         actor_id=args.actor_id,
         may_purge=may_purge,
     )
-
-
-def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
-    """Print ``payload`` as JSON with ``--json``, else ``text`` (or indented JSON)."""
-    if getattr(args, "json", False) or text is None:
-        print(json.dumps(payload, indent=2, sort_keys=True, default=str))
-    else:
-        print(text)
-
-
-def progress(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
 
 
 @contextmanager
