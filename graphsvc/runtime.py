@@ -8,8 +8,9 @@
 - **secret**: the server's MAC secret (InputTokens, cursors, receipts), read from its
   0600 file and created there on first start (:func:`secret_of`); the Service itself
   writes no file;
-- **signing keys**: the Ed25519 key ring (SIG-4), loaded on first use only, because
-  loading creates the key file (:meth:`Parts.signing_keys`);
+- **signing keys**: a loader of the Ed25519 key ring (SIG-4), called when a use case
+  signs or verifies, never at start: loading creates the key file, and each load
+  re-checks the file's mode (:meth:`Parts.signing_keys`);
 - **clock**: epoch seconds (``time.time``; tests pass their own);
 - **embedder**: a :class:`~graphsvc.embed.lazy.LazyEmbedder`: the model loads on the
   first call that embeds, so ``purge``, ``inspect``, ``export`` and refused commands
@@ -22,7 +23,6 @@ import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from functools import cached_property
 from pathlib import Path
 
 from graphsvc.embed import Embedder
@@ -105,15 +105,11 @@ class Parts:
         )
 
     def signing_keys(self) -> KeyRing:
-        """The key ring, loaded (or created, mode 0600) on first use.
+        """The key ring, loaded now (created, mode 0600, if it does not exist).
 
         Raises:
             SignerError: the key file is unsafe, unreadable or malformed.
         """
-        return self._key_ring
-
-    @cached_property
-    def _key_ring(self) -> KeyRing:
         return KeyRing.load_or_create(signing_key_path(self.settings))
 
     def service(self, db: Database) -> Service:
@@ -124,6 +120,7 @@ class Parts:
             self.embedder,
             self.tokenizer,
             secret=self.secret,
+            signing_keys=self.signing_keys,
             clock=self.clock,
         )
 

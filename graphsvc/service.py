@@ -20,6 +20,7 @@ from graphsvc.core.write_models import Change
 from graphsvc.embed import Embedder
 from graphsvc.inputs import HostInputIn
 from graphsvc.settings import Settings
+from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 
@@ -36,6 +37,8 @@ class Service:
         tokenizer: cl100k_base counter.
         secret: the server's MAC secret (InputTokens, cursors, receipts); the root
             reads it from its file (:func:`graphsvc.runtime.secret_of`).
+        signing_keys: loads the deployment's Ed25519 key ring (SIG-4) when a use
+            case signs or verifies (:meth:`graphsvc.runtime.Parts.signing_keys`).
         clock: epoch seconds (injected so tests can move time).
     """
 
@@ -47,6 +50,7 @@ class Service:
         tokenizer: Tokenizer,
         *,
         secret: bytes,
+        signing_keys: Callable[[], KeyRing],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
@@ -54,16 +58,18 @@ class Service:
         self.embedder = embedder
         self.tokenizer = tokenizer
         self.secret = secret
+        self.signing_keys = signing_keys
         self.clock = clock
 
     def with_settings(self, settings: Settings) -> Service:
-        """The same database, models, secret and clock under other settings."""
+        """The same database, models, secret, key ring and clock under other settings."""
         return Service(
             settings,
             self.db,
             self.embedder,
             self.tokenizer,
             secret=self.secret,
+            signing_keys=self.signing_keys,
             clock=self.clock,
         )
 

@@ -11,7 +11,7 @@ import pytest
 
 from graphsvc.embed.lazy import LazyEmbedder
 from graphsvc.embed.sentence import DIMENSION, MODEL_NAME
-from graphsvc.errors import InvalidInputError
+from graphsvc.errors import InvalidInputError, SignerError
 from graphsvc.runtime import Parts, secret_of, service_for, signing_key_path
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -61,7 +61,15 @@ def test_service_constructor_writes_no_file(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
     db = _unreachable(settings)
     try:
-        service = Service(settings, db, _Unit(), get_tokenizer(), secret=b"k" * 32)
+        parts = Parts(settings, _Unit(), get_tokenizer(), secret=b"k" * 32)
+        service = Service(
+            settings,
+            db,
+            _Unit(),
+            get_tokenizer(),
+            secret=b"k" * 32,
+            signing_keys=parts.signing_keys,
+        )
         assert service.secret == b"k" * 32
         assert not (tmp_path / "state").exists()
         other = service.with_settings(settings.with_(max_seeds=1))
@@ -88,10 +96,18 @@ def test_root_creates_the_secret_once_0600_and_reads_it_back(tmp_path: Path) -> 
         secret_of(settings)
 
 
-def test_signing_keys_are_created_on_first_use_only(tmp_path: Path) -> None:
+def test_signing_keys_are_created_on_first_use_and_rechecked_on_each(tmp_path: Path) -> None:
     settings = _settings(tmp_path)
-    parts = Parts.for_settings(settings, _Unit())
+    db = _unreachable(settings)
+    try:
+        service = service_for(settings, db, _Unit())
+    finally:
+        db.close()
     key_path = signing_key_path(settings)
     assert key_path == tmp_path / "state" / "signing-key.json" and not key_path.exists()
-    ring = parts.signing_keys()
-    assert key_path.exists() and parts.signing_keys() is ring
+    ring = service.signing_keys()
+    assert stat.S_IMODE(key_path.stat().st_mode) == 0o600
+    assert service.signing_keys().active_key_id == ring.active_key_id
+    key_path.chmod(0o640)
+    with pytest.raises(SignerError):
+        service.signing_keys()
