@@ -67,6 +67,7 @@ ERROR_EXITS: Final[dict[str, int]] = {
     "CURSOR_EXPIRED": EXIT_REFUSED,
     "QUERY_TOO_COMPLEX": EXIT_REFUSED,
     "AVAILABILITY_MODEL_ERROR": EXIT_REFUSED,
+    "REPLICA_KEYS_MISMATCH": EXIT_REFUSED,
 }
 
 #: Codes that report a state, not an error: (command, code) → meaning.

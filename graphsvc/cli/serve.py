@@ -2,21 +2,30 @@
 
 The composition root builds the Service (the embedding model is loaded before the
 first request); without ``GRAPHSVC_AUTH_FILE`` a demo auth file with one token per
-actor kind is created (0600) and named on stderr.
+actor kind is created (0600) and named on stderr. While it serves, the process holds
+a replica lease on its database (ops/replicas.py).
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsvc.cli.exit_codes import EXIT_OK
 from graphsvc.cli.output import command, progress
+from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
 
 __all__ = ["register"]
 
@@ -81,15 +90,54 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
         configure_logging(settings.log_format, settings.log_level)
         # graphsvc writes its own access line (no query string, with the request id).
-        uvicorn.run(
-            create_app(service, auth),
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=False,
-        )
+        with _registered_replica(service):
+            uvicorn.run(
+                create_app(service, auth),
+                host=settings.host,
+                port=settings.port,
+                log_config=None,
+                access_log=False,
+            )
     finally:
         runtime.close()
         if started_here:
             local.stop()
     return EXIT_OK
+
+
+@contextmanager
+def _registered_replica(service: Service) -> Iterator[None]:
+    """Register this process as a replica of its database while it serves.
+
+    Refuses (REPLICA_KEYS_MISMATCH) when a live replica has another MAC secret or
+    signing key (ops/replicas.py); renews the lease on a daemon thread; gives it back
+    on a clean stop.
+    """
+    from graphsvc.ops.replicas import ReplicaLease
+
+    lease = ReplicaLease(
+        service.db,
+        service.secret,
+        service.signing_keys().active_key_id,
+        service.clock,
+        lease_s=service.settings.replica_lease_s,
+    )
+    lease.acquire()
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease.renew_every_s):
+            try:
+                lease.renew()
+            except GraphsvcError as exc:  # Neo4j away: the next renewal re-registers
+                progress(f"graphsvc: replica lease not renewed: {exc.code}")
+
+    thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        with contextlib.suppress(GraphsvcError):
+            lease.release()

@@ -1,7 +1,7 @@
 """``graphsvc read`` as a real subprocess against the session Neo4j (API-4).
 
 The command is mounted on a tiny argparse parser through its own ``register``, the
-way ``graphsvc.commands`` mounts it, so the test does not depend on the wiring of
+way ``graphsvc.cli.commands`` mounts it, so the test does not depend on the wiring of
 the other commands.
 """
 
