@@ -45,7 +45,7 @@ from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.localdb.erasure_scan import scan  # noqa: E402
 from graphsvc.ops.compact import compact, data_bytes  # noqa: E402
-from graphsvc.service import Service  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
@@ -71,7 +71,7 @@ def one_size(n: int, args: argparse.Namespace, embedder: Any, tokenizer: Any) ->
         try:
             db = Database(inst.uri, "neo4j", "", "neo4j")
             db.apply_schema()
-            service = Service(settings, db, embedder, tokenizer)
+            service = service_for(settings, db, embedder, tokenizer)
             subject = f"bench-erasure-{n}"
             t0 = time.perf_counter()
             load = bench_read.load(service, subject, n, args.seed, args.embed, args.pool)

@@ -42,6 +42,7 @@ from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.export import deployment_public_keys, export_graph  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -100,7 +101,7 @@ def main() -> int:
     rows: list[dict[str, Any]] = []
     try:
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         run = uuid.uuid4().hex[:8]
         for n in sizes:
             subject = f"bench-export-{run}-{n}"

@@ -65,6 +65,7 @@ from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import source_key, text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store import graph as store  # noqa: E402
@@ -233,7 +234,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     try:
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         subject = f"bench-walk-{uuid.uuid4().hex[:8]}"
         ids, load_s = load(service, subject, args.atoms, args.seed)
         print(f"loaded {args.atoms} atoms in {load_s:.1f} s", file=sys.stderr)

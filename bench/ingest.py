@@ -72,6 +72,7 @@ from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.inputs import parse_changes  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -316,7 +317,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         db.apply_schema()
         embedder = get_embedder()
         tokenizer = get_tokenizer()
-        real = Service(settings, db, embedder, tokenizer)
+        real = service_for(settings, db, embedder, tokenizer)
         corpus = texts(args.atoms, args.seed)
         data = rows(corpus)
         n_embed = min(args.embed_atoms, args.atoms)
@@ -339,7 +340,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         rest = rng.normal(size=(args.atoms - n_embed, embedder.dimension))
         rest /= np.linalg.norm(rest, axis=1, keepdims=True)
         vectors.update(zip(corpus[n_embed:], rest.tolist(), strict=True))
-        pre = Service(settings, db, Precomputed(embedder, vectors), tokenizer)
+        pre = service_for(settings, db, Precomputed(embedder, vectors), tokenizer)
         warm_up(pre, state, data, f"bench-ingest-{run_id}-warm-up")
         # Right after the embedder's own rate, so both see about the same machine load.
         seconds, summary = run_import(

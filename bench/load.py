@@ -52,6 +52,7 @@ from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.inputs import parse_changes  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -278,7 +279,7 @@ def main() -> int:
     results: dict[str, Any] = {}
     try:
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         subject = f"bench-load-{uuid.uuid4().hex[:8]}"
         binding = Binding(subject, "default", "human", "bench")
         print(f"writing {args.atoms} atoms into {subject}...", file=sys.stderr, flush=True)

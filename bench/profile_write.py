@@ -49,7 +49,7 @@ from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
-from graphsvc.service import Service  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
@@ -152,7 +152,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         db.apply_schema()
         embedder = get_embedder()
-        service = Service(settings, db, embedder, get_tokenizer())
+        service = service_for(settings, db, embedder, get_tokenizer())
         auth = AuthTable({})
         token = uuid.uuid4().hex
         auth.add(token, Binding(f"bench-profile-{token[:8]}", "default", "human", "bench"))

@@ -79,6 +79,7 @@ from graphsvc.ops.index import (  # noqa: E402
     fulltext_index_state,
     rebuild_fulltext_index,
 )
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -504,7 +505,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         db.apply_schema()
         embedder = get_embedder()
         tokenizer = get_tokenizer()
-        service = Service(settings, db, embedder, tokenizer)
+        service = service_for(settings, db, embedder, tokenizer)
         live = serve(service)
 
         def embed(text: str) -> np.ndarray:
@@ -539,9 +540,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
         systems: dict[str, Scores] = {n: Scores() for n in ("cosine", "bm25", "fusion")}
-        p0 = Service(settings.with_(propagation=0.0), db, embedder, tokenizer)
+        p0 = service_for(settings.with_(propagation=0.0), db, embedder, tokenizer)
         variant_services = {
-            v: Service(settings.with_(**ch), db, embedder, tokenizer) for v, ch in variants.items()
+            v: service_for(settings.with_(**ch), db, embedder, tokenizer)
+            for v, ch in variants.items()
         }
         peer = None if args.no_peer else Peer(db, embed)
         indep: dict[str, Any] = {}

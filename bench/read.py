@@ -85,6 +85,7 @@ from graphsvc.core.citations import text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.index import rebuild_vector_index  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
@@ -408,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     ratio = 1.0
     try:
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         qs = queries(args.reads, args.seed)
         # Warm-up never sees a timed query's text, and the second timing of a size
         # (after the rebuild) uses other texts again, so no cache of ours has seen them.

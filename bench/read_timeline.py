@@ -40,7 +40,7 @@ import graphsvc.store.views as views_mod  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
-from graphsvc.service import Service  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.store.connection import run as plain_run  # noqa: E402
@@ -123,7 +123,7 @@ def main(argv: list[str] | None = None) -> int:
         )
         try:
             db.apply_schema()
-            service = Service(settings, db, get_embedder(), get_tokenizer())
+            service = service_for(settings, db, get_embedder(), get_tokenizer())
             subject = f"timeline-{uuid.uuid4().hex[:8]}-{args.size}"
             print(f"loading {args.size} atoms...", file=sys.stderr, flush=True)
             bench_read.load(service, subject, args.size, 7 + args.size, args.embed, 10_000)

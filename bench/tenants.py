@@ -43,7 +43,7 @@ from graphsvc.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
-from graphsvc.service import Service  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.store.retrieval import semantic_candidates  # noqa: E402
@@ -96,7 +96,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             stored[rank] = vecs
             path = state / f"s{rank}.jsonl"
             path.write_text("".join(json.dumps(r) + "\n" for r in rows(corpus)), encoding="utf-8")
-            service = Service(settings, db, Precomputed(embedder, vectors), get_tokenizer())
+            service = service_for(settings, db, Precomputed(embedder, vectors), get_tokenizer())
             import_file(service, Binding(f"tenant-{run_id}-{rank}", "default", "human", "b"), path)
         load_s = time.perf_counter() - started
         total = sum(sizes)

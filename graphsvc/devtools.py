@@ -12,7 +12,7 @@ The package's layers, lowest first (a layer may import the layers below it)::
     adapters    embed, tokenizer, signing_keys, server_secret, auth, inputs
     use cases   graphsvc/ops, graphsvc/atomise, graphsvc/forensics, bulk_import, import_rows
     facade/root service (the facade), runtime (the composition root)
-    edges       graphsvc/api, the CLI (cli, clicmd, commands, __main__), seed
+    edges       graphsvc/api, the CLI (graphsvc/cli, __main__), seed
 
 Every ``import`` counts, those inside functions and under ``TYPE_CHECKING`` too (a
 type-only import still ties two modules together). An import from a layer to a
@@ -60,7 +60,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("adapters", 2, ("embed", "tokenizer", "signing_keys", "server_secret", "auth", "inputs")),
     ("use cases", 3, ("ops", "atomise", "forensics", "bulk_import", "import_rows")),
     ("facade/root", 4, ("service", "runtime")),
-    ("edges", 5, ("api", "cli", "clicmd", "commands", "__main__", "seed")),
+    ("edges", 5, ("api", "cli", "__main__", "seed")),
 )
 _RANK = {name: rank for name, rank, _ in LAYERS}
 

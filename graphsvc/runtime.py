@@ -1,34 +1,149 @@
-"""Wiring: settings → (managed) Neo4j → Database → Service.
+"""The composition root: settings → the parts of one process → :class:`Service`.
 
-``build_service`` is what ``graphsvc serve`` and every CLI data command use; tests
-build the same objects around their session Neo4j.
+``graphsvc serve``, every CLI command and the tests build their objects here, once:
+
+- **database**: the configured Neo4j (``GRAPHSVC_NEO4J_URI``), or the managed local
+  one, started when no URI is set (:func:`connect`);
+- **tokenizer**: cl100k_base, process-wide;
+- **secret**: the server's MAC secret (InputTokens, cursors, receipts), read from its
+  0600 file and created there on first start (:func:`secret_of`); the Service itself
+  writes no file;
+- **signing keys**: a loader of the Ed25519 key ring (SIG-4), called when a use case
+  signs or verifies, never at start: loading creates the key file, and each load
+  re-checks the file's mode (:meth:`Parts.signing_keys`);
+- **clock**: epoch seconds (``time.time``; tests pass their own);
+- **embedder**: a :class:`~graphsvc.embed.lazy.LazyEmbedder`: the model loads on the
+  first call that embeds, so ``purge``, ``inspect``, ``export`` and refused commands
+  never load it; ``serve`` loads it at start.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from pathlib import Path
 
+from graphsvc.embed import Embedder
+from graphsvc.embed.lazy import LazyEmbedder
 from graphsvc.localdb import Instance, LocalNeo4j
+from graphsvc.server_secret import load_or_create_secret
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
+from graphsvc.tokenizer import Tokenizer, get_tokenizer
 
-__all__ = ["Runtime", "build_service", "connect"]
+__all__ = [
+    "Parts",
+    "Runtime",
+    "build_service",
+    "connect",
+    "secret_of",
+    "service_for",
+    "signing_key_path",
+]
 
 
 def _stderr(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
+def secret_of(settings: Settings) -> bytes:
+    """The server's MAC secret: ``GRAPHSVC_SECRET_FILE`` or ``<state>/server-secret``.
+
+    Raises:
+        InvalidInputError: the file is readable by group/others or malformed.
+    """
+    return load_or_create_secret(Path(settings.secret_file or settings.state_dir / "server-secret"))
+
+
+def signing_key_path(settings: Settings) -> Path:
+    """Where the deployment's signing key ring lives (SIG-4)."""
+    return Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
+
+
+@dataclass
+class Parts:
+    """Everything but the database that a Service is built from.
+
+    Attributes:
+        settings: configuration.
+        embedder: the (lazy) embedder.
+        tokenizer: the cl100k_base counter.
+        secret: the MAC secret.
+        clock: epoch seconds.
+    """
+
+    settings: Settings
+    embedder: Embedder
+    tokenizer: Tokenizer
+    secret: bytes
+    clock: Callable[[], float] = time.time
+
+    @classmethod
+    def for_settings(
+        cls,
+        settings: Settings,
+        embedder: Embedder | None = None,
+        tokenizer: Tokenizer | None = None,
+        *,
+        clock: Callable[[], float] = time.time,
+    ) -> Parts:
+        """The parts of ``settings``; a missing embedder is a lazy one.
+
+        Raises:
+            InvalidInputError: the secret file is unsafe or malformed.
+        """
+        return cls(
+            settings=settings,
+            embedder=embedder if embedder is not None else LazyEmbedder(),
+            tokenizer=tokenizer if tokenizer is not None else get_tokenizer(),
+            secret=secret_of(settings),
+            clock=clock,
+        )
+
+    def signing_keys(self) -> KeyRing:
+        """The key ring, loaded now (created, mode 0600, if it does not exist).
+
+        Raises:
+            SignerError: the key file is unsafe, unreadable or malformed.
+        """
+        return KeyRing.load_or_create(signing_key_path(self.settings))
+
+    def service(self, db: Database) -> Service:
+        """The Service over ``db`` built from these parts."""
+        return Service(
+            self.settings,
+            db,
+            self.embedder,
+            self.tokenizer,
+            secret=self.secret,
+            signing_keys=self.signing_keys,
+            clock=self.clock,
+        )
+
+
 @dataclass
 class Runtime:
-    """The live parts of one process."""
+    """The live parts of one process.
+
+    Attributes:
+        settings: configuration.
+        db: the Neo4j connection (closed by :meth:`close`).
+        managed: the managed Neo4j this process uses, if any.
+        parts: what the Service is built from (set by :func:`build_service`).
+    """
 
     settings: Settings
     db: Database
     managed: Instance | None = None
+    parts: Parts | None = field(default=None)
+
+    def close(self) -> None:
+        """Close the database connection (a managed Neo4j keeps running)."""
+        self.db.close()
 
 
 def connect(
@@ -37,7 +152,11 @@ def connect(
     progress: Callable[[str], None] = _stderr,
     die_with_parent: bool = False,
 ) -> Runtime:
-    """Connect to the configured Neo4j, starting the managed one when no URI is set."""
+    """Connect to the configured Neo4j, starting the managed one when no URI is set.
+
+    Raises:
+        LauncherError: the managed Neo4j cannot be started.
+    """
     managed: Instance | None = None
     if settings.managed_neo4j:
         local = LocalNeo4j(settings, name="serve", progress=progress)
@@ -50,24 +169,67 @@ def connect(
     return Runtime(settings=settings, db=db, managed=managed)
 
 
+def service_for(
+    settings: Settings,
+    db: Database,
+    embedder: Embedder | None = None,
+    tokenizer: Tokenizer | None = None,
+    *,
+    clock: Callable[[], float] = time.time,
+) -> Service:
+    """A Service over an open ``db``, built as the root builds it (tests, benches).
+
+    Args:
+        settings: configuration (its secret file is read, or created).
+        db: an open database.
+        embedder: the embedder (default: a lazy sentence model).
+        tokenizer: the tokenizer (default: cl100k_base).
+        clock: epoch seconds.
+
+    Raises:
+        InvalidInputError: the secret file is unsafe or malformed.
+    """
+    return Parts.for_settings(settings, embedder, tokenizer, clock=clock).service(db)
+
+
 def build_service(
     settings: Settings,
     *,
     progress: Callable[[str], None] = _stderr,
     die_with_parent: bool = False,
+    load_model: bool = False,
 ) -> tuple[Service, Runtime]:
-    """Connect, apply the schema (idempotent), load the models, build the Service."""
-    from graphsvc.embed import get_embedder
-    from graphsvc.ops.index import FULLTEXT_ANALYZER, fulltext_needs_rebuild
-    from graphsvc.tokenizer import get_tokenizer
+    """Connect, apply the schema (idempotent) and build the Service.
 
+    Args:
+        settings: configuration.
+        progress: where launcher and schema notes go (stderr).
+        die_with_parent: a managed Neo4j started here stops with this process.
+        load_model: load the embedding model now (``serve``: before the first
+            request), not on first use.
+
+    Raises:
+        LauncherError, StoreError: Neo4j cannot be started or reached.
+        InvalidInputError: the secret file is unsafe or malformed.
+        ModelLoadError: ``load_model`` and the model cannot be loaded.
+    """
+    from graphsvc.ops.index import FULLTEXT_ANALYZER, fulltext_needs_rebuild
+
+    parts = Parts.for_settings(settings)
     rt = connect(settings, progress=progress, die_with_parent=die_with_parent)
-    rt.db.apply_schema()
-    old = fulltext_needs_rebuild(rt.db)
-    if old is not None:
-        progress(
-            f"graphsvc: the fulltext index uses the {old!r} analyzer, not {FULLTEXT_ANALYZER!r}; "
-            "run `graphsvc index rebuild --fulltext` once for the better lexical ranking"
-        )
-    service = Service(settings, rt.db, get_embedder(), get_tokenizer())
-    return service, rt
+    try:
+        rt.db.apply_schema()
+        old = fulltext_needs_rebuild(rt.db)
+        if old is not None:
+            progress(
+                f"graphsvc: the fulltext index uses the {old!r} analyzer, not "
+                f"{FULLTEXT_ANALYZER!r}; run `graphsvc index rebuild --fulltext` once for "
+                "the better lexical ranking"
+            )
+        if load_model and isinstance(parts.embedder, LazyEmbedder):
+            parts.embedder.load()
+    except BaseException:
+        rt.close()
+        raise
+    rt.parts = parts
+    return parts.service(rt.db), rt

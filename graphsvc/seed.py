@@ -167,9 +167,7 @@ def load_team_corpus(
         "note",
     )
     tick(1, "note")
-    curated = Service(
-        service.settings.with_(curator="rule"), service.db, service.embedder, service.tokenizer
-    )
+    curated = service.with_settings(service.settings.with_(curator="rule"))
     outcome = curated.atomise(human, ids[note["id"]][0], max_atom_tokens=note["maxAtomTokens"])
     tick(1, "atomise")
     partner = doc["partner"]

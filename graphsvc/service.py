@@ -1,22 +1,26 @@
-"""Use cases: what each public operation does, over the store and the pure core.
+"""The facade over the use cases: one method per public operation (SPEC §1).
 
-Resolvers and CLI commands are one call into a :class:`Service` method; the
-method delegates to the operation's module in ``graphsvc/ops``.
+Resolvers and CLI commands are one call into a :class:`Service` method; the method
+passes the narrow dependencies the operation's module (``graphsvc/ops``,
+``graphsvc/atomise``, ``graphsvc/forensics``) uses. The Service holds what the
+composition root (:mod:`graphsvc.runtime`) built once — database, embedder,
+tokenizer, secret, clock — and does no I/O of its own when constructed; build one
+with :func:`graphsvc.runtime.build_service` (a process) or
+:func:`graphsvc.runtime.service_for` (an open database: tests, benches).
 """
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import Change
 from graphsvc.embed import Embedder
 from graphsvc.inputs import HostInputIn
-from graphsvc.server_secret import load_or_create_secret
 from graphsvc.settings import Settings
+from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 
@@ -34,6 +38,10 @@ class Service:
         db: the Neo4j connection.
         embedder: query/body embedder.
         tokenizer: cl100k_base counter.
+        secret: the server's MAC secret (InputTokens, cursors, receipts); the root
+            reads it from its file (:func:`graphsvc.runtime.secret_of`).
+        signing_keys: loads the deployment's Ed25519 key ring (SIG-4) when a use
+            case signs or verifies (:meth:`graphsvc.runtime.Parts.signing_keys`).
         clock: epoch seconds (injected so tests can move time).
     """
 
@@ -43,15 +51,30 @@ class Service:
         db: Database,
         embedder: Embedder,
         tokenizer: Tokenizer,
+        *,
+        secret: bytes,
+        signing_keys: Callable[[], KeyRing],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
         self.db = db
         self.embedder = embedder
         self.tokenizer = tokenizer
+        self.secret = secret
+        self.signing_keys = signing_keys
         self.clock = clock
-        secret_path = Path(settings.secret_file or settings.state_dir / "server-secret")
-        self.secret = load_or_create_secret(secret_path)
+
+    def with_settings(self, settings: Settings) -> Service:
+        """The same database, models, secret, key ring and clock under other settings."""
+        return Service(
+            settings,
+            self.db,
+            self.embedder,
+            self.tokenizer,
+            secret=self.secret,
+            signing_keys=self.signing_keys,
+            clock=self.clock,
+        )
 
     def health(self) -> dict[str, Any]:
         """Server version, schema version and model facts (no data, no auth needed)."""

@@ -3,7 +3,7 @@
 - ``FakeOllama``: a loopback HTTP server answering ``POST /api/generate`` like Ollama
   (the only stand-in these tests use; Neo4j, the embedder and the tokenizer are real).
 - ``run_cli``: runs the atomisation CLI commands in a subprocess through a tiny
-  argparse that calls :func:`graphsvc.clicmd.atomise.register` (independent of how
+  argparse that calls :func:`graphsvc.cli.atomise.register` (independent of how
   the main ``graphsvc`` parser wires them).
 - builders (``create``) and direct-Neo4j probes (``cypher``, ``footprint``).
 """
@@ -28,6 +28,7 @@ from write_support import subject_counts as footprint
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.inputs import parse_changes
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -74,7 +75,7 @@ LEVEL = [
 
 def service_with(base: Service, **changes: Any) -> Service:
     """A second Service on the same database and models with changed settings."""
-    return Service(base.settings.with_(**changes), base.db, base.embedder, base.tokenizer)
+    return service_for(base.settings.with_(**changes), base.db, base.embedder, base.tokenizer)
 
 
 def create(
@@ -161,7 +162,7 @@ def fake_ollama(reply: bytes = MALFORMED) -> Iterator[FakeOllama]:
 
 _CLI = (
     "import argparse, sys\n"
-    "from graphsvc.clicmd.atomise import register\n"
+    "from graphsvc.cli.atomise import register\n"
     "from graphsvc.settings import Settings\n"
     "p = argparse.ArgumentParser(prog='graphsvc')\n"
     "sub = p.add_subparsers(dest='command', required=True)\n"

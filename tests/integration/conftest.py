@@ -24,6 +24,7 @@ from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
 from graphsvc.localdb import LocalNeo4j
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
@@ -71,7 +72,7 @@ def db(test_settings: Settings) -> Iterator[Database]:
 
 @pytest.fixture(scope="session")
 def service(test_settings: Settings, db: Database) -> Service:
-    return Service(test_settings, db, get_embedder(), get_tokenizer())
+    return service_for(test_settings, db, get_embedder(), get_tokenizer())
 
 
 @pytest.fixture()

@@ -54,6 +54,7 @@ from graphsvc.errors import (
     TierLockedError,
 )
 from graphsvc.forensics.bundle import verify_bundle_bytes
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
@@ -262,7 +263,7 @@ def test_keyword_tier_is_tier_locked_before_any_database_read(service: Service) 
     port = CountingPort()  # the "database": a port that counts connections, no Neo4j
     closed = Database(port.uri, "neo4j", "", "neo4j")
     try:
-        keyword = Service(
+        keyword = service_for(
             service.settings.with_(curator="none"), closed, service.embedder, service.tokenizer
         )
         with pytest.raises(GraphsvcError) as info:

@@ -27,7 +27,7 @@ from graphsvc.embed import get_embedder
 from graphsvc.inputs import parse_changes
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.localdb.erasure_scan import scan
-from graphsvc.service import Service
+from graphsvc.runtime import service_for
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import get_tokenizer
@@ -97,7 +97,7 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
     try:
         db = Database(inst.uri, "neo4j", "", "neo4j")
         db.apply_schema()
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         human = Binding("erasure-s1", "default", "human", "alice", may_purge=True)
         words = {
             name: _word()
@@ -211,7 +211,7 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
         running = local.status()
         assert running is not None and running.port == port
         db = Database(running.uri, "neo4j", "", "neo4j")
-        service = Service(settings, db, get_embedder(), get_tokenizer())
+        service = service_for(settings, db, get_embedder(), get_tokenizer())
         owners = {
             "k_short": first.changes["k1"].atom_id,
             "k_long": first.changes["k2"].atom_id,

@@ -173,7 +173,7 @@ def test_import_failing_batch_commits_nothing_of_it_and_names_the_row(
     result = _import_cli(
         test_settings, tmp_path, str(path), "--subject", human.subject, "--batch", "3", "--json"
     )
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 8, result.stderr
     error = json.loads(result.stdout)
     assert error["error"] == "DEPENDENCY_INVALID"
     assert error["row"] == 6 and error["batch"] == 1 and "row 6" in error["message"]
@@ -190,13 +190,13 @@ def test_import_malformed_row_is_refused_before_connecting_naming_its_line(
     path = _jsonl(tmp_path / "bad.jsonl", rows)
     unreachable = test_settings.with_(neo4j_uri="bolt://127.0.0.1:9")
     result = _import_cli(unreachable, tmp_path, str(path), "--subject", human.subject, "--json")
-    assert result.returncode == 1, result.stderr
+    assert result.returncode == 8, result.stderr
     error = json.loads(result.stdout)
     assert error["error"] == "INVALID_INPUT" and error["row"] == 4, error
     not_json = tmp_path / "garbage.jsonl"
     not_json.write_text(json.dumps(rows[0]) + "\n\n{oops\n")
     result = _import_cli(unreachable, tmp_path, str(not_json), "--subject", human.subject)
-    assert result.returncode == 1 and "INVALID_INPUT: row 3" in result.stderr
+    assert result.returncode == 8 and "INVALID_INPUT: row 3" in result.stderr
 
 
 # ----------------------------------------------------------------- same invariants as write

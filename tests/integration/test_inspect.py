@@ -23,6 +23,7 @@ from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs import parse_changes, parse_host_input
 from graphsvc.ops.inspect import DEFAULT_RANGE_BYTES, byte_range
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -544,7 +545,7 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
     )
     forged = cursor[:-4] + ("AAAA" if not cursor.endswith("AAAA") else "BBBB")
     assert error_of(service.inspect, human, a, limit=2, cursor=forged).code == "CURSOR_EXPIRED"
-    later = Service(
+    later = service_for(
         service.settings,
         service.db,
         service.embedder,
@@ -616,7 +617,7 @@ def test_range_returns_part_of_the_body_over_http(
 
 _HARNESS = """
 import argparse, sys
-from graphsvc.clicmd.inspect import register
+from graphsvc.cli.inspect import register
 from graphsvc.settings import Settings
 parser = argparse.ArgumentParser(prog="graphsvc")
 register(parser.add_subparsers(dest="command", required=True))

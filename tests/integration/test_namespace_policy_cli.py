@@ -59,17 +59,17 @@ def test_bad_policy_and_agents_are_refused_and_nothing_changes(env: dict[str, st
         ["namespace-policy", "--subject", subject, "--set", '{"auto_atomise_mode": 3}', "--json"],
         env,
     )
-    assert bad.code == 6
+    assert bad.code == 8  # REFUSED (docs/cli.md)
     assert bad.json()["error"] == "INVALID_INPUT"
     unknown = run_cli(
         ["namespace-policy", "--subject", subject, "--set", '{"surprise": true}', "--json"], env
     )
-    assert unknown.code == 6 and unknown.json()["error"] == "INVALID_INPUT"
+    assert unknown.code == 8 and unknown.json()["error"] == "INVALID_INPUT"
     missing = run_cli(
         ["namespace-policy", "--subject", subject, "--set", "@/nonexistent/p.json", "--json"],
         env,
     )
-    assert missing.code == 6 and missing.json()["error"] == "INVALID_INPUT"
+    assert missing.code == 8 and missing.json()["error"] == "INVALID_INPUT"
     agent = run_cli(
         [
             "namespace-policy",
@@ -83,6 +83,6 @@ def test_bad_policy_and_agents_are_refused_and_nothing_changes(env: dict[str, st
         ],
         env,
     )
-    assert agent.code == 6 and agent.json()["error"] == "PERMISSION_DENIED"
+    assert agent.code == 8 and agent.json()["error"] == "PERMISSION_DENIED"
     shown = run_cli(["namespace-policy", "--subject", subject, "--json"], env)
     assert shown.code == 0 and shown.json()["resolvedMode"] is None

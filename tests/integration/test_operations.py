@@ -25,6 +25,7 @@ from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
 from graphsvc.logging_setup import build_handler
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.store.connection import Database
 
@@ -82,7 +83,7 @@ def test_request_over_its_limit_is_504_and_cancelled_in_neo4j_while_probes_answe
     # One worker thread: the blocked write holds it, so the probes can only answer
     # if they do not need it.
     settings = service.settings.with_(request_timeout_s=4.0, worker_threads=1)
-    svc = Service(settings, db, service.embedder, service.tokenizer)
+    svc = service_for(settings, db, service.embedder, service.tokenizer)
     auth = AuthTable({})
     token = uuid.uuid4().hex
     auth.add(token, human)

@@ -25,6 +25,7 @@ from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
 from graphsvc.localdb import LocalNeo4j
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
@@ -87,7 +88,7 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
     assert workspace.connection_acquisition_timeout == settings.neo4j_acquisition_timeout_s
     try:
         db.apply_schema()
-        svc = Service(settings, db, service.embedder, service.tokenizer)
+        svc = service_for(settings, db, service.embedder, service.tokenizer)
         binding = Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "alice")
         change = {"id": "a", "op": "CREATE", "content": {"text": TEXT, "links": []}}
         atom_id = svc.write(binding, parse_changes([{**change, "sources": []}])).changes["a"]

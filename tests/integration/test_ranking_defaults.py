@@ -14,6 +14,7 @@ import pytest
 from graphsvc.core.activation import DEFAULT_PROPAGATION
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -50,7 +51,7 @@ def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagat
 ) -> None:
     svc = service
     if propagation is not None:
-        svc = Service(
+        svc = service_for(
             test_settings.with_(propagation=propagation),
             service.db,
             service.embedder,
@@ -88,7 +89,7 @@ def test_neighbouring_query_terms_raise_a_bodys_lexical_score(
         "far": f"the support came at noon by the river group {tag}",
     }
     binding, ids = _subject(service, texts)
-    plain = Service(
+    plain = service_for(
         test_settings.with_(lexical_proximity=0), service.db, service.embedder, service.tokenizer
     )
     query = "support group"

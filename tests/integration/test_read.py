@@ -20,6 +20,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs import parse_changes, parse_host_input
 from graphsvc.ops.read import ReadResult
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.tokenizer import count_tokens
@@ -310,7 +311,7 @@ def test_closure_cut_at_size_cap_blocks_instead_of_presenting_part(
     assert whole.diagnostics["validation"]["closureLevels"] == 12
     assert whole.diagnostics["validation"]["closureRevisions"] == 12
     # max_nodes=1 caps a closure walk at 8 revisions: the rest of the chain is unknown.
-    capped = Service(
+    capped = service_for(
         test_settings.with_(max_nodes=1), service.db, service.embedder, service.tokenizer
     )
     cut = capped.read(human, q, 4000, limit=1)
@@ -448,7 +449,7 @@ def test_work_limit_cut_reports_incomplete_baseline(
     normal = service.read(human, "chlorophyll light leaves", 2000)
     assert normal.selection["baselineComplete"] is True
     assert normal.selection["coverageCertified"] is False
-    tight = Service(
+    tight = service_for(
         test_settings.with_(packing_work=50), service.db, service.embedder, service.tokenizer
     )
     cut = tight.read(human, "chlorophyll light leaves", 2000)
@@ -483,7 +484,7 @@ def test_depth_and_limit_are_honoured(
         *({"id": f"o{i}", "text": f"Honeybee note {i}: foragers visit clover."} for i in range(5)),
     )
     # Only one seed, so the neighbours can arrive only through propagation.
-    one_seed = Service(
+    one_seed = service_for(
         test_settings.with_(max_seeds=1), service.db, service.embedder, service.tokenizer
     )
     q = "honeybee waggle dance distance"
@@ -647,7 +648,7 @@ def test_cursor_bound_to_query_budget_and_binding(service: Service, human: Bindi
     with pytest.raises(GraphsvcError) as info:
         service.read(human, "kiln firing", 1000, limit=2, cursor=page1.cursor[:-4] + "AAAA")
     assert error_code(info) == "CURSOR_EXPIRED"
-    later = Service(
+    later = service_for(
         service.settings,
         service.db,
         service.embedder,
@@ -829,7 +830,7 @@ def test_expired_manifests_are_removed_by_later_reads(
         ),
     )
     first = service.read(human, "manifest retention probe", 300).manifest["id"]
-    short = Service(
+    short = service_for(
         test_settings.with_(manifest_lifetime_s=0),
         service.db,
         service.embedder,

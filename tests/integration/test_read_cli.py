@@ -1,7 +1,7 @@
 """``graphsvc read`` as a real subprocess against the session Neo4j (API-4).
 
 The command is mounted on a tiny argparse parser through its own ``register``, the
-way ``graphsvc.commands`` mounts it, so the test does not depend on the wiring of
+way ``graphsvc.cli.commands`` mounts it, so the test does not depend on the wiring of
 the other commands.
 """
 
@@ -24,7 +24,7 @@ from graphsvc.tokenizer import count_tokens
 
 RUNNER = """
 import argparse, sys
-from graphsvc.clicmd.read import register
+from graphsvc.cli.read import register
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 

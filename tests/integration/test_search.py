@@ -26,6 +26,7 @@ from graphsvc.errors import CursorExpiredError, DependencyInvalidError, PurgePen
 from graphsvc.inputs import parse_changes
 from graphsvc.ops.evaluate import evaluate
 from graphsvc.ops.search import SearchResult
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 
 # ----------------------------------------------------------------------------- corpus
@@ -458,7 +459,7 @@ def test_diagnostics_report_solver_iterations_residual_and_graph_size(
 def test_evaluation_work_limit_stops_the_solver_with_converged_false(
     service: Service, corpus: Corpus
 ) -> None:
-    tight = Service(
+    tight = service_for(
         service.settings.with_(evaluation_work=100),
         service.db,
         service.embedder,

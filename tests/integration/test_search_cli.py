@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from graphsvc.clicmd import search
+from graphsvc.cli import search
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.inputs import parse_changes
@@ -26,7 +26,7 @@ from graphsvc.settings import Settings
 
 _HARNESS = (
     "import argparse, sys\n"
-    "from graphsvc.clicmd import search\n"
+    "from graphsvc.cli import search\n"
     "from graphsvc.settings import Settings\n"
     "p = argparse.ArgumentParser(prog='graphsvc')\n"
     "sub = p.add_subparsers(dest='command', required=True)\n"

@@ -131,7 +131,7 @@ def test_cli_refuses_bad_input_before_connecting(
     result = _cli(
         unreachable, tmp_path, "-", "--subject", human.subject, "--json", *extra, stdin=stdin
     )
-    assert result.returncode == 1, result
+    assert result.returncode == 8, result  # REFUSED (docs/cli.md)
     assert json.loads(result.stdout)["error"] == code
 
 
@@ -142,5 +142,5 @@ def test_cli_missing_file_is_invalid_input(
     result = _cli(
         test_settings, tmp_path, str(tmp_path / "absent.json"), "--subject", human.subject
     )
-    assert result.returncode == 1
+    assert result.returncode == 8
     assert "INVALID_INPUT" in result.stderr and "absent.json" in result.stderr

@@ -29,6 +29,7 @@ from write_support import cypher, new, ref, revise, subject_counts, write
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
 from graphsvc.ops.write import WriteOutcome
+from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
@@ -209,7 +210,7 @@ def scenario(service: Service, test_settings: Settings, db: Database) -> Iterato
     target = urlparse(test_settings.neo4j_uri)
     proxy = CuttingProxy(target.hostname or "127.0.0.1", target.port or 7687)
     embedder = MemoEmbedder(service.embedder)
-    direct = Service(test_settings, db, embedder, get_tokenizer())
+    direct = service_for(test_settings, db, embedder, get_tokenizer())
     try:
         yield Scenario(direct, proxy, test_settings, embedder)
     finally:
@@ -231,7 +232,7 @@ def _proxied_service(sc: Scenario, *, retry_s: float) -> Service:
         connection_acquisition_timeout=10,
         notifications_min_severity="OFF",
     )
-    return Service(s, db, sc.embedder, get_tokenizer())
+    return service_for(s, db, sc.embedder, get_tokenizer())
 
 
 def _batch(base: Sequence[Any]) -> list[dict[str, Any]]:

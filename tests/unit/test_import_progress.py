@@ -5,7 +5,7 @@ from __future__ import annotations
 import io
 
 from graphsvc.bulk_import import ImportProgress
-from graphsvc.clicmd.import_cmd import ProgressBar
+from graphsvc.cli.import_cmd import ProgressBar
 
 
 def test_progress_bar_prints_count_rate_and_eta_and_always_the_last_line() -> None:

@@ -12,7 +12,8 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -47,6 +48,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_run)
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     budget = settings.read_budget if args.budget is None else args.budget
     with connected_service(settings) as service:

@@ -1,7 +1,8 @@
 """``graphsvc export``: a subject's graph for analysts as GraphML, node-link JSON or CSV.
 
 The command is one call into :func:`graphsvc.ops.export.export_graph` (the use case:
-subject binding, purge-pending check, streaming pages); see ``docs/analysts.md``.
+subject binding, purge-pending check, streaming pages); it runs no query itself.
+See ``docs/analysts.md``.
 """
 
 from __future__ import annotations
@@ -15,7 +16,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.export import FORMATS, ExportReport, deployment_public_keys, export_graph
 from graphsvc.settings import Settings
@@ -70,6 +72,7 @@ def _file_atomically(path: Path) -> Any:
         raise
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
     to_stdout = args.output == "-"

@@ -6,7 +6,8 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.clicmd.common import connected_service, emit
+from graphsvc.cli.common import connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
 __all__ = ["progress_bar", "register"]
@@ -33,6 +34,7 @@ def progress_bar(done: int, total: int, label: str) -> None:
         print(line, file=sys.stderr, flush=True)
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.seed import load_seed
 

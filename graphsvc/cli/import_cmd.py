@@ -4,13 +4,13 @@ The file is read and validated completely before any connection is made, so a
 malformed row fails fast (with its line number) without starting Neo4j. A progress
 bar with the rate goes to stderr; the summary (human text, or one JSON document
 with ``--json``) to stdout. A failure names its row; with ``--json`` it prints
-``{"error", "message", "exitCode", "row", "batch"}`` plus what was committed before.
+``{"error", "message", "exitCode", "row", "batch", "rows"}`` (the CLI's one error
+format, docs/cli.md).
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 import time
 from pathlib import Path
@@ -24,7 +24,8 @@ from graphsvc.bulk_import import (
     import_limits,
     scan,
 )
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 
@@ -81,22 +82,20 @@ class ProgressBar:
         self.stream.flush()
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     """Scan the file, connect, import, print the summary.
 
     Raises:
         GraphsvcError: a malformed row before connecting; what the failing batch's
-            ``write`` would raise after (``graphsvc.cli.main`` prints it), unless
-            ``--json`` is given, where it is printed here with its row.
+            ``write`` would raise after, with the file's row count as ``rows``
+            (:func:`graphsvc.cli.output.command` prints it).
     """
     binding = binding_from_args(args)
     path = Path(args.file)
     batch = args.batch or settings.import_batch
-    try:
-        # Everything checkable without the database fails before Neo4j is started.
-        scanned = scan(path, binding, import_limits(settings, batch))
-    except GraphsvcError as exc:
-        return _failed(args, exc, None)
+    # Everything checkable without the database fails before Neo4j is started.
+    scanned = scan(path, binding, import_limits(settings, batch))
     summary: ImportSummary | None = None
     with connected_service(settings) as service:
         try:
@@ -104,7 +103,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 service, binding, path, batch_size=batch, scanned=scanned, progress=ProgressBar()
             )
         except GraphsvcError as exc:
-            return _failed(args, exc, scanned.rows)
+            exc.details.setdefault("rows", scanned.rows)
+            raise
     payload = summary.to_json()
     text = (
         f"imported {payload['committedRows']:,} atoms in {payload['committedBatches']} batches "
@@ -115,17 +115,3 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"graphsvc: note: {note}", file=sys.stderr)
     emit(args, payload, text)
     return 0
-
-
-def _failed(args: argparse.Namespace, exc: GraphsvcError, rows: int | None) -> int:
-    if not getattr(args, "json", False):
-        raise exc
-    code = int(getattr(exc, "exit_code", 1))
-    out: dict[str, Any] = {"error": exc.code, "message": exc.message, "exitCode": code}
-    for key in ("row", "batch", "changeId"):
-        if key in exc.details:
-            out[key] = exc.details[key]
-    if rows is not None:
-        out["rows"] = rows
-    print(json.dumps(out, sort_keys=True))
-    return code

@@ -16,7 +16,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.core.write_plan import validate_plan
 from graphsvc.errors import InvalidInputError
 from graphsvc.inputs import parse_changes
@@ -51,6 +52,7 @@ def _read(source: str) -> Any:
         raise InvalidInputError(f"{source} is not JSON: {exc}") from exc
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     """Parse the batch, connect, write, print the outcome.
 

@@ -2,19 +2,17 @@
 
 The CLI is a local operator: its binding has the purge right (actor kind
 ``human`` by default; ``--actor-kind agent`` is refused like any agent). Running
-the command again for the same atom resumes an unfinished purge (LNK-6).
+the command again for the same atom resumes an unfinished purge (LNK-6). Purge
+never embeds, so the embedding model is never loaded (the root's lazy embedder).
 """
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, emit, progress
-from graphsvc.embed.sentence import DIMENSION, MODEL_NAME, get_embedder
-from graphsvc.service import Service
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -33,9 +31,10 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_cmd_purge)
 
 
+@command
 def _cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args, may_purge=True)
-    with _operator_service(settings) as service:
+    with connected_service(settings) as service:
         outcome = service.purge(binding, args.atom_id)
     how = "resumed and finished" if outcome["resumed"] else "finished"
     emit(
@@ -46,29 +45,3 @@ def _cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
         "their bytes stay in Neo4j's files until `graphsvc compact` (docs/erasure.md)",
     )
     return 0
-
-
-class _DeferredEmbedder:
-    """Loads the embedding model only when something embeds; purge never does.
-
-    Loading the model costs seconds of CPU per operator call, for nothing.
-    """
-
-    model_name = MODEL_NAME
-    dimension = DIMENSION
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        return get_embedder().embed(texts)
-
-
-@contextmanager
-def _operator_service(settings: Settings) -> Iterator[Service]:
-    from graphsvc.runtime import connect
-    from graphsvc.tokenizer import get_tokenizer
-
-    rt = connect(settings, progress=progress)
-    try:
-        rt.db.apply_schema()
-        yield Service(settings, rt.db, _DeferredEmbedder(), get_tokenizer())
-    finally:
-        rt.db.close()

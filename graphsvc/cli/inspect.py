@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, connected_service, emit
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -29,6 +30,7 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_run)
 
 
+@command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
     with connected_service(settings) as service:

@@ -3,13 +3,14 @@
 
 ``namespace-policy`` shows the caller's namespace policy, or with ``--set`` stores a
 new one (GraphQL ``setNamespacePolicy``; JSON text, ``@FILE`` or ``-`` for stdin;
-human operators only). It exits 0, or with the ``atomise`` codes on a refusal.
+human operators only). It exits 0, or with the table's code of its error.
 
-``atomise`` exit codes (ATM-8): 0 success, 1 informational (already atomised /
-source too small), 2 not found, 3 tier locked, 4 curator failed, 5 governance
-refused, 6 database or signer error — and any other refusal (invalid input, CAS
-conflict, purge pending), 7 depth exceeded. ``--json`` prints
-``{sourceId, atomIds, atomCount, archivedAt}`` or ``{error, message, exitCode}``.
+``atomise`` exit codes (ATM-8, the CLI's one table in docs/cli.md): 0 success,
+1 informational (already atomised / source too small), 2 not found, 3 tier locked,
+4 curator failed, 5 governance refused, 6 database or signer error, 7 depth
+exceeded, 8 any other refusal (invalid input, CAS conflict, purge pending).
+``--json`` prints ``{sourceId, atomIds, atomCount, archivedAt}`` or
+``{error, message, exitCode}``.
 
 ``verify-bundle`` needs no database and exits 0 when every check holds, 2 when any
 fails. Commands connect without loading the embedding model until a command really
@@ -19,75 +20,19 @@ embeds something (only a successful ``atomise`` does), so refusals answer fast.
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from graphsvc.clicmd.common import add_binding_args, binding_from_args, emit, progress
-from graphsvc.errors import GraphsvcError, InvalidInputError
-from graphsvc.service import Service
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
+from graphsvc.cli.output import command, emit
+from graphsvc.errors import InvalidInputError
 from graphsvc.settings import Settings
 
-__all__ = ["EXIT_CODES", "exit_code_for", "register"]
+__all__ = ["EXIT_VERIFY_FAILED", "register"]
 
-EXIT_OK = 0
-EXIT_INFORMATIONAL = 1
-EXIT_OTHER = 6
-EXIT_CODES: dict[str, int] = {
-    "NOT_FOUND": 2,
-    "TIER_LOCKED": 3,
-    "CURATOR_FAILED": 4,
-    "GOVERNANCE_REFUSED": 5,
-    "STORE_UNAVAILABLE": 6,
-    "SIGNER_ERROR": 6,
-    "DEPTH_EXCEEDED": 7,
-}
 EXIT_VERIFY_FAILED = 2
-
-
-def exit_code_for(error: GraphsvcError) -> int:
-    """The ATM-8 exit code of an error (6 for anything not listed there)."""
-    return EXIT_CODES.get(error.code, EXIT_OTHER)
-
-
-class _LazyEmbedder:
-    """Loads the sentence-transformers model on the first ``embed`` call only."""
-
-    def __init__(self) -> None:
-        from graphsvc.embed.sentence import DIMENSION, MODEL_NAME
-
-        self.model_name = MODEL_NAME
-        self.dimension = DIMENSION
-
-    def embed(self, texts: Sequence[str]) -> list[list[float]]:
-        from graphsvc.embed import get_embedder
-
-        return get_embedder().embed(texts)
-
-
-@contextmanager
-def _service(settings: Settings) -> Iterator[Service]:
-    from graphsvc.runtime import connect
-    from graphsvc.tokenizer import get_tokenizer
-
-    runtime = connect(settings, progress=progress)
-    try:
-        runtime.db.apply_schema()
-        yield Service(settings, runtime.db, _LazyEmbedder(), get_tokenizer())
-    finally:
-        runtime.db.close()
-
-
-def _fail(args: argparse.Namespace, exc: GraphsvcError) -> int:
-    code = exit_code_for(exc)
-    if getattr(args, "json", False):
-        print(json.dumps({"error": exc.code, "message": exc.message, "exitCode": code}))
-    else:
-        print(f"graphsvc: {exc.code}: {exc.message}", file=sys.stderr)
-    return code
 
 
 # --------------------------------------------------------------------- atomise
@@ -101,22 +46,20 @@ def _budget(raw: str) -> int:
     return value
 
 
+@command
 def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.atomise.usecase import require_curator_tier
 
     binding = binding_from_args(args)
-    try:
-        require_curator_tier(settings)  # ATM-4: before connecting to anything
-        with _service(settings) as service:
-            outcome = service.atomise(
-                binding,
-                args.atom_id,
-                force=args.force,
-                max_atom_tokens=args.max_atom_tokens,
-                retries=3,  # ATM-7: the CLI always allows 3 retries
-            )
-    except GraphsvcError as exc:
-        return _fail(args, exc)
+    require_curator_tier(settings)  # ATM-4: before connecting to anything
+    with connected_service(settings) as service:
+        outcome = service.atomise(
+            binding,
+            args.atom_id,
+            force=args.force,
+            max_atom_tokens=args.max_atom_tokens,
+            retries=3,  # ATM-7: the CLI always allows 3 retries
+        )
     payload = outcome.to_json()
     if outcome.already_atomised:
         text = f"{args.atom_id} is already atomised into {outcome.atom_count} atoms"
@@ -142,19 +85,17 @@ def _policy_text(raw: str) -> str:
     return raw
 
 
+@command
 def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.atomise.policy import get_namespace_policy
 
     binding = binding_from_args(args)
-    try:
-        raw = None if args.set is None else _policy_text(args.set)
-        with _service(settings) as service:
-            if raw is not None:
-                stored = service.set_namespace_policy(binding, raw)
-            else:
-                stored = get_namespace_policy(service, binding).to_json()
-    except GraphsvcError as exc:
-        return _fail(args, exc)
+    raw = None if args.set is None else _policy_text(args.set)
+    with connected_service(settings) as service:
+        if raw is not None:
+            stored = service.set_namespace_policy(binding, raw)
+        else:
+            stored = get_namespace_policy(service, binding).to_json()
     mode = stored["resolvedMode"] or "off"
     verb = "is now" if raw is not None else "is"
     emit(
@@ -177,24 +118,21 @@ def _flag(raw: str) -> bool:
     raise argparse.ArgumentTypeError("expected true or false")
 
 
+@command
 def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.atomise.usecase import load_key_ring
     from graphsvc.forensics.export import collect_bundle
 
     binding = binding_from_args(args)
-    try:
-        with _service(settings) as service:
-            parts = collect_bundle(
-                service.db,
-                lambda: load_key_ring(settings),
-                service.clock,
-                binding,
-                args.memory_id,
-                include_atomisation_chain=args.include_atomisation_chain,
-            )
-            parts.write(args.output)
-    except GraphsvcError as exc:
-        return _fail(args, exc)
+    with connected_service(settings) as service:
+        parts = collect_bundle(
+            service.db,
+            service.signing_keys,
+            service.clock,
+            binding,
+            args.memory_id,
+            include_atomisation_chain=args.include_atomisation_chain,
+        )
+        parts.write(args.output)
     payload: dict[str, Any] = {
         "path": str(args.output),
         "memories": len(parts.manifest["memories"]),
@@ -207,6 +145,7 @@ def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
+@command
 def _cmd_verify(args: argparse.Namespace, _settings: Settings) -> int:
     from graphsvc.forensics.bundle import verify_bundle
 

@@ -1,19 +1,17 @@
-"""What every data command shares: binding flags, JSON output, a connected Service."""
+"""What every data command shares: binding flags and a connected Service."""
 
 from __future__ import annotations
 
 import argparse
-import json
-import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
 
+from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service", "emit"]
+__all__ = ["add_binding_args", "binding_from_args", "connected_service"]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -36,25 +34,17 @@ def binding_from_args(args: argparse.Namespace, *, may_purge: bool = False) -> B
     )
 
 
-def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
-    """Print ``payload`` as JSON with ``--json``, else ``text`` (or indented JSON)."""
-    if getattr(args, "json", False) or text is None:
-        print(json.dumps(payload, indent=2, sort_keys=True, default=str))
-    else:
-        print(text)
-
-
-def progress(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
 @contextmanager
 def connected_service(settings: Settings) -> Iterator[Service]:
-    """A Service on the configured (or managed) Neo4j, closed afterwards."""
+    """A Service on the configured (or managed) Neo4j, closed afterwards.
+
+    Built by the composition root: the embedding model loads only when the command
+    embeds something.
+    """
     from graphsvc.runtime import build_service
 
     service, runtime = build_service(settings, progress=progress)
     try:
         yield service
     finally:
-        runtime.db.close()
+        runtime.close()

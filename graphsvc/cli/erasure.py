@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphsvc.clicmd.common import emit, progress
+from graphsvc.cli.output import command, emit, progress
 from graphsvc.errors import InvalidInputError
 from graphsvc.settings import Settings
 
@@ -55,6 +55,7 @@ def register(sub: Any) -> None:
     st.set_defaults(handler=_status)
 
 
+@command
 def _compact(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.ops.compact import compact
 
@@ -90,6 +91,7 @@ def _state(settings: Settings) -> dict[str, Any]:
         runtime.db.close()
 
 
+@command
 def _status(args: argparse.Namespace, settings: Settings) -> int:
     state = _state(settings)
     code = EXIT_ERASED if state["erased"] else EXIT_OVERDUE if state["overdue"] else EXIT_PENDING

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from graphsvc.clicmd.common import emit, progress
+from graphsvc.cli.output import command, emit, progress
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -38,6 +38,7 @@ def register(sub: Any) -> None:
     rebuild.set_defaults(handler=_rebuild)
 
 
+@command
 def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.ops.index import (
         check_durations,

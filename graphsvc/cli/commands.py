@@ -1,0 +1,50 @@
+"""Every command of the CLI, registered on the main parser.
+
+Each family of commands lives in its own module of :mod:`graphsvc.cli` with a
+``register(sub)`` function; this module only lists them, in the order
+``graphsvc --help`` shows.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsvc.cli import (
+    atomise,
+    erasure,
+    export,
+    import_cmd,
+    index,
+    inspect,
+    neo4j_cmd,
+    purge,
+    read,
+    search,
+    seed,
+    serve,
+    write,
+)
+
+__all__ = ["register"]
+
+_MODULES = (
+    neo4j_cmd,
+    serve,
+    write,
+    import_cmd,
+    search,
+    read,
+    inspect,
+    purge,
+    atomise,
+    seed,
+    export,
+    index,
+    erasure,
+)
+
+
+def register(sub: Any) -> None:
+    """Add every command to the ``graphsvc`` sub-parser set."""
+    for module in _MODULES:
+        module.register(sub)

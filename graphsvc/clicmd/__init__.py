@@ -1,1 +1,0 @@
-"""CLI data commands, one module per command family, each with ``register(sub)``."""

@@ -1,0 +1,63 @@
+"""An embedder that loads its model on the first call that needs it.
+
+Loading all-MiniLM-L6-v2 costs seconds of CPU. The composition root
+(:mod:`graphsvc.runtime`) hands every Service this wrapper, so a command that never
+embeds (``purge``, ``inspect``, ``export``, a refused ``atomise``) never loads the
+model; ``graphsvc serve`` loads it at start (:meth:`LazyEmbedder.load`), before the
+first request.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable, Sequence
+
+from graphsvc.embed.sentence import DIMENSION, MODEL_NAME, Embedder, get_embedder
+
+__all__ = ["LazyEmbedder"]
+
+
+class LazyEmbedder:
+    """The :class:`~graphsvc.embed.Embedder` protocol, the model loaded on first use.
+
+    Args:
+        load: builds the real embedder (default: the process-wide sentence model).
+    """
+
+    model_name = MODEL_NAME
+    dimension = DIMENSION
+
+    def __init__(self, load: Callable[[], Embedder] = get_embedder) -> None:
+        self._load = load
+        self._lock = threading.Lock()
+        self._real: Embedder | None = None
+
+    @property
+    def loaded(self) -> bool:
+        """Whether the model has been loaded."""
+        return self._real is not None
+
+    def load(self) -> Embedder:
+        """The real embedder, loading it once (thread-safe).
+
+        Raises:
+            ModelLoadError: the model cannot be loaded.
+        """
+        real = self._real
+        if real is None:
+            with self._lock:
+                if self._real is None:
+                    self._real = self._load()
+                real = self._real
+        return real
+
+    @property
+    def query_runtime(self) -> str:
+        """``onnxruntime`` or ``torch``: what embeds queries (loads the model)."""
+        return str(getattr(self.load(), "query_runtime", "torch"))
+
+    def embed(self, texts: Sequence[str]) -> list[list[float]]:
+        """Normalised embeddings, one per text; an empty list loads nothing."""
+        if not texts:
+            return []
+        return self.load().embed(texts)
