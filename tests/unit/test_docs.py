@@ -127,7 +127,9 @@ def test_relative_links_resolve(page: Path) -> None:
             continue
         file_part, _, anchor = target.partition("#")
         dest = (page.parent / file_part).resolve() if file_part else page
-        missing_anchor = dest.suffix == ".md" and anchor and anchor not in _anchors(dest)
+        missing_anchor = (
+            dest.exists() and dest.suffix == ".md" and anchor and anchor not in _anchors(dest)
+        )
         if not dest.exists() or missing_anchor:
             broken.append(target)
     assert not broken, f"{page.name}: broken links {broken}"
