@@ -177,7 +177,7 @@ def _prepare(
         changes, line_of = resolve(batch, index, earlier)
         changes = validated(changes, line_of, index, binding, limits)
         try:
-            claims, fingerprint = open_claims(service, binding, changes)
+            claims, fingerprint = open_claims(service.secret, binding, changes)
             scope_key = idempotency_scope(binding, file.key(index))
             found = find_idempotency(service.db, scope_key)
             if found is not None and found.state != "pending":
@@ -185,14 +185,21 @@ def _prepare(
                 earlier.update(refs)
                 yield _Replayed(index, len(batch))
                 continue
-            check_live_tokens(service, binding, changes, claims, service.clock())
+            check_live_tokens(service.db, service.secret, binding, changes, claims, service.clock())
             req, to_embed = build_request(
-                service, binding, changes, claims, fingerprint, scope_key, service.clock()
+                service.db,
+                service.tokenizer,
+                binding,
+                changes,
+                claims,
+                fingerprint,
+                scope_key,
+                service.clock(),
             )
         except GraphsvcError as exc:
             raise located(exc, line_of, index) from exc
         started = time.perf_counter()
-        embed_into(service, req, to_embed)
+        embed_into(service.embedder, req, to_embed)
         embed_s = time.perf_counter() - started
         earlier.update({cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()})
         yield _Prepared(index, len(batch), line_of, req, embed_s)
@@ -310,7 +317,7 @@ def _policy_notes(service: Service, binding: Binding) -> list[str]:
     """Import stores rows as given: a namespace atomisation policy is not applied."""
     from graphsvc.atomise.policy import get_namespace_policy
 
-    mode = get_namespace_policy(service, binding).mode
+    mode = get_namespace_policy(service.db, binding).mode
     if mode is None:
         return []
     return [

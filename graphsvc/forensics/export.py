@@ -111,7 +111,9 @@ def collect_bundle(
         StoreError: Neo4j failed.
     """
     subject = binding.subject
-    walk = walk_lineage(service, binding, atom_id, depth=None if include_atomisation_chain else 1)
+    walk = walk_lineage(
+        service.db, binding, atom_id, depth=None if include_atomisation_chain else 1
+    )
     members = list(walk.depth_of) if include_atomisation_chain else [atom_id]
     memories = [
         {

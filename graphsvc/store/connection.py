@@ -45,9 +45,13 @@ from graphsvc.request_scope import remaining_s
 from graphsvc.settings import Settings
 from graphsvc.store.queries import query, schema_statements
 
-__all__ = ["SCHEMA_VERSION", "Database", "round_trips", "run"]
+__all__ = ["SCHEMA_VERSION", "Database", "Tx", "round_trips", "run"]
 
 T = TypeVar("T")
+
+# A transaction handle a use case may hold and pass to store functions (it never
+# runs a query itself, so it needs no neo4j import).
+Tx = ManagedTransaction
 
 # Bumped when cypher/schema changes meaning (not merely when a file is added).
 SCHEMA_VERSION = 1
