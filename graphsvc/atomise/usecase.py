@@ -300,22 +300,14 @@ def atomise(
         StoreError: Neo4j failed; nothing was committed.
     """
     config = deps.config
-    _require_tier(config.curator)
-    budget = validate_max_atom_tokens(
-        DEFAULT_ATOM_TOKENS if max_atom_tokens is None else max_atom_tokens
-    )
-    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
-        raise InvalidInputError("retries must be an integer in [0, 10]")
-    chain = hook_chain(config.hooks, hooks)
-
+    budget, chain = _check_arguments(config, max_atom_tokens, retries, hooks)
     source = _read_source(deps.db, binding, atom_id)
     early = _nothing_to_atomise(source, budget, force=force)
     if early is not None:
         return early
 
     ring = KeyRing.load_or_create(config.key_file)
-    curator = build_curator(config, retries)
-    budgeted = apply_budget(curator.curate(source.text, budget), budget)
+    budgeted = apply_budget(build_curator(config, retries).curate(source.text, budget), budget)
     if budgeted.reason is not None:
         return AtomiseOutcome(
             source_id=atom_id,
@@ -349,18 +341,42 @@ def atomise(
     except BaseException:
         _discard_input(deps.db, binding, claims.token_id)
         raise
+    return _atomised(plan, budgeted, sequence)
+
+
+def _atomised(plan: AtomisePlan, budgeted: BudgetOutcome, sequence: int) -> AtomiseOutcome:
+    """The outcome of a committed atomisation."""
     return AtomiseOutcome(
-        source_id=atom_id,
+        source_id=plan.source_id,
         atom_ids=tuple(plan.atom_ids),
         archived_at=plan.signed_at,
-        source_rev=source.rev,
-        archive_rev=source.rev + 1,
+        source_rev=plan.source_rev,
+        archive_rev=plan.source_rev + 1,
         dropped_count=budgeted.dropped_count,
         truncated_count=budgeted.truncated_count,
         warnings=tuple(budgeted.warnings),
         event_sequence=sequence,
         operation_id=plan.operation_id,
     )
+
+
+def _check_arguments(
+    config: AtomiseConfig, max_atom_tokens: int | None, retries: int, hooks: AtomiseHooks | None
+) -> tuple[int, list[AtomiseHooks]]:
+    """The tier (first, ATM-4), the budget and retries, and the hooks to run.
+
+    Raises:
+        TierLockedError: no curator is configured.
+        InvalidInputError: budget or retries out of range; the configured hooks
+            cannot be loaded.
+    """
+    _require_tier(config.curator)
+    budget = validate_max_atom_tokens(
+        DEFAULT_ATOM_TOKENS if max_atom_tokens is None else max_atom_tokens
+    )
+    if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
+        raise InvalidInputError("retries must be an integer in [0, 10]")
+    return budget, hook_chain(config.hooks, hooks)
 
 
 def _nothing_to_atomise(
