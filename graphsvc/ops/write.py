@@ -34,7 +34,13 @@ from graphsvc.store.connection import Database
 from graphsvc.store.views import load_views
 from graphsvc.store.write_steps import NewRevision, new_revision
 from graphsvc.store.write_store import (
+    NewCitation,
+    NewGeneration,
+    NewLink,
     Replay,
+    RequiredRef,
+    RetireCopy,
+    StoreRef,
     WriteRequest,
     commit_write,
     find_idempotency,
@@ -261,12 +267,12 @@ class _Batch:
     """The transaction's lists, filled change by change (see :func:`build_request`)."""
 
     revisions: list[NewRevision] = field(default_factory=list)
-    retires: list[dict[str, Any]] = field(default_factory=list)
-    observed: list[dict[str, Any]] = field(default_factory=list)
-    logical: list[dict[str, Any]] = field(default_factory=list)
-    refs: list[dict[str, Any]] = field(default_factory=list)
-    cites: list[dict[str, Any]] = field(default_factory=list)
-    gens: list[dict[str, Any]] = field(default_factory=list)
+    retires: list[RetireCopy] = field(default_factory=list)
+    observed: list[NewLink] = field(default_factory=list)
+    logical: list[NewLink] = field(default_factory=list)
+    refs: list[RequiredRef] = field(default_factory=list)
+    cites: list[NewCitation] = field(default_factory=list)
+    gens: list[NewGeneration] = field(default_factory=list)
     to_embed: list[tuple[int, str]] = field(default_factory=list)
 
     def add_retire(self, change: Change, ref: AtomRef) -> None:
@@ -319,7 +325,7 @@ class _Batch:
                         "wantText": False,
                     }
                 )
-            item = {
+            item: NewLink = {
                 "srcAtomId": ref.atom_id,
                 "srcRev": ref.rev,
                 "atomId": target.atom_id,
@@ -428,7 +434,7 @@ def build_request(
 def _verify_store_citations(
     db: Database,
     binding: Binding,
-    cites: list[dict[str, Any]],
+    cites: list[NewCitation],
     revisions: list[NewRevision],
 ) -> None:
     """Check ranges/digests of citations of stored atoms against the cited text.
@@ -482,13 +488,13 @@ def _head_revs_for_unversioned_sources(
 
 def _citations(
     change: Change, ref: AtomRef, heads: dict[str, int]
-) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
-    cites: list[dict[str, Any]] = []
-    refs: list[dict[str, Any]] = []
+) -> tuple[str, list[NewCitation], list[RequiredRef]]:
+    cites: list[NewCitation] = []
+    refs: list[RequiredRef] = []
     public: list[dict[str, Any]] = []
     for ordinal, src in enumerate(change.sources or ()):
         version = src.version
-        store_ref: dict[str, Any] | None = None
+        store_ref: StoreRef | None = None
         atom_id = parse_store_uri(src.uri)
         if atom_id is not None:
             if version is None:
@@ -504,8 +510,10 @@ def _citations(
                     details={"changeId": change.id},
                 )
             store_ref = {"atomId": atom_id, "rev": int(version)}
-            refs.append({**store_ref, "changeId": change.id, "wantText": True})
-        item: dict[str, Any] = {
+            refs.append(
+                {"atomId": atom_id, "rev": int(version), "changeId": change.id, "wantText": True}
+            )
+        item: NewCitation = {
             "srcAtomId": ref.atom_id,
             "srcRev": ref.rev,
             "changeId": change.id,

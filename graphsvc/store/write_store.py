@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import (
@@ -39,13 +39,83 @@ from graphsvc.store.write_steps import (
 
 __all__ = [
     "FoundRevision",
+    "NewCitation",
+    "NewGeneration",
+    "NewLink",
     "Replay",
+    "RequiredRef",
+    "RetireCopy",
+    "StoreRef",
     "WriteRequest",
     "commit_write",
     "find_idempotency",
     "find_revisions",
     "head_revs",
 ]
+
+
+class RetireCopy(TypedDict):
+    """A retire revision ``toRev`` that copies links and sources of ``fromRev``."""
+
+    atomId: str
+    fromRev: int
+    toRev: int
+
+
+class NewLink(TypedDict):
+    """A link from a new revision to a target revision (observed or logical)."""
+
+    srcAtomId: str
+    srcRev: int
+    atomId: str
+    rev: int
+    role: str
+    required: bool
+    orderKey: str | None
+    ordinal: int
+
+
+class RequiredRef(TypedDict):
+    """A revision the batch refers to, which must exist in the subject."""
+
+    atomId: str
+    rev: int
+    changeId: str
+    wantText: bool
+
+
+class StoreRef(TypedDict):
+    """The stored revision an ``atom:`` citation names."""
+
+    atomId: str
+    rev: int
+
+
+class NewCitation(TypedDict):
+    """One source citation of a new revision (``storeRef`` for an ``atom:`` source)."""
+
+    srcAtomId: str
+    srcRev: int
+    changeId: str
+    ordinal: int
+    uri: str
+    version: str | None
+    digest: str | None
+    sourceKey: str
+    start: int | None
+    end: int | None
+    unit: str | None
+    verified: bool
+    storeRef: StoreRef | None
+
+
+class NewGeneration(TypedDict):
+    """Provenance of a new revision: generated (or, for a retire, decided) from a token."""
+
+    atomId: str
+    rev: int
+    tokenId: str
+    kind: str
 
 
 @dataclass
@@ -65,13 +135,12 @@ class WriteRequest:
     # atomId -> (change id, expected head rev) for revise/retire
     cas: dict[str, tuple[str, int]]
     revisions: list[NewRevision]
-    retires: list[dict[str, Any]]
-    links_observed: list[dict[str, Any]]
-    links_logical: list[dict[str, Any]]
-    # refs that must exist: (atomId, rev, change id, wantText)
-    refs: list[dict[str, Any]]
-    cites: list[dict[str, Any]]
-    gens: list[dict[str, Any]]
+    retires: list[RetireCopy]
+    links_observed: list[NewLink]
+    links_logical: list[NewLink]
+    refs: list[RequiredRef]
+    cites: list[NewCitation]
+    gens: list[NewGeneration]
     token_ids: list[str]
     result: dict[str, dict[str, Any]] = field(default_factory=dict)
 
