@@ -7,16 +7,22 @@ Errors print ``{"error": CODE, "message": ..., "exitCode": N}`` with ``--json``.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import secrets
 import sys
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
+
+if TYPE_CHECKING:
+    from graphsvc.service import Service
 
 __all__ = ["main"]
 
@@ -114,18 +120,58 @@ def _cmd_serve(args: argparse.Namespace, settings: Settings) -> int:
 
         configure_logging(settings.log_format, settings.log_level)
         # graphsvc writes its own access line (no query string, with the request id).
-        uvicorn.run(
-            create_app(service, auth),
-            host=settings.host,
-            port=settings.port,
-            log_config=None,
-            access_log=False,
-        )
+        with _registered_replica(service):
+            uvicorn.run(
+                create_app(service, auth),
+                host=settings.host,
+                port=settings.port,
+                log_config=None,
+                access_log=False,
+            )
     finally:
         runtime.db.close()
         if started_here:
             local.stop()
     return 0
+
+
+@contextmanager
+def _registered_replica(service: Service) -> Iterator[None]:
+    """Register this process as a replica of its database while it serves.
+
+    Refuses (REPLICA_KEYS_MISMATCH) when a live replica has another MAC secret or
+    signing key (ops/replicas.py); renews the lease on a daemon thread; gives it back
+    on a clean stop.
+    """
+    from graphsvc.atomise.usecase import load_key_ring
+    from graphsvc.ops.replicas import ReplicaLease
+
+    lease = ReplicaLease(
+        service.db,
+        service.secret,
+        load_key_ring(service.settings).active_key_id,
+        service.clock,
+        lease_s=service.settings.replica_lease_s,
+    )
+    lease.acquire()
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease.renew_every_s):
+            try:
+                lease.renew()
+            except GraphsvcError as exc:  # Neo4j away: the next renewal re-registers
+                _progress(f"graphsvc: replica lease not renewed: {exc.code}")
+
+    thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        stop.set()
+        thread.join(timeout=5)
+        with contextlib.suppress(GraphsvcError):
+            lease.release()
 
 
 # --------------------------------------------------------------------- main

@@ -30,7 +30,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── CompactError                     COMPACT_FAILED
     ├── ModelLoadError                   MODEL_UNAVAILABLE
-    ├── ModelLoadError                   MODEL_UNAVAILABLE
+    ├── ReplicaKeysMismatchError         REPLICA_KEYS_MISMATCH
     └── LauncherError                    NEO4J_LAUNCH_FAILED
         ├── JavaMissingError             JAVA_MISSING
         ├── MavenMissingError            MAVEN_MISSING
@@ -69,6 +69,7 @@ __all__ = [
     "PortInUseError",
     "PurgePendingError",
     "QueryTooComplexError",
+    "ReplicaKeysMismatchError",
     "SignerError",
     "StartTimeoutError",
     "StoreError",
@@ -201,6 +202,13 @@ class CompactError(GraphsvcError):
 
 class ModelLoadError(GraphsvcError):
     code = "MODEL_UNAVAILABLE"
+
+
+class ReplicaKeysMismatchError(GraphsvcError):
+    """Another live replica of this database has another MAC secret or signing key
+    (``graphsvc serve`` refuses to start; docs/operations.md, "Replicas")."""
+
+    code = "REPLICA_KEYS_MISMATCH"
 
 
 class LauncherError(GraphsvcError):

@@ -1,7 +1,10 @@
-"""Loads the demo corpora in ``seed/`` through the public write operation.
+"""Loads the demo corpora through the public write operation.
 
-- ``seed/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
-- ``seed/team.json``: the design and incident history of an engineering team (about
+The corpora are package data (``graphsvc/seed_data/``, in the wheel too), read with
+:mod:`importlib.resources`:
+
+- ``seed_data/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
+- ``seed_data/team.json``: the design and incident history of an engineering team (about
   300 atoms; built by ``scripts/build_team_corpus.py``): services with a required
   dependency cycle, ADRs, incidents with causes, timelines and follow-ups, runbooks,
   SLOs, citations with ranges, revisions (one adds a verified citation of a stored
@@ -17,24 +20,39 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 from typing import Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 
-__all__ = ["DEMO_CORPUS", "TEAM_CORPUS", "load_demo_corpus", "load_seed", "load_team_corpus"]
+__all__ = [
+    "DEMO_CORPUS",
+    "TEAM_CORPUS",
+    "load_demo_corpus",
+    "load_seed",
+    "load_team_corpus",
+    "read_corpus",
+]
 
-DEMO_CORPUS = Path(__file__).resolve().parents[1] / "seed" / "demo.json"
-TEAM_CORPUS = Path(__file__).resolve().parents[1] / "seed" / "team.json"
+# Package data (wheel included); a Traversable is a Path in a file-system install.
+DEMO_CORPUS: Traversable = files("graphsvc") / "seed_data" / "demo.json"
+TEAM_CORPUS: Traversable = files("graphsvc") / "seed_data" / "team.json"
 
 Progress = Callable[[int, int, str], None]
 
 
-def load_demo_corpus(service: Service, path: Path = DEMO_CORPUS) -> dict[str, Any]:
+def read_corpus(path: Traversable) -> dict[str, Any]:
+    """The parsed JSON document of a corpus file (``DEMO_CORPUS``, ``TEAM_CORPUS``)."""
+    doc: dict[str, Any] = json.loads(path.read_text(encoding="utf-8"))
+    return doc
+
+
+def load_demo_corpus(service: Service, path: Traversable = DEMO_CORPUS) -> dict[str, Any]:
     """Write the demo corpus; returns ``{subject, atoms, operationId, repeated}``."""
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = read_corpus(path)
     binding = Binding(doc["subject"], "default", "human", "seed")
     outcome = service.write(binding, parse_changes(doc["changes"]), doc.get("idempotencyKey"))
     return {
@@ -47,7 +65,7 @@ def load_demo_corpus(service: Service, path: Path = DEMO_CORPUS) -> dict[str, An
 
 def load_team_corpus(
     service: Service,
-    path: Path = TEAM_CORPUS,
+    path: Traversable = TEAM_CORPUS,
     progress: Progress | None = None,
     *,
     subject: str | None = None,
@@ -57,7 +75,7 @@ def load_team_corpus(
     ``subject`` replaces the corpus's subject (``demo``); the second subject is then
     ``<subject>-partner``.
     """
-    doc = json.loads(path.read_text(encoding="utf-8"))
+    doc = read_corpus(path)
     if subject is not None:
         doc["subject"] = subject
         doc["partner"]["subject"] = f"{subject}-partner"

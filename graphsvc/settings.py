@@ -1,6 +1,8 @@
 """All configuration, read from ``GRAPHSVC_*`` environment variables.
 
-This is the only module that reads the environment. Every value has a safe
+This is the only module that reads the environment (``JAVA_HOME`` included, as
+``java_home``) and the only one that writes it (the model libraries' offline flags,
+:func:`offline_model_environment`). Every value has a safe
 default (SPEC §15); ``Settings.from_env()`` validates and returns a frozen object
 that the rest of the code receives explicitly.
 """
@@ -15,7 +17,16 @@ from typing import Any
 
 from graphsvc.errors import InvalidInputError
 
-__all__ = ["Settings", "default_cache_dir", "default_state_dir"]
+__all__ = ["Settings", "default_cache_dir", "default_state_dir", "offline_model_environment"]
+
+# Set for the Hugging Face libraries before the embedding model loads: no code path
+# may reach a model hub, and the tokenizers' own threads stay off (embed/sentence.py).
+# A value already in the environment is kept.
+_MODEL_LIBRARY_ENV = {
+    "HF_HUB_OFFLINE": "1",
+    "TRANSFORMERS_OFFLINE": "1",
+    "TOKENIZERS_PARALLELISM": "false",
+}
 
 
 def default_cache_dir() -> Path:
@@ -30,6 +41,16 @@ def default_state_dir() -> Path:
     return Path(base) / "graphsvc"
 
 
+def offline_model_environment() -> None:
+    """Put the offline flags of the model libraries into the process environment.
+
+    The one place graphsvc writes the environment: the Hugging Face libraries read
+    these variables themselves, so they must be set before the model loads.
+    """
+    for name, value in _MODEL_LIBRARY_ENV.items():
+        os.environ.setdefault(name, value)
+
+
 @dataclass(frozen=True)
 class Settings:
     """Every tunable of graphsvc. Field ``x_y`` is read from ``GRAPHSVC_X_Y``."""
@@ -40,7 +61,9 @@ class Settings:
     neo4j_password: str = ""
     neo4j_database: str = "neo4j"
     neo4j_port: int = 7687
-    neo4j_version_range: str = "[5.26.0,5.27.0)"
+    # The Neo4j the managed launcher fetches (a Maven version or range): pinned to the
+    # release the suite is tested on, so a fresh machine runs what CI ran.
+    neo4j_version_range: str = "[5.26.30]"
     neo4j_heap: str = "1g"
     neo4j_pagecache: str = "512m"
     neo4j_start_timeout_s: float = 120.0
@@ -140,6 +163,9 @@ class Settings:
     # compact` runs at least this often; `graphsvc erasure status` reports a purge
     # older than this as overdue.
     erasure_max_delay_s: float = 86_400.0
+    # Replicas (ops/replicas.py): how long a `graphsvc serve` registration holds
+    # without renewal; after a crash, replicas with other keys wait this long.
+    replica_lease_s: float = 30.0
     # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
     # transaction each); and a test hook: SIGKILL the importing process right after
     # this many batches committed (0: off), to prove resume after a crash.
@@ -150,6 +176,10 @@ class Settings:
     # object (or a callable returning one) whose governance hooks run on every
     # atomisation; empty means no configured hooks.
     atomise_hooks: str = ""
+
+    # The JDK that runs the managed Neo4j and the Lucene reader: ``GRAPHSVC_JAVA_HOME``,
+    # else the standard ``JAVA_HOME``; empty means ``java`` on PATH.
+    java_home: str = ""
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
@@ -165,6 +195,8 @@ class Settings:
             if raw is None:
                 continue
             values[f.name] = _parse(f.name, str(f.type), raw)
+        if "java_home" not in values and source.get("JAVA_HOME"):
+            values["java_home"] = source["JAVA_HOME"]
         values.update(overrides)
         settings = cls(**values)
         settings.validate()
@@ -204,6 +236,7 @@ class Settings:
             "neo4j_acquisition_timeout_s",
             "max_query_cost",
             "graph_first_max",
+            "replica_lease_s",
         ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
@@ -222,6 +255,7 @@ def _parse(name: str, type_name: str, raw: str) -> Any:
             return float(raw)
         if type_name == "Path":
             return Path(raw).expanduser()
+
         return raw
     except ValueError as exc:
         raise InvalidInputError(

@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from graphsvc.errors import CursorExpiredError, GraphsvcError, TokenInvalidError
 
-__all__ = ["Kind", "open_sealed", "seal"]
+__all__ = ["Kind", "key_fingerprint", "open_sealed", "seal"]
 
 Kind = Literal["input-token", "cursor", "receipt"]
 _PREFIX: dict[str, str] = {"input-token": "gti1", "cursor": "gcu1", "receipt": "grc1"}
@@ -75,3 +75,15 @@ def open_sealed(secret: bytes, kind: Kind, text: str) -> dict[str, Any]:
     if not isinstance(payload, dict):
         raise error(f"not a valid {what}")
     return payload
+
+
+def key_fingerprint(secret: bytes, signing_key_id: str) -> str:
+    """A public name for (MAC secret, active signing key), the same on every replica.
+
+    Replicas of one database must share both: a cursor or InputToken sealed by one is
+    opened by another, and lineage signed by one is verified by all. Keyed by the
+    secret, so it tells nothing about the secret itself and cannot be computed
+    without it; its own MAC domain, so it is no valid token, cursor or receipt MAC.
+    """
+    mac = hmac.new(secret, b"graphsvc/replica-keys/v1\n" + signing_key_id.encode(), hashlib.sha256)
+    return "rk1:" + mac.hexdigest()[:32]

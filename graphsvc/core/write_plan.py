@@ -13,7 +13,6 @@ import hashlib
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 
 from graphsvc.core.binding import Binding
@@ -40,14 +39,13 @@ class Limits:
 
 @dataclass(frozen=True)
 class Plan:
-    """A validated batch: the changes and derived facts the store needs."""
+    """A validated batch: the changes and derived facts the store needs.
+
+    Its idempotency fingerprint is :func:`plan_fingerprint` of the changes with the
+    InputTokens' digests, computed where the tokens are opened (ops/write.py).
+    """
 
     changes: tuple[Change, ...]
-
-    @cached_property
-    def fingerprint(self) -> str:
-        """The plan's fingerprint without tokens' digests (computed when first asked)."""
-        return plan_fingerprint(self.changes)
 
     @property
     def by_id(self) -> dict[str, Change]:

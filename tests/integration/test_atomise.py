@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
-import time
 import uuid
 from typing import Any
 
@@ -27,6 +26,7 @@ from atomise_support import (
     footprint,
     service_with,
 )
+from listener_support import CountingPort
 from neo4j.exceptions import ServiceUnavailable
 
 from graphsvc.api.context import Context
@@ -259,21 +259,24 @@ def test_governance_refusal_names_the_atom_and_commits_nothing(
 
 @pytest.mark.req("ATM-4")
 def test_keyword_tier_is_tier_locked_before_any_database_read(service: Service) -> None:
-    closed = Database("bolt://127.0.0.1:1", "neo4j", "", "neo4j")
+    port = CountingPort()  # the "database": a port that counts connections, no Neo4j
+    closed = Database(port.uri, "neo4j", "", "neo4j")
     try:
-        with pytest.raises(ServiceUnavailable):
-            closed.driver.verify_connectivity()  # the database really is not there
         keyword = Service(
             service.settings.with_(curator="none"), closed, service.embedder, service.tokenizer
         )
-        started = time.monotonic()
         with pytest.raises(GraphsvcError) as info:
             keyword.atomise(Binding("s", "default", "human", "x"), "any-atom")
-        # A read would have failed with STORE_UNAVAILABLE after the driver's retries.
         assert info.value.code == "TIER_LOCKED" and isinstance(info.value, TierLockedError)
-        assert time.monotonic() - started < 2.0
+        # Refused before the driver opened one connection (no read was tried).
+        assert port.connections == 0
+        # The control: a read through this Database does reach the port (and fails).
+        with pytest.raises(ServiceUnavailable):
+            closed.driver.verify_connectivity()
+        assert port.connections >= 1
     finally:
         closed.close()
+        port.close()
 
 
 # =========================================================================== budgets

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 import uuid
+from collections import Counter
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,11 +22,31 @@ from atomise_support import CliResult, cli_env
 from graphsvc.core.binding import Binding
 from graphsvc.errors import IndexRebuildError, InvalidInputError
 from graphsvc.inputs import parse_changes
+from graphsvc.metrics import REGISTRY
 from graphsvc.ops.index import VECTOR_INDEX, rebuild_vector_index, vector_index_state
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.store.retrieval import SemanticHits, semantic_candidates
+
+
+def _queries_sent() -> Counter[str]:
+    """Named queries this process sent so far (the /metrics histogram), and raised.
+
+    Searches in this module run on the test's thread; background work of the session
+    (none runs here) would only add names outside ``search/``, ``meta/`` and ``index/``.
+    """
+    sent: Counter[str] = Counter()
+    for metric in REGISTRY.collect():
+        for sample in metric.samples:
+            name = sample.labels.get("query", "")
+            if not name.startswith(("search/vector", "meta/", "index/")):
+                continue
+            if sample.name == "graphsvc_neo4j_query_duration_seconds_count":
+                sent[name] += int(sample.value)
+            elif sample.name == "graphsvc_neo4j_query_errors_total":
+                sent[f"raised {name}"] += int(sample.value)
+    return sent
 
 
 def _marker(db: Database) -> int:
@@ -128,9 +149,14 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
     # marker alone decides, and a search neither waits nor fails.
     db.write("index/drop_vector")
     for atom_id, text in texts.items():
-        t0 = time.monotonic()
+        sent = _queries_sent()
         hits = _top(service, binding.subject, text)
-        assert time.monotonic() - t0 < 5
+        # Neither waits nor fails: the index query (answering no rows while marked),
+        # its widening, then the exact scan; nothing that waits for an index (no
+        # meta/ or index/ query) and no query that raised.
+        assert _queries_sent() - sent == Counter(
+            {"search/vector_candidates": 2, "search/vector_candidates_exact": 1}
+        )
         assert hits.mode == "exact"
         assert hits.rows[0]["atomId"] == atom_id
         assert hits.rows[0]["semantic"] == pytest.approx(1.0, abs=1e-4)

@@ -1,12 +1,26 @@
-"""Architecture rules that are cheap to check and easy to break (STYLE rules 1-2)."""
+"""Architecture rules that are cheap to check and easy to break (STYLE rules 1-2).
+
+The store boundary (issue 15): only graphsvc/store imports neo4j or runs a query;
+every query name in code is a file under graphsvc/cypher and every file is used; no
+query text is built from strings; use cases never import the facade; Settings is
+the only reader of the environment; the layers' import graph has no back edge
+(``python -m graphsvc.devtools imports``). Rules with a PENDING set fail on a new
+offender *and* on a PENDING entry that no longer offends, so the sets only shrink.
+"""
 
 from __future__ import annotations
 
 import ast
 import re
+import subprocess
+import sys
+from collections.abc import Iterator
+from functools import cache
 from pathlib import Path
 
 import pytest
+
+from graphsvc import devtools
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "graphsvc" / "core"
@@ -45,19 +59,8 @@ def test_core_reads_no_clock() -> None:
     assert offenders == []
 
 
-def test_cypher_is_only_loaded_from_files_with_parameters() -> None:
-    # No Python module outside the store builds Cypher text: .run()/execute_query()
-    # get query(name) or a schema statement, never an f-string.
-    offenders = []
-    for path in (ROOT / "graphsvc").rglob("*.py"):
-        text = path.read_text(encoding="utf-8")
-        for m in re.finditer(r"\.(run|execute_query)\(\s*f[\"']", text):
-            offenders.append(f"{path.relative_to(ROOT)}:{m.start()}")
-    assert offenders == []
-
-
 def test_every_cypher_file_is_one_statement() -> None:
-    for path in (ROOT / "cypher").rglob("*.cypher"):
+    for path in (ROOT / "graphsvc" / "cypher").rglob("*.cypher"):
         body = "\n".join(
             line for line in path.read_text().splitlines() if not line.strip().startswith("//")
         ).strip()
@@ -88,3 +91,416 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
                     offenders.append(f"{folder}/{path.name}: {name}")
     assert offenders == []
     assert not any(folder == "core" for folder, _ in request_scoped)
+
+
+# ====================================================== the store boundary (issue 15)
+#
+# PENDING: today's offenders, which the refactor's other branches remove; the lead
+# empties these sets when the branches are merged.
+
+PKG = ROOT / "graphsvc"
+CYPHER = PKG / "cypher"
+MODULES = devtools.modules(PKG)
+KNOWN = set(MODULES)
+STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own queries
+
+NEO4J_PENDING = {
+    "graphsvc.ops.compact",
+    "graphsvc.ops.evaluate",
+    "graphsvc.ops.index",
+    "graphsvc.ops.inspect",
+    "graphsvc.ops.purge",
+    "graphsvc.ops.read",
+    "graphsvc.ops.search",
+    "graphsvc.ops.usage",
+}
+SERVICE_PENDING = {
+    "graphsvc.forensics.export",
+    "graphsvc.ops.cursors",
+    "graphsvc.ops.evaluate",
+    "graphsvc.ops.export",
+    "graphsvc.ops.graph",
+    "graphsvc.ops.inspect",
+    "graphsvc.ops.purge",
+    "graphsvc.ops.read",
+    "graphsvc.ops.search",
+    "graphsvc.ops.usage",
+}
+# Modules outside graphsvc/store (and the launcher) that load or run a named query.
+QUERY_RUNNER_PENDING = {
+    "graphsvc.clicmd.export",
+    "graphsvc.forensics.export",
+    "graphsvc.ops.compact",
+    "graphsvc.ops.cursors",
+    "graphsvc.ops.erasure",
+    "graphsvc.ops.export",
+    "graphsvc.ops.index",
+    "graphsvc.ops.inspect",
+    "graphsvc.ops.purge",
+    "graphsvc.ops.read",
+    "graphsvc.ops.usage",
+}
+# The purge kill switch (ops/purge.py) reads the environment; its test-only hook
+# replaces it.
+ENV_PENDING = {"graphsvc.ops.purge"}
+# (importing module, imported module) of today's back edges: use cases -> facade.
+BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING} | {
+    ("graphsvc.bulk_import", "graphsvc.service"),
+}
+
+
+def _check_pending(offenders: set[str], pending: set[str]) -> None:
+    new = sorted(offenders - pending)
+    fixed = sorted(pending - offenders)
+    assert new == [], f"new offenders: {new}"
+    assert fixed == [], f"no longer offending, remove them from PENDING: {fixed}"
+
+
+def _in(module: str, *packages: str) -> bool:
+    return any(module == p or module.startswith(p + ".") for p in packages)
+
+
+@cache
+def _tree(module: str) -> ast.Module:
+    return ast.parse(MODULES[module].read_text(encoding="utf-8"), filename=str(MODULES[module]))
+
+
+def _imported_modules(module: str) -> set[str]:
+    """Every module ``module`` imports (third-party ones too), as dotted names."""
+    names: set[str] = set()
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names.add(node.module)
+            names.update(f"{node.module}.{a.name}" for a in node.names)
+    names.update(i.target for i in devtools.imports_of(module, MODULES[module], KNOWN))
+    return names
+
+
+def test_only_the_store_and_the_launcher_import_neo4j() -> None:
+    offenders = {
+        m
+        for m in MODULES
+        if not _in(m, "graphsvc.store", "graphsvc.localdb")
+        and any(_in(n, "neo4j") for n in _imported_modules(m))
+    }
+    _check_pending(offenders, NEO4J_PENDING)
+
+
+def test_use_cases_and_the_store_never_import_the_facade() -> None:
+    lower = ("graphsvc.ops", "graphsvc.atomise", "graphsvc.forensics", "graphsvc.store")
+    offenders = {
+        m
+        for m in MODULES
+        if _in(m, *lower) and any(_in(n, "graphsvc.service") for n in _imported_modules(m))
+    }
+    _check_pending(offenders, SERVICE_PENDING)
+
+
+def _reads_environment(tree: ast.AST) -> bool:
+    env = {"environ", "environb", "getenv", "getenvb", "putenv", "unsetenv"}
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Attribute)
+            and node.attr in env
+            and isinstance(node.value, ast.Name)
+            and node.value.id == "os"
+        ):
+            return True
+        if (
+            isinstance(node, ast.ImportFrom)
+            and node.module == "os"
+            and any(a.name in env for a in node.names)
+        ):
+            return True
+    return False
+
+
+def test_settings_is_the_only_reader_of_the_environment() -> None:
+    assert _reads_environment(ast.parse("import os\nx = os.environ.get('A')"))
+    assert _reads_environment(ast.parse("from os import getenv"))
+    offenders = {m for m in MODULES if m != "graphsvc.settings" and _reads_environment(_tree(m))}
+    _check_pending(offenders, ENV_PENDING)
+
+
+# ------------------------------------------------------------------ named queries
+#
+# Calls that take a query *name*: query(name), connection.run(tx, name) and the
+# private _run(tx, name) copies, and Database.read/write/read_rows/read_soon(name).
+# Calls that take query *text*: <x>.run(text), <x>.execute_query(text), Query(text).
+
+QUERY_NAME = re.compile(r"[a-z0-9_]+(?:/[a-z0-9_]+)+")
+FOLDERS = {p.name for p in CYPHER.iterdir() if p.is_dir()}
+FILES = {p.relative_to(CYPHER).with_suffix("").as_posix() for p in CYPHER.rglob("*.cypher")}
+BUILDERS = {"format", "format_map", "join", "replace"}
+
+
+def _receiver(node: ast.expr) -> str:
+    return ast.unparse(node)
+
+
+def _name_arg(call: ast.Call, module: str) -> ast.expr | None:
+    """The query-name argument of a call that takes one, else None."""
+    f = call.func
+    if isinstance(f, ast.Name) and f.id == "query" and call.args:
+        return call.args[0]
+    if isinstance(f, ast.Name) and f.id in {"run", "_run"} and len(call.args) >= 2:
+        return call.args[1]
+    if isinstance(f, ast.Attribute):
+        recv = _receiver(f.value)
+        if f.attr == "query" and recv.endswith("queries") and call.args:
+            return call.args[0]
+        if f.attr == "run" and recv.endswith("connection") and len(call.args) >= 2:
+            return call.args[1]
+        on_db = recv.endswith("db") or (recv == "self" and module == "graphsvc.store.connection")
+        if f.attr in {"read", "write", "read_rows", "read_soon"} and on_db and call.args:
+            return call.args[0]
+    return None
+
+
+def _text_arg(call: ast.Call) -> ast.expr | None:
+    """The query-text argument of a call that sends Cypher text, else None."""
+    f = call.func
+    if isinstance(f, ast.Attribute) and f.attr in {"run", "execute_query"} and call.args:
+        if f.attr == "run" and _receiver(f.value).endswith("connection"):
+            return None  # connection.run(tx, name): a name, not text
+        return call.args[0]
+    if isinstance(f, ast.Name | ast.Attribute) and _receiver(f).split(".")[-1] == "Query":
+        return call.args[0] if call.args else None
+    return None
+
+
+def _scopes(tree: ast.AST) -> Iterator[tuple[ast.AST, dict[str, list[ast.expr]]]]:
+    """Each function (and the module) with what its names are assigned."""
+    for scope in ast.walk(tree):
+        if not isinstance(scope, ast.Module | ast.FunctionDef | ast.AsyncFunctionDef):
+            continue
+        bound: dict[str, list[ast.expr]] = {}
+        for node in ast.walk(scope):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        bound.setdefault(target.id, []).append(node.value)
+            elif (
+                isinstance(node, ast.AnnAssign | ast.AugAssign)
+                and node.value is not None
+                and isinstance(node.target, ast.Name)
+            ):
+                value = node.value
+                if isinstance(node, ast.AugAssign):  # x += ...: x is built
+                    value = ast.BinOp(node.target, node.op, node.value)
+                bound.setdefault(node.target.id, []).append(value)
+        yield scope, bound
+
+
+def _built(expr: ast.expr, bound: dict[str, list[ast.expr]], *, text: bool, depth: int = 0) -> bool:
+    """Whether ``expr`` is (or names) a string made at run time.
+
+    For a text argument a plain string literal counts too: Cypher belongs in a file.
+    """
+    if depth > 5:
+        return False
+    if isinstance(expr, ast.JoinedStr):
+        return True
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add | ast.Mod):
+        return True
+    if isinstance(expr, ast.Call):
+        f = expr.func
+        if isinstance(f, ast.Attribute) and f.attr in BUILDERS:
+            return True
+        if isinstance(f, ast.Name) and f.id == "str":
+            return True
+        if isinstance(f, ast.Name | ast.Attribute) and _receiver(f).split(".")[-1] == "Query":
+            return bool(expr.args) and _built(expr.args[0], bound, text=text, depth=depth + 1)
+        return False
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return text
+    if isinstance(expr, ast.Name):
+        return any(_built(v, bound, text=text, depth=depth + 1) for v in bound.get(expr.id, []))
+    return False
+
+
+def _violations(tree: ast.AST, module: str) -> list[str]:
+    """Query names or texts built from strings (or Cypher text written in code)."""
+    found = []
+    for scope, bound in _scopes(tree):
+        body = scope.body if not isinstance(scope, ast.Module) else []
+        nodes = (n for stmt in body for n in ast.walk(stmt)) if body else ast.walk(scope)
+        for node in nodes:
+            if not isinstance(node, ast.Call):
+                continue
+            name = _name_arg(node, module)
+            if name is not None and _built(name, bound, text=False):
+                found.append(f"{module}:{node.lineno}: query name {ast.unparse(name)}")
+            text = _text_arg(node)
+            if text is not None and _built(text, bound, text=True):
+                found.append(f"{module}:{node.lineno}: query text {ast.unparse(text)}")
+    return sorted(set(found))
+
+
+BUILT_FROM_STRINGS = {
+    "f-string text": 'def f(tx, x):\n    tx.run(f"MATCH (n {{id: {x}}}) RETURN n")',
+    "concatenated text": 'def f(tx, x):\n    tx.run("MATCH (n) " + x)',
+    "text bound to a %-format": "def f(tx, x):\n    t = 'MATCH (n {id: %s})' % x\n    tx.run(t)",
+    "text grown with +=": 'def f(tx, x):\n    t = query("read/a")\n    t += x\n    tx.run(t)',
+    "str.format text": 'def f(db, x):\n    db.driver.execute_query("MATCH (n:{})".format(x))',
+    "Cypher written in code": 'def f(s):\n    s.run("MATCH (n) RETURN n")',
+    "Query of an f-string": 'def f(x):\n    return Query(f"RETURN {x}")',
+    "built name for db.read": 'def f(db, kind):\n    return db.read(f"index/{kind}_state")',
+    "built name for run": 'def f(tx, k):\n    return run(tx, "purge/" + k)',
+    "built name for query": 'def f(k):\n    return query("read/%s" % k)',
+    "joined name": 'def f(k):\n    name = "/".join(["read", k])\n    return query(name)',
+}
+NOT_BUILT = """
+def f(tx, db, name, kind):
+    text = query("read/x")
+    tx.run(text, a=1)
+    tx.run(query(name), {"a": 1})
+    tx.run(Query(query(name), timeout=1.0))
+    db.read(name)
+    db.write(kind.mark, since="now")
+    run(tx, "purge/relink", subject="s")
+    for stem, statement in schema_statements():
+        db.driver.execute_query(statement)
+    subprocess.run(["java", "-version"])
+"""
+
+
+@pytest.mark.parametrize("source", BUILT_FROM_STRINGS.values(), ids=BUILT_FROM_STRINGS.keys())
+def test_the_query_text_check_catches_a_string_built_query(source: str) -> None:
+    assert _violations(ast.parse(source), "graphsvc.ops.example") != []
+
+
+def test_the_query_text_check_accepts_names_and_file_texts() -> None:
+    assert _violations(ast.parse(NOT_BUILT), "graphsvc.ops.example") == []
+
+
+def test_no_query_name_or_text_is_built_from_strings() -> None:
+    # Replaces the regex on `.run(f"`: names and texts are checked in the AST,
+    # through local names, for query(), run(), Database reads/writes,
+    # execute_query() and Query().
+    found = [v for m in MODULES for v in _violations(_tree(m), m)]
+    assert found == []
+
+
+def _query_name_literals() -> dict[str, set[str]]:
+    """Every string constant in the package shaped like ``<cypher folder>/<name>``."""
+    named: dict[str, set[str]] = {}
+    for module in MODULES:
+        # A transaction's label (db.write_tx(work, label="replica/register")) names
+        # the unit of work in errors and timeouts, not a query file.
+        labels = {
+            id(k.value)
+            for n in ast.walk(_tree(module))
+            if isinstance(n, ast.Call)
+            for k in n.keywords
+            if k.arg == "label"
+        }
+        for node in ast.walk(_tree(module)):
+            if id(node) in labels:
+                continue
+            if (
+                isinstance(node, ast.Constant)
+                and isinstance(node.value, str)
+                and QUERY_NAME.fullmatch(node.value)
+                and node.value.split("/")[0] in FOLDERS
+            ):
+                named.setdefault(node.value, set()).add(module)
+    return named
+
+
+def test_every_query_name_in_code_is_a_file() -> None:
+    # Names reach query() as literals, module constants (name = "search/expand_level")
+    # or fields of constants (IndexKind(..., "index/vector_state")); the calls that
+    # take a name get no built string (test above), so every name is a literal.
+    missing = {n: sorted(m) for n, m in _query_name_literals().items() if n not in FILES}
+    assert missing == {}
+
+
+def test_every_query_file_is_used() -> None:
+    named = set(_query_name_literals())
+    # cypher/schema is applied as a whole (schema_statements(): Database.apply_schema
+    # and compact), so its files need not be named one by one.
+    loads_schema = {
+        m
+        for m in MODULES
+        if m != "graphsvc.store.queries"
+        and any(
+            isinstance(n, ast.Call) and ast.unparse(n.func).endswith("schema_statements")
+            for n in ast.walk(_tree(m))
+        )
+    }
+    assert "graphsvc.store.connection" in loads_schema
+    unused = sorted(f for f in FILES - named if not f.startswith("schema/"))
+    assert unused == []
+    assert {f for f in FILES if f.startswith("schema/")}, "no schema files found"
+
+
+def _runs_queries(module: str) -> bool:
+    for node in ast.walk(_tree(module)):
+        if isinstance(node, ast.Call):
+            if _name_arg(node, module) is not None:
+                return True
+            f = node.func
+            if isinstance(f, ast.Attribute) and f.attr == "execute_query":
+                return True
+    return False
+
+
+def test_only_the_store_loads_or_runs_queries() -> None:
+    offenders = {m for m in MODULES if not _in(m, *STORE) and _runs_queries(m)}
+    _check_pending(offenders, QUERY_RUNNER_PENDING)
+
+
+# ------------------------------------------------------------------ layers
+
+
+def test_the_import_graph_has_no_back_edge_beyond_pending() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "graphsvc.devtools", "imports"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    assert "imports between layers" in done.stdout
+    assert "use cases    -> core" in done.stdout
+    graph = devtools.import_graph(PKG)
+    assert graph.unlayered == [], "put new modules in a layer (graphsvc.devtools.LAYERS)"
+    found = {f"{s} -> {t}" for s, t in graph.back_edge_pairs()}
+    _check_pending(found, {f"{s} -> {t}" for s, t in BACK_EDGE_PENDING})
+    assert f"back edges (a lower layer importing a higher one): {len(found)}" in done.stdout
+
+
+def test_a_back_edge_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "graphsvc"
+    (pkg / "core").mkdir(parents=True)
+    (pkg / "ops").mkdir()
+    (pkg / "core" / "rules.py").write_text("from graphsvc.ops import write\n")
+    (pkg / "ops" / "write.py").write_text(
+        "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from ..service import S\n"
+    )
+    (pkg / "service.py").write_text("from graphsvc.ops.write import x\n")
+    graph = devtools.import_graph(pkg)
+    assert graph.back_edge_pairs() == {
+        ("graphsvc.core.rules", "graphsvc.ops.write"),
+        ("graphsvc.ops.write", "graphsvc.service"),
+    }
+    assert [i.type_only for i in graph.back_edges] == [False, True]
+    assert graph.edges[("facade/root", "use cases")] == 1
+
+
+def test_the_module_list_names_every_module_with_a_docstring_line() -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "graphsvc.devtools", "modules"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    )
+    listed = {
+        line.strip().split(":")[0] for line in done.stdout.splitlines() if line.startswith("  ")
+    }
+    assert listed == {m.removeprefix("graphsvc.") for m in MODULES}
+    assert "(no docstring)" not in done.stdout

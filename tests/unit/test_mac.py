@@ -103,3 +103,14 @@ def test_errors_are_graphsvc_errors_with_stable_codes() -> None:
     with pytest.raises(GraphsvcError) as info:
         open_sealed(SECRET, "cursor", "nope")
     assert info.value.code == "CURSOR_EXPIRED"
+
+
+def test_the_key_fingerprint_names_secret_and_signing_key_without_revealing_either() -> None:
+    from graphsvc.core.mac import key_fingerprint
+
+    a = key_fingerprint(b"\x01" * 32, "ed25519:k1")
+    assert a == key_fingerprint(b"\x01" * 32, "ed25519:k1")
+    assert a != key_fingerprint(b"\x02" * 32, "ed25519:k1")
+    assert a != key_fingerprint(b"\x01" * 32, "ed25519:k2")
+    assert a.startswith("rk1:") and len(a) == 36
+    assert ("01" * 32) not in a

@@ -1,0 +1,51 @@
+"""Worker of ``bench/ab_read.py``: reads with the graphsvc of one source tree.
+
+Run as ``python bench/ab_worker.py TREE`` with ``TREE`` first on ``PYTHONPATH`` and
+``GRAPHSVC_NEO4J_URI`` set; it refuses to run when ``graphsvc`` was imported from
+anywhere else. It builds the service the way that tree's ``graphsvc serve`` does
+(``graphsvc.runtime.build_service``), answers one JSON line
+``{"ms", "tokens"}`` per request line ``{"subject", "query", "budget", "depth"}``
+on stdin, and times only the ``read`` call (query embedding included).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+
+def _say(payload: dict[str, Any]) -> None:
+    sys.stdout.write(json.dumps(payload) + "\n")
+    sys.stdout.flush()
+
+
+def main() -> int:
+    tree = Path(sys.argv[1]).resolve()
+    import graphsvc
+
+    where = Path(graphsvc.__file__).resolve()
+    if tree not in where.parents:
+        _say({"error": f"graphsvc imported from {where}, not from {tree}"})
+        return 1
+    from graphsvc.core.binding import Binding
+    from graphsvc.runtime import build_service
+    from graphsvc.settings import Settings
+
+    built = build_service(Settings.from_env(), progress=lambda _msg: None)
+    service = built[0] if isinstance(built, tuple) else built
+    _say({"ready": True, "graphsvc": str(where)})
+    for line in sys.stdin:
+        request = json.loads(line)
+        binding = Binding(request["subject"], "default", "human", "bench")
+        t0 = time.perf_counter()
+        result = service.read(binding, request["query"], request["budget"], depth=request["depth"])
+        ms = (time.perf_counter() - t0) * 1000
+        _say({"ms": ms, "tokens": result.selection["tokens"]})
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

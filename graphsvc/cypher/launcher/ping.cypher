@@ -1,0 +1,2 @@
+// The managed Neo4j answers a query (start-up readiness probe).
+RETURN 1
