@@ -144,9 +144,7 @@ QUERY_RUNNER_PENDING = {
 # replaces it.
 ENV_PENDING = {"graphsvc.ops.purge"}
 # (importing module, imported module) of today's back edges: use cases -> facade.
-BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING} | {
-    ("graphsvc.bulk_import", "graphsvc.service"),
-}
+BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING}
 
 
 def _check_pending(offenders: set[str], pending: set[str]) -> None:
