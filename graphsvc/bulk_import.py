@@ -41,7 +41,7 @@ import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
@@ -58,6 +58,7 @@ from graphsvc.import_rows import (
     validated,
 )
 from graphsvc.ops.write import (
+    WriteDeps,
     build_request,
     check_live_tokens,
     check_replay,
@@ -65,14 +66,14 @@ from graphsvc.ops.write import (
     idempotency_scope,
     open_claims,
 )
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
 from graphsvc.store.write_store import WriteRequest, commit_write, find_idempotency
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
 
 __all__ = [
     "MAX_BATCH",
     "ImportFile",
+    "ImportHost",
     "ImportProgress",
     "ImportSummary",
     "import_file",
@@ -162,8 +163,17 @@ class _Failed:
 _Item = _Prepared | _Replayed | _Failed
 
 
+class ImportHost(Protocol):
+    """What :func:`import_file` uses of the facade: settings and the write's dependencies."""
+
+    @property
+    def settings(self) -> Settings: ...
+
+    def write_deps(self) -> WriteDeps: ...
+
+
 def _prepare(
-    service: Service,
+    deps: WriteDeps,
     binding: Binding,
     file: ImportFile,
     limits: Limits,
@@ -177,29 +187,36 @@ def _prepare(
         changes, line_of = resolve(batch, index, earlier)
         changes = validated(changes, line_of, index, binding, limits)
         try:
-            claims, fingerprint = open_claims(service, binding, changes)
+            claims, fingerprint = open_claims(deps.secret, binding, changes)
             scope_key = idempotency_scope(binding, file.key(index))
-            found = find_idempotency(service.db, scope_key)
+            found = find_idempotency(deps.db, scope_key)
             if found is not None and found.state != "pending":
                 refs = check_replay(found, binding, fingerprint)
                 earlier.update(refs)
                 yield _Replayed(index, len(batch))
                 continue
-            check_live_tokens(service, binding, changes, claims, service.clock())
+            check_live_tokens(deps.db, deps.secret, binding, changes, claims, deps.clock())
             req, to_embed = build_request(
-                service, binding, changes, claims, fingerprint, scope_key, service.clock()
+                deps.db,
+                deps.tokenizer,
+                binding,
+                changes,
+                claims,
+                fingerprint,
+                scope_key,
+                deps.clock(),
             )
         except GraphsvcError as exc:
             raise located(exc, line_of, index) from exc
         started = time.perf_counter()
-        embed_into(service, req, to_embed)
+        embed_into(deps.embedder, req, to_embed)
         embed_s = time.perf_counter() - started
         earlier.update({cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()})
         yield _Prepared(index, len(batch), line_of, req, embed_s)
 
 
 def import_file(
-    service: Service,
+    service: ImportHost,
     binding: Binding,
     path: Path,
     *,
@@ -217,8 +234,10 @@ def import_file(
             message and ``details`` naming the row (``row``: 1-based line number)
             and the batch (``batch``: 0-based index).
     """
-    size = batch_size or service.settings.import_batch
-    limits = import_limits(service.settings, size)
+    settings = service.settings
+    deps = service.write_deps()
+    size = batch_size or settings.import_batch
+    limits = import_limits(settings, size)
     file = scanned or scan(path, binding, limits)
     summary = ImportSummary(
         file=str(path),
@@ -228,14 +247,14 @@ def import_file(
         batch_size=file.batch_size,
         batches=file.batches,
     )
-    summary.notes.extend(_policy_notes(service, binding))
+    summary.notes.extend(_policy_notes(deps.db, binding))
     started = time.perf_counter()
     items: queue.Queue[_Item | None] = queue.Queue(maxsize=2)
     stop = threading.Event()
 
     def produce() -> None:
         try:
-            for item in _prepare(service, binding, file, limits, stop):
+            for item in _prepare(deps, binding, file, limits, stop):
                 _put(items, item, stop)
         except BaseException as exc:  # handed to the committing thread
             _put(items, _Failed(exc), stop)
@@ -245,7 +264,7 @@ def import_file(
     worker = threading.Thread(target=produce, name="graphsvc-import-prepare", daemon=True)
     worker.start()
     done = 0
-    kill_after = service.settings.import_kill_after_batches
+    kill_after = settings.import_kill_after_batches
     try:
         while (item := items.get()) is not None:
             if isinstance(item, _Failed):
@@ -254,7 +273,7 @@ def import_file(
                 summary.replayed_batches += 1
                 summary.replayed_rows += item.rows
             else:
-                _commit(service, item, summary)
+                _commit(deps.db, item, summary)
                 if kill_after and summary.committed_batches >= kill_after:
                     # Test hook (GRAPHSVC_IMPORT_KILL_AFTER_BATCHES): die like a crash,
                     # with the next batch prepared but not committed.
@@ -283,11 +302,11 @@ def _put(items: queue.Queue[_Item | None], item: _Item | None, stop: threading.E
             continue
 
 
-def _commit(service: Service, item: _Prepared, summary: ImportSummary) -> None:
+def _commit(db: Database, item: _Prepared, summary: ImportSummary) -> None:
     req = item.request
     started = time.perf_counter()
     try:
-        replay = commit_write(service.db, req)
+        replay = commit_write(db, req)
     except GraphsvcError as exc:
         raise located(exc, item.line_of, item.index) from exc
     summary.commit_seconds += time.perf_counter() - started
@@ -306,11 +325,11 @@ def _commit(service: Service, item: _Prepared, summary: ImportSummary) -> None:
     summary.citations += len(req.cites)
 
 
-def _policy_notes(service: Service, binding: Binding) -> list[str]:
+def _policy_notes(db: Database, binding: Binding) -> list[str]:
     """Import stores rows as given: a namespace atomisation policy is not applied."""
     from graphsvc.atomise.policy import get_namespace_policy
 
-    mode = get_namespace_policy(service, binding).mode
+    mode = get_namespace_policy(db, binding).mode
     if mode is None:
         return []
     return [

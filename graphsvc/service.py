@@ -25,7 +25,10 @@ from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
+    from graphsvc.atomise.hooks import AtomiseHooks
+    from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.forensics.export import ForensicExport
+    from graphsvc.ops.write import WriteDeps, WriteOutcome
 
 __all__ = ["Service"]
 
@@ -94,30 +97,65 @@ class Service:
             "curator": self.settings.curator,
         }
 
+    def write_deps(self) -> WriteDeps:
+        """What the write use case uses (:class:`graphsvc.ops.write.WriteDeps`)."""
+        from graphsvc.ops.write import WriteDeps, limits_from_settings
+
+        return WriteDeps(
+            db=self.db,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            secret=self.secret,
+            clock=self.clock,
+            limits=limits_from_settings(self.settings),
+        )
+
+    def atomise_deps(self) -> AtomiseDeps:
+        """What the host layer uses (:class:`graphsvc.atomise.usecase.AtomiseDeps`)."""
+        from graphsvc.atomise.usecase import AtomiseConfig, AtomiseDeps
+
+        return AtomiseDeps(
+            db=self.db,
+            embedder=self.embedder,
+            tokenizer=self.tokenizer,
+            secret=self.secret,
+            clock=self.clock,
+            config=AtomiseConfig.from_settings(self.settings),
+        )
+
     def write(
         self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
-    ) -> Any:
+    ) -> WriteOutcome:
         """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
         from graphsvc.atomise.policy import after_write, embedding_deferral, get_namespace_policy
+        from graphsvc.atomise.worker import worker_for
         from graphsvc.ops.write import write
 
         # Host layer (ATM-8/9): a namespace policy may atomise what was just written;
         # in synchronous mode the source's own embedding is skipped.
-        policy = get_namespace_policy(self, binding)
+        policy = get_namespace_policy(self.db, binding)
         outcome = write(
-            self,
+            self.write_deps(),
             binding,
             changes,
             idempotency_key,
-            defer_embedding=embedding_deferral(self, policy),
+            defer_embedding=embedding_deferral(self.settings.curator, self.tokenizer, policy),
         )
-        return after_write(self, binding, outcome, policy)
+        return after_write(
+            self.atomise_deps(),
+            binding,
+            outcome,
+            policy,
+            submit=lambda job: worker_for(self).submit(job),
+        )
 
     def observe(self, binding: Binding, host_input: HostInputIn) -> str:
         """SPEC §3 ``observe``; see :func:`graphsvc.ops.observe.observe`."""
         from graphsvc.ops.observe import observe
 
-        return observe(self, binding, host_input)
+        return observe(
+            self.db, self.secret, self.clock, self.settings.token_lifetime_s, binding, host_input
+        )
 
     def search(self, binding: Binding, query: str, **options: Any) -> Any:
         """SPEC §5 ``search``; see :func:`graphsvc.ops.search.search`."""
@@ -162,34 +200,50 @@ class Service:
         return purge(self.db, self.clock, binding, atom_id)
 
     # ------------------------------------------------ host layer: atomisation (§11-§12)
-    def atomise(self, binding: Binding, atom_id: str, **options: Any) -> Any:
+    def atomise(
+        self,
+        binding: Binding,
+        atom_id: str,
+        *,
+        force: bool = False,
+        max_atom_tokens: int | None = None,
+        retries: int = 3,
+        hooks: AtomiseHooks | None = None,
+    ) -> AtomiseOutcome:
         """``atomise`` (ATM-1…10); see :func:`graphsvc.atomise.usecase.atomise`."""
         from graphsvc.atomise.usecase import atomise
 
-        return atomise(self, binding, atom_id, **options)
+        return atomise(
+            self.atomise_deps(),
+            binding,
+            atom_id,
+            force=force,
+            max_atom_tokens=max_atom_tokens,
+            retries=retries,
+            hooks=hooks,
+        )
 
-    def set_namespace_policy(self, binding: Binding, policy: Any) -> dict[str, Any]:
+    def set_namespace_policy(self, binding: Binding, policy: object) -> dict[str, Any]:
         """``setNamespacePolicy`` (ATM-8); see :mod:`graphsvc.atomise.policy`."""
         from graphsvc.atomise.policy import set_namespace_policy
 
-        return set_namespace_policy(self, binding, policy)
+        return set_namespace_policy(self.db, self.clock, binding, policy)
 
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
         from graphsvc.atomise.lineage import lineage
 
-        return lineage(self, binding, atom_id, depth)
+        return lineage(self.db, binding, atom_id, depth)
 
     def export_forensic_bundle(
         self, binding: Binding, atom_id: str, *, include_atomisation_chain: bool = True
     ) -> ForensicExport:
         """``exportForensicBundle`` (SIG-3); see :mod:`graphsvc.forensics.export`."""
-        from graphsvc.atomise.usecase import load_key_ring
         from graphsvc.forensics.export import export_forensic_bundle
 
         return export_forensic_bundle(
             self.db,
-            lambda: load_key_ring(self.settings),
+            self.signing_keys,
             self.clock,
             binding,
             atom_id,

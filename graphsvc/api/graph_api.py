@@ -31,6 +31,7 @@ from graphsvc.api.graph_types import (
     source_from_row,
 )
 from graphsvc.api.types import LinkAt
+from graphsvc.atomise.usecase import key_file_of
 from graphsvc.atomise.verified_lineage import lineage_graph
 from graphsvc.errors import InvalidInputError
 
@@ -228,5 +229,13 @@ class GraphQuery:
         self, info: Info, atom_id: strawberry.ID, depth: int | None = None
     ) -> LineageGraph:
         binding = binding_of(info)
-        doc = await asyncio.to_thread(lineage_graph, service_of(info), binding, str(atom_id), depth)
+        service = service_of(info)
+        doc = await asyncio.to_thread(
+            lineage_graph,
+            service.db,
+            key_file_of(service.settings),
+            binding,
+            str(atom_id),
+            depth,
+        )
         return _lineage_graph(doc)

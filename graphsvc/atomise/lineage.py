@@ -4,23 +4,20 @@
 in both directions (parent → atoms, atom → parent) up to ``depth`` hops, plus the
 one-hop ordinary link neighbourhood of every lineage node. ``walk_lineage`` returns
 the whole connected lineage component (bounded), which the forensic export uses.
-Everything is read in one read transaction, filtered by subject.
+Everything is read in one read transaction (:mod:`graphsvc.store.lineage`),
+filtered by subject.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Final
-
-from neo4j import ManagedTransaction
+from typing import Any, Final
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import InvalidInputError, NotFoundError
-from graphsvc.store.queries import query
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
-    from graphsvc.store.connection import Database
+from graphsvc.store import lineage as store
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.lineage import LineageEdge, LineageHead, LinkEdge
 
 __all__ = [
     "DEFAULT_LINEAGE_DEPTH",
@@ -40,32 +37,6 @@ MAX_LINEAGE_NODES: Final = 5_000
 _EXCERPT_CHARS: Final = 280
 
 
-@dataclass(frozen=True)
-class LineageEdge:
-    """One signed derives_from edge as stored."""
-
-    from_atom_id: str
-    from_rev: int
-    to_atom_id: str
-    to_rev: int
-    signature: str
-    key_id: str
-    signed_at: str
-
-    def signable(self, subject: str) -> dict[str, Any]:
-        """The SignableLink map plus ``signature`` (the bundle's lineage record)."""
-        return {
-            "v": 1,
-            "subject": subject,
-            "from": {"atomId": self.from_atom_id, "rev": self.from_rev},
-            "to": {"atomId": self.to_atom_id, "rev": self.to_rev},
-            "relation": "derives_from",
-            "signedAt": self.signed_at,
-            "keyId": self.key_id,
-            "signature": self.signature,
-        }
-
-
 @dataclass
 class LineageWalk:
     """Atoms reached over derives_from edges, with their head facts."""
@@ -73,7 +44,7 @@ class LineageWalk:
     root: str
     depth_of: dict[str, int] = field(default_factory=dict)
     edges: list[LineageEdge] = field(default_factory=list)
-    heads: dict[str, dict[str, Any]] = field(default_factory=dict)
+    heads: dict[str, LineageHead] = field(default_factory=dict)
     truncated: bool = False
 
     def children_of(self, atom_id: str) -> list[str]:
@@ -81,19 +52,29 @@ class LineageWalk:
         found = [e for e in self.edges if e.to_atom_id == atom_id]
 
         def order(e: LineageEdge) -> tuple[str, int, str]:
-            index = self.heads.get(e.from_atom_id, {}).get("atomIndex")
+            head = self.heads.get(e.from_atom_id)
+            index = head.get("atomIndex") if head is not None else None
             return (e.signed_at, index if isinstance(index, int) else 0, e.from_atom_id)
 
         return list(dict.fromkeys(e.from_atom_id for e in sorted(found, key=order)))
 
+    def reach(self, edge: LineageEdge, level: int) -> list[str]:
+        """Record ``edge``; the atoms it reaches first (at ``level``), within the bound."""
+        self.edges.append(edge)
+        reached: list[str] = []
+        for end in (edge.from_atom_id, edge.to_atom_id):
+            if end in self.depth_of:
+                continue
+            if len(self.depth_of) >= MAX_LINEAGE_NODES:
+                self.truncated = True
+                continue
+            self.depth_of[end] = level
+            reached.append(end)
+        return reached
 
-def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [r.data() for r in tx.run(query(name), params)]
 
-
-def _walk(tx: ManagedTransaction, subject: str, root: str, depth: int | None) -> LineageWalk:
-    rows = _run(tx, "atomise/lineage_nodes", subject=subject, atomIds=[root])
-    if not rows:
+def _walk(tx: Tx, subject: str, root: str, depth: int | None) -> LineageWalk:
+    if not store.heads(tx, subject, [root]):
         raise NotFoundError(f"atom {root} does not exist", details={"atomId": root})
     walk = LineageWalk(root=root, depth_of={root: 0})
     seen: set[tuple[str, int, str, int]] = set()
@@ -102,36 +83,17 @@ def _walk(tx: ManagedTransaction, subject: str, root: str, depth: int | None) ->
     while frontier and (depth is None or level < depth):
         level += 1
         nxt: list[str] = []
-        for row in _run(tx, "atomise/lineage_edges", subject=subject, atomIds=frontier):
-            key = (row["fromAtomId"], row["fromRev"], row["toAtomId"], row["toRev"])
-            if key in seen:
+        for edge in store.derives_from_edges(tx, subject, frontier):
+            if edge.key in seen:
                 continue
-            seen.add(key)
-            walk.edges.append(
-                LineageEdge(
-                    from_atom_id=row["fromAtomId"],
-                    from_rev=int(row["fromRev"]),
-                    to_atom_id=row["toAtomId"],
-                    to_rev=int(row["toRev"]),
-                    signature=row["signature"],
-                    key_id=row["keyId"],
-                    signed_at=row["signedAt"],
-                )
-            )
-            for end in (row["fromAtomId"], row["toAtomId"]):
-                if end in walk.depth_of:
-                    continue
-                if len(walk.depth_of) >= MAX_LINEAGE_NODES:
-                    walk.truncated = True
-                    continue
-                walk.depth_of[end] = level
-                nxt.append(end)
+            seen.add(edge.key)
+            nxt.extend(walk.reach(edge, level))
         frontier = nxt
     walk.edges = [
         e for e in walk.edges if e.from_atom_id in walk.depth_of and e.to_atom_id in walk.depth_of
     ]
-    for row in _run(tx, "atomise/lineage_nodes", subject=subject, atomIds=list(walk.depth_of)):
-        walk.heads[row["atomId"]] = row
+    for head in store.heads(tx, subject, list(walk.depth_of)):
+        walk.heads[head["atomId"]] = head
     return walk
 
 
@@ -147,12 +109,12 @@ def walk_lineage(
 
 
 def lineage(
-    service: Service, binding: Binding, atom_id: str, depth: int | None = None
+    db: Database, binding: Binding, atom_id: str, depth: int | None = None
 ) -> dict[str, Any]:
     """Nodes and edges for graph exploration (API-5).
 
     Args:
-        service: the service.
+        db: the store.
         binding: the caller (its subject filters everything).
         atom_id: the root atom.
         depth: derives_from hops from the root, in [0, 16]; default 3.
@@ -173,60 +135,72 @@ def lineage(
         raise InvalidInputError(f"depth must be in 0..{MAX_LINEAGE_DEPTH}")
     subject = binding.subject
 
-    def work(tx: ManagedTransaction) -> dict[str, Any]:
+    def work(tx: Tx) -> dict[str, Any]:
         walk = _walk(tx, subject, atom_id, depth)
         ids = list(walk.depth_of)
-        link_edges: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-        for row in _run(tx, "atomise/link_edges", subject=subject, atomIds=ids):
-            for e in row["edges"]:
-                if e is None or e.get("dst") is None:
-                    continue
-                key = (e["src"], e["dst"], e["role"], e["at"])
-                link_edges[key] = {
-                    "source": e["src"],
-                    "target": e["dst"],
-                    "type": "link",
-                    "role": e["role"],
-                    "at": e["at"],
-                }
-        neighbours = sorted(
-            {end for (src, dst, _, _) in link_edges for end in (src, dst)} - set(ids)
-        )
+        links = _link_edges(store.link_edges(tx, subject, ids))
+        neighbours = sorted({end for (src, dst, _, _) in links for end in (src, dst)} - set(ids))
         heads = dict(walk.heads)
         if neighbours:
-            for row in _run(tx, "atomise/lineage_nodes", subject=subject, atomIds=neighbours):
-                heads[row["atomId"]] = row
-        nodes = [
-            _node(heads[aid], "root" if aid == atom_id else "lineage", walk.depth_of[aid])
-            for aid in ids
-            if aid in heads
-        ]
-        nodes += [_node(heads[aid], "neighbour", None) for aid in neighbours if aid in heads]
-        edges = [
-            {
-                "source": e.from_atom_id,
-                "target": e.to_atom_id,
-                "type": "derives_from",
-                "fromRev": e.from_rev,
-                "toRev": e.to_rev,
-                "keyId": e.key_id,
-                "signedAt": e.signed_at,
-            }
-            for e in walk.edges
-        ]
-        edges += [e for e in link_edges.values() if e["source"] in heads and e["target"] in heads]
-        return {
-            "root": atom_id,
-            "depth": depth,
-            "truncated": walk.truncated,
-            "nodes": nodes,
-            "edges": edges,
+            for head in store.heads(tx, subject, neighbours):
+                heads[head["atomId"]] = head
+        return _graph(walk, atom_id, depth, heads, neighbours, links)
+
+    return db.read_tx(work, label="lineage")
+
+
+def _link_edges(found: list[LinkEdge]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+    """The link edges of the graph, one per (source, target, role, at)."""
+    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for e in found:
+        out[(e["src"], e["dst"], e["role"], e["at"])] = {
+            "source": e["src"],
+            "target": e["dst"],
+            "type": "link",
+            "role": e["role"],
+            "at": e["at"],
         }
+    return out
 
-    return service.db.read_tx(work, label="lineage")
+
+def _graph(
+    walk: LineageWalk,
+    root: str,
+    depth: int,
+    heads: dict[str, LineageHead],
+    neighbours: list[str],
+    links: dict[tuple[str, str, str, str], dict[str, Any]],
+) -> dict[str, Any]:
+    ids = list(walk.depth_of)
+    nodes = [
+        _node(heads[aid], "root" if aid == root else "lineage", walk.depth_of[aid])
+        for aid in ids
+        if aid in heads
+    ]
+    nodes += [_node(heads[aid], "neighbour", None) for aid in neighbours if aid in heads]
+    edges = [
+        {
+            "source": e.from_atom_id,
+            "target": e.to_atom_id,
+            "type": "derives_from",
+            "fromRev": e.from_rev,
+            "toRev": e.to_rev,
+            "keyId": e.key_id,
+            "signedAt": e.signed_at,
+        }
+        for e in walk.edges
+    ]
+    edges += [e for e in links.values() if e["source"] in heads and e["target"] in heads]
+    return {
+        "root": root,
+        "depth": depth,
+        "truncated": walk.truncated,
+        "nodes": nodes,
+        "edges": edges,
+    }
 
 
-def _node(row: dict[str, Any], kind: str, level: int | None) -> dict[str, Any]:
+def _node(row: LineageHead, kind: str, level: int | None) -> dict[str, Any]:
     text = row.get("text") or ""
     return {
         "id": row["atomId"],

@@ -24,25 +24,29 @@ import json
 import logging
 from collections.abc import Callable
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING, Any, Final, Literal
+from typing import Any, Final, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphsvc.atomise.token_budget import DEFAULT_ATOM_TOKENS, MAX_ATOM_TOKENS, MIN_ATOM_TOKENS
-from graphsvc.atomise.usecase import AtomiseOutcome, atomise
-from graphsvc.atomise.worker import AtomiseJob, worker_for
+from graphsvc.atomise.usecase import AtomiseDeps, atomise, outcome_word
+from graphsvc.atomise.worker import AtomiseJob
 from graphsvc.core.binding import Binding
+from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError, InvalidInputError, PermissionDeniedError
-
-if TYPE_CHECKING:
-    from graphsvc.ops.write import WriteOutcome
-    from graphsvc.service import Service
+from graphsvc.ops.write import WriteOutcome
+from graphsvc.store.atomise import embed_head
+from graphsvc.store.connection import Database
+from graphsvc.store.policy import load_policy, save_policy
+from graphsvc.store.views import load_views
+from graphsvc.tokenizer import Tokenizer
 
 __all__ = [
     "DEFAULT_THRESHOLD",
     "SYNC_DEFAULT_RETRIES",
     "NamespacePolicy",
     "after_write",
+    "embedding_deferral",
     "get_namespace_policy",
     "outcome_word",
     "parse_policy",
@@ -112,7 +116,9 @@ def parse_policy(raw: Any) -> NamespacePolicy:
         raise InvalidInputError(f"invalid namespace policy: {where}: {first['msg']}") from exc
 
 
-def set_namespace_policy(service: Service, binding: Binding, raw: Any) -> dict[str, Any]:
+def set_namespace_policy(
+    db: Database, clock: Callable[[], float], binding: Binding, raw: Any
+) -> dict[str, Any]:
     """Store the caller's namespace policy (human operators only).
 
     Returns:
@@ -125,50 +131,47 @@ def set_namespace_policy(service: Service, binding: Binding, raw: Any) -> dict[s
     if binding.actor_kind != "human":
         raise PermissionDeniedError("only a human operator sets a namespace policy")
     policy = parse_policy(raw)
-    service.db.write(
-        "atomise/set_policy",
-        subject=binding.subject,
-        policy=binding.policy,
-        json=json.dumps(policy.model_dump(), sort_keys=True),
-        now=datetime.fromtimestamp(service.clock(), UTC).isoformat(),
-        actorId=binding.actor_id,
+    save_policy(
+        db,
+        binding.subject,
+        binding.policy,
+        policy.model_dump(),
+        now=datetime.fromtimestamp(clock(), UTC).isoformat(),
+        actor_id=binding.actor_id,
     )
     return policy.to_json()
 
 
-def get_namespace_policy(service: Service, binding: Binding) -> NamespacePolicy:
+def get_namespace_policy(db: Database, binding: Binding) -> NamespacePolicy:
     """The caller's namespace policy (the all-off default when none is stored)."""
-    rows = service.db.read("atomise/get_policy", subject=binding.subject, policy=binding.policy)
-    if not rows or rows[0]["json"] is None:
+    doc = load_policy(db, binding.subject, binding.policy)
+    if doc is None:
         return NamespacePolicy()
-    return NamespacePolicy.model_validate(json.loads(rows[0]["json"]))
+    return NamespacePolicy.model_validate(doc)
 
 
-def outcome_word(outcome: AtomiseOutcome) -> str:
-    """``atomised`` or ``skipped_<reason>`` (ATM-9)."""
-    if outcome.already_atomised:
-        return "skipped_already_atomised"
-    if outcome.reason is not None:
-        return f"skipped_{outcome.reason}"
-    return "atomised"
-
-
-def embedding_deferral(service: Service, policy: NamespacePolicy) -> Callable[[str], bool] | None:
+def embedding_deferral(
+    curator: str, tokenizer: Tokenizer, policy: NamespacePolicy
+) -> Callable[[str], bool] | None:
     """ATM-9: in synchronous mode the write skips the embedding of a source that is
     about to be atomised (its atoms are embedded instead); None in any other mode."""
-    if policy.mode != "synchronous" or service.settings.curator == "none":
+    if policy.mode != "synchronous" or curator == "none":
         return None
     threshold = policy.auto_atomise_threshold_cl100k
-    return lambda text: service.tokenizer.count(text) > threshold
+    return lambda text: tokenizer.count(text) > threshold
 
 
 def after_write(
-    service: Service,
+    deps: AtomiseDeps,
     binding: Binding,
     outcome: WriteOutcome,
     policy: NamespacePolicy | None = None,
+    *,
+    submit: Callable[[AtomiseJob], object],
 ) -> WriteOutcome:
     """Apply the namespace policy to a committed write (see the module docstring).
+
+    ``submit`` hands a job to the deferred worker.
 
     Never raises: the write has committed, and its outcome is returned in any case.
     """
@@ -176,7 +179,7 @@ def after_write(
         return outcome
     try:
         if policy is None:
-            policy = get_namespace_policy(service, binding)
+            policy = get_namespace_policy(deps.db, binding)
         mode = policy.mode
         if mode is None:
             return outcome
@@ -184,21 +187,18 @@ def after_write(
         candidates = [
             (cid, view)
             for cid, view in outcome.changes.items()
-            if view.state == "active" and service.tokenizer.count(view.text) > threshold
+            if view.state == "active" and deps.tokenizer.count(view.text) > threshold
         ]
         if not candidates:
             return outcome
-        if service.settings.curator == "none":
+        if deps.config.curator == "none":
             extra = {"atomiseMode": mode, "atomiseOutcome": "skipped_tier_locked"}
         elif mode == "deferred":
-            worker = worker_for(service)
             for _, view in candidates:
-                worker.submit(
-                    AtomiseJob(binding, view.atom_id, policy.auto_atomise_max_atom_tokens)
-                )
+                submit(AtomiseJob(binding, view.atom_id, policy.auto_atomise_max_atom_tokens))
             extra = {"atomiseMode": "deferred"}
         else:
-            return _synchronous(service, binding, outcome, policy, candidates)
+            return _synchronous(deps, binding, outcome, policy, candidates)
     except Exception:  # the write committed; a policy problem must not hide that
         log.exception("auto-atomise policy could not be applied")
         return outcome
@@ -206,17 +206,17 @@ def after_write(
 
 
 def _synchronous(
-    service: Service,
+    deps: AtomiseDeps,
     binding: Binding,
     outcome: WriteOutcome,
     policy: NamespacePolicy,
-    candidates: list[tuple[str, Any]],
+    candidates: list[tuple[str, AtomView]],
 ) -> WriteOutcome:
     details: dict[str, dict[str, Any]] = {}
     for cid, view in candidates:
         try:
             result = atomise(
-                service,
+                deps,
                 binding,
                 view.atom_id,
                 max_atom_tokens=policy.auto_atomise_max_atom_tokens,
@@ -236,13 +236,11 @@ def _synchronous(
     changes = dict(outcome.changes)
     atomised = [v.ref for cid, v in candidates if details[cid]["outcome"] == "atomised"]
     _embed_deferred_heads(
-        service, binding, [v for cid, v in candidates if details[cid]["outcome"] != "atomised"]
+        deps, binding, [v for cid, v in candidates if details[cid]["outcome"] != "atomised"]
     )
     if atomised:
         # The committed revisions are no longer heads: show them as they now are.
-        from graphsvc.store.views import load_views
-
-        fresh = load_views(service.db, binding.subject, atomised)
+        fresh = load_views(deps.db, binding.subject, atomised)
         changes = {cid: fresh.get(v.ref, v) for cid, v in changes.items()}
     extra = {"atomiseMode": "synchronous", "atomiseOutcome": word, "atomiseDetails": details}
     return dataclasses.replace(
@@ -253,16 +251,10 @@ def _synchronous(
     )
 
 
-def _embed_deferred_heads(service: Service, binding: Binding, views: list[Any]) -> None:
+def _embed_deferred_heads(deps: AtomiseDeps, binding: Binding, views: list[AtomView]) -> None:
     """Embed the sources whose embedding was deferred but that were not atomised."""
     if not views:
         return
-    vectors = service.embedder.embed([v.text for v in views])
+    vectors = deps.embedder.embed([v.text for v in views])
     for view, vec in zip(views, vectors, strict=True):
-        service.db.write(
-            "atomise/embed_head",
-            subject=binding.subject,
-            atomId=view.atom_id,
-            rev=view.rev,
-            embedding=vec,
-        )
+        embed_head(deps.db, binding.subject, view.ref, vec)

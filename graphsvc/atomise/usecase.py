@@ -30,17 +30,18 @@ import contextlib
 import hashlib
 import json
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final
 
 from graphsvc.atomise.curators import Curator, LlmCurator, RuleCurator
 from graphsvc.atomise.hooks import AtomiseHooks, hook_chain, run_hooks
 from graphsvc.atomise.token_budget import (
     DEFAULT_ATOM_TOKENS,
     SOURCE_TOO_SMALL,
+    BudgetOutcome,
     apply_budget,
     source_within_budget,
     validate_max_atom_tokens,
@@ -54,6 +55,7 @@ from graphsvc.atomise.transaction import (
 )
 from graphsvc.core.binding import Binding
 from graphsvc.core.signing import SignableLink, format_signed_at, sign_link
+from graphsvc.embed import Embedder
 from graphsvc.errors import (
     DepthExceededError,
     InvalidInputError,
@@ -62,16 +64,19 @@ from graphsvc.errors import (
     TierLockedError,
 )
 from graphsvc.inputs import parse_host_input
-from graphsvc.ops.tokens import open_token
+from graphsvc.ops.input_tokens import TokenClaims, open_token
+from graphsvc.ops.observe import observe
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
+from graphsvc.store.atomise import AtomiseSource, discard_input, read_source
+from graphsvc.store.connection import Database
+from graphsvc.tokenizer import Tokenizer
 
 __all__ = [
     "EVENT_ATOMISATION_COMPLETE",
     "MAX_ATOM_DEPTH",
+    "AtomiseConfig",
+    "AtomiseDeps",
     "AtomiseHooks",
     "AtomiseOutcome",
     "atomise",
@@ -80,6 +85,7 @@ __all__ = [
     "event_from_row",
     "key_file_of",
     "load_key_ring",
+    "outcome_word",
     "payload_sha256",
     "require_curator_tier",
 ]
@@ -166,30 +172,69 @@ class AtomiseOutcome:
 # =========================================================================== wiring
 
 
-def require_curator_tier(settings: Settings) -> None:
-    """ATM-4: keyword tier (no curator) refuses atomisation. Reads nothing.
+@dataclass(frozen=True)
+class AtomiseConfig:
+    """The settings an atomisation reads (curator, keys, hooks, token lifetime)."""
 
-    Raises:
-        TierLockedError: ``settings.curator`` is ``none``.
-    """
-    if settings.curator == "none":
+    curator: str
+    ollama_url: str
+    ollama_model: str
+    key_file: Path
+    hooks: str
+    token_lifetime_s: float
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> AtomiseConfig:
+        return cls(
+            curator=settings.curator,
+            ollama_url=settings.ollama_url,
+            ollama_model=settings.ollama_model,
+            key_file=key_file_of(settings),
+            hooks=settings.atomise_hooks,
+            token_lifetime_s=settings.token_lifetime_s,
+        )
+
+
+@dataclass(frozen=True)
+class AtomiseDeps:
+    """What an atomisation uses: the store, the models, the token secret, time, config."""
+
+    db: Database
+    embedder: Embedder
+    tokenizer: Tokenizer
+    secret: bytes
+    clock: Callable[[], float]
+    config: AtomiseConfig
+
+
+def _require_tier(curator: str) -> None:
+    if curator == "none":
         raise TierLockedError(
             "atomisation needs a curator: set GRAPHSVC_CURATOR=rule or ollama "
             "(this service runs at keyword tier)"
         )
 
 
-def build_curator(settings: Settings, retries: int) -> Curator:
-    """The curator the settings name (ATM-3); ``retries`` applies to the LLM curator.
+def require_curator_tier(settings: Settings) -> None:
+    """ATM-4: keyword tier (no curator) refuses atomisation. Reads nothing.
+
+    Raises:
+        TierLockedError: ``settings.curator`` is ``none``.
+    """
+    _require_tier(settings.curator)
+
+
+def build_curator(config: AtomiseConfig, retries: int) -> Curator:
+    """The curator the configuration names (ATM-3); ``retries`` applies to the LLM curator.
 
     Raises:
         TierLockedError: no curator is configured.
         InvalidInputError: the Ollama URL or model is invalid.
     """
-    require_curator_tier(settings)
-    if settings.curator == "rule":
+    _require_tier(config.curator)
+    if config.curator == "rule":
         return RuleCurator()
-    return LlmCurator(settings.ollama_url, model=settings.ollama_model, max_retries=retries)
+    return LlmCurator(config.ollama_url, model=config.ollama_model, max_retries=retries)
 
 
 def key_file_of(settings: Settings) -> Path:
@@ -206,29 +251,20 @@ def load_key_ring(settings: Settings) -> KeyRing:
     return KeyRing.load_or_create(key_file_of(settings))
 
 
+def outcome_word(outcome: AtomiseOutcome) -> str:
+    """``atomised`` or ``skipped_<reason>`` (ATM-9)."""
+    if outcome.already_atomised:
+        return "skipped_already_atomised"
+    if outcome.reason is not None:
+        return f"skipped_{outcome.reason}"
+    return "atomised"
+
+
 # =========================================================================== use case
 
 
-@dataclass(frozen=True)
-class _Source:
-    atom_id: str
-    rev: int
-    state: str
-    text: str
-    sources: list[dict[str, Any]]
-    atom_of: str | None
-    depth: int
-    atomised_into: int | None
-    archived_at: str | None
-    atom_ids: tuple[str, ...]
-
-    @property
-    def atomised(self) -> bool:
-        return self.state == "archived" and (self.atomised_into or 0) > 0
-
-
 def atomise(
-    service: Service,
+    deps: AtomiseDeps,
     binding: Binding,
     atom_id: str,
     *,
@@ -240,7 +276,7 @@ def atomise(
     """Split an atom into 2–10 atoms with signed lineage; archive the parent.
 
     Args:
-        service: the service (settings, database, embedder, tokenizer, clock).
+        deps: the store, embedder, tokenizer, token secret, clock and configuration.
         binding: the caller; atoms carry its actor kind and id.
         atom_id: the parent atom (its head revision is atomised).
         force: re-atomise an atomised parent from its archived head (ATM-10).
@@ -263,16 +299,96 @@ def atomise(
         PurgePendingError: a purge in the subject has not finished.
         StoreError: Neo4j failed; nothing was committed.
     """
-    settings = service.settings
-    require_curator_tier(settings)
+    config = deps.config
+    budget, chain = _check_arguments(config, max_atom_tokens, retries, hooks)
+    source = _read_source(deps.db, binding, atom_id)
+    early = _nothing_to_atomise(source, budget, force=force)
+    if early is not None:
+        return early
+
+    ring = KeyRing.load_or_create(config.key_file)
+    budgeted = apply_budget(build_curator(config, retries).curate(source.text, budget), budget)
+    if budgeted.reason is not None:
+        return AtomiseOutcome(
+            source_id=atom_id,
+            reason=budgeted.reason,
+            source_rev=source.rev,
+            dropped_count=budgeted.dropped_count,
+            warnings=tuple(budgeted.warnings),
+        )
+    texts = budgeted.kept
+    for index, text in enumerate(texts):
+        run_hooks(chain, "pre_store", index, text)
+
+    vectors = deps.embedder.embed(texts)
+    payload_digest = payload_sha256(texts)
+    claims = _observe_parent(deps, binding, source, payload_digest)
+    plan = _plan(
+        deps,
+        binding,
+        source,
+        ring,
+        budgeted,
+        vectors,
+        claims,
+        force=force,
+        budget=budget,
+        payload_digest=payload_digest,
+        hooks=chain,
+    )
+    try:
+        sequence = commit_atomisation(deps.db, plan)
+    except BaseException:
+        _discard_input(deps.db, binding, claims.token_id)
+        raise
+    return _atomised(plan, budgeted, sequence)
+
+
+def _atomised(plan: AtomisePlan, budgeted: BudgetOutcome, sequence: int) -> AtomiseOutcome:
+    """The outcome of a committed atomisation."""
+    return AtomiseOutcome(
+        source_id=plan.source_id,
+        atom_ids=tuple(plan.atom_ids),
+        archived_at=plan.signed_at,
+        source_rev=plan.source_rev,
+        archive_rev=plan.source_rev + 1,
+        dropped_count=budgeted.dropped_count,
+        truncated_count=budgeted.truncated_count,
+        warnings=tuple(budgeted.warnings),
+        event_sequence=sequence,
+        operation_id=plan.operation_id,
+    )
+
+
+def _check_arguments(
+    config: AtomiseConfig, max_atom_tokens: int | None, retries: int, hooks: AtomiseHooks | None
+) -> tuple[int, list[AtomiseHooks]]:
+    """The tier (first, ATM-4), the budget and retries, and the hooks to run.
+
+    Raises:
+        TierLockedError: no curator is configured.
+        InvalidInputError: budget or retries out of range; the configured hooks
+            cannot be loaded.
+    """
+    _require_tier(config.curator)
     budget = validate_max_atom_tokens(
         DEFAULT_ATOM_TOKENS if max_atom_tokens is None else max_atom_tokens
     )
     if isinstance(retries, bool) or not isinstance(retries, int) or not 0 <= retries <= 10:
         raise InvalidInputError("retries must be an integer in [0, 10]")
-    chain = hook_chain(settings.atomise_hooks, hooks)
+    return budget, hook_chain(config.hooks, hooks)
 
-    source = _read_source(service, binding, atom_id)
+
+def _nothing_to_atomise(
+    source: AtomiseSource, budget: int, *, force: bool
+) -> AtomiseOutcome | None:
+    """The informational outcome when the parent is not atomised (ATM-5, ATM-10).
+
+    Raises:
+        InvalidInputError: the parent is retired.
+        DepthExceededError: its atoms would nest deeper than :data:`MAX_ATOM_DEPTH`.
+    """
+    atom_id = source.atom_id
     if source.state == "retired":
         raise InvalidInputError(f"atom {atom_id} is retired; a retired atom is not atomised")
     if source.depth >= MAX_ATOM_DEPTH:
@@ -291,49 +407,57 @@ def atomise(
         )
     if source_within_budget(source.text, budget):
         return AtomiseOutcome(source_id=atom_id, reason=SOURCE_TOO_SMALL, source_rev=source.rev)
+    return None
 
-    ring = load_key_ring(settings)
-    curator = build_curator(settings, retries)
-    budgeted = apply_budget(curator.curate(source.text, budget), budget)
-    if budgeted.reason is not None:
-        return AtomiseOutcome(
-            source_id=atom_id,
-            reason=budgeted.reason,
-            source_rev=source.rev,
-            dropped_count=budgeted.dropped_count,
-            warnings=tuple(budgeted.warnings),
-        )
-    texts = budgeted.kept
-    for index, text in enumerate(texts):
-        run_hooks(chain, "pre_store", index, text)
 
-    vectors = service.embedder.embed(texts)
-    payload_digest = payload_sha256(texts)
-    token = service.observe(
-        binding,
-        parse_host_input(
-            {
-                "basis": [{"atomId": atom_id, "rev": source.rev}],
-                "sources": [_citation_input(s) for s in source.sources],
-                "payloadDigest": payload_digest,
-            }
-        ),
+def _observe_parent(
+    deps: AtomiseDeps, binding: Binding, source: AtomiseSource, payload_digest: str
+) -> TokenClaims:
+    """``observe`` of the parent: the atoms' generation input (basis = the parent
+    revision, sources = its sources, payloadDigest = the curator output's digest)."""
+    host_input = parse_host_input(
+        {
+            "basis": [{"atomId": source.atom_id, "rev": source.rev}],
+            "sources": [_citation_input(s) for s in source.sources],
+            "payloadDigest": payload_digest,
+        }
     )
-    claims = open_token(service.secret, binding, token, now=None)
-    moment = datetime.fromtimestamp(service.clock(), UTC)
+    token = observe(
+        deps.db, deps.secret, deps.clock, deps.config.token_lifetime_s, binding, host_input
+    )
+    return open_token(deps.secret, binding, token, now=None)
+
+
+def _plan(
+    deps: AtomiseDeps,
+    binding: Binding,
+    source: AtomiseSource,
+    ring: KeyRing,
+    budgeted: BudgetOutcome,
+    vectors: list[list[float]],
+    claims: TokenClaims,
+    *,
+    force: bool,
+    budget: int,
+    payload_digest: str,
+    hooks: list[AtomiseHooks],
+) -> AtomisePlan:
+    """The transaction's input: new atom ids, signed lineage, the event payload."""
+    texts = budgeted.kept
+    moment = datetime.fromtimestamp(deps.clock(), UTC)
     signed_at = format_signed_at(moment)
     atom_ids = [uuid.uuid4().hex for _ in texts]
     operation_id = uuid.uuid4().hex
-    plan = AtomisePlan(
+    return AtomisePlan(
         subject=binding.subject,
         binding=binding,
-        source_id=atom_id,
+        source_id=source.atom_id,
         source_rev=source.rev,
         source_depth=source.depth,
         atom_ids=atom_ids,
         texts=texts,
         vectors=vectors,
-        tokens=[service.tokenizer.count(t) for t in texts],
+        tokens=[deps.tokenizer.count(t) for t in texts],
         signatures=[
             sign_link(ring.active_seed, _link(binding.subject, aid, source, signed_at, ring))
             for aid in atom_ids
@@ -345,7 +469,7 @@ def atomise(
         now_iso=moment.isoformat(),
         signed_at=signed_at,
         payload={
-            "sourceId": atom_id,
+            "sourceId": source.atom_id,
             "sourceRev": source.rev,
             "archiveRev": source.rev + 1,
             "atomIds": atom_ids,
@@ -353,35 +477,18 @@ def atomise(
             "archivedAt": signed_at,
             "force": bool(force),
             "maxAtomTokens": budget,
-            "curator": settings.curator,
+            "curator": deps.config.curator,
             "payloadDigest": payload_digest,
             "droppedCount": budgeted.dropped_count,
             "truncatedCount": budgeted.truncated_count,
             "operationId": operation_id,
         },
-        hooks=chain,
-    )
-    try:
-        sequence = commit_atomisation(service.db, plan)
-    except BaseException:
-        _discard_input(service, binding, claims.token_id)
-        raise
-    return AtomiseOutcome(
-        source_id=atom_id,
-        atom_ids=tuple(atom_ids),
-        archived_at=signed_at,
-        source_rev=source.rev,
-        archive_rev=source.rev + 1,
-        dropped_count=budgeted.dropped_count,
-        truncated_count=budgeted.truncated_count,
-        warnings=tuple(budgeted.warnings),
-        event_sequence=sequence,
-        operation_id=operation_id,
+        hooks=hooks,
     )
 
 
 def _link(
-    subject: str, atom_id: str, source: _Source, signed_at: str, ring: KeyRing
+    subject: str, atom_id: str, source: AtomiseSource, signed_at: str, ring: KeyRing
 ) -> SignableLink:
     return SignableLink(
         subject=subject,
@@ -399,30 +506,18 @@ def _citation_input(stored: dict[str, Any]) -> dict[str, Any]:
     return {k: v for k, v in stored.items() if k in ("uri", "version", "digest", "range")}
 
 
-def _read_source(service: Service, binding: Binding, atom_id: str) -> _Source:
-    rows = service.db.read("atomise/read_source", subject=binding.subject, atomId=atom_id)
-    if not rows:
+def _read_source(db: Database, binding: Binding, atom_id: str) -> AtomiseSource:
+    source = read_source(db, binding.subject, atom_id)
+    if source is None:
         raise NotFoundError(f"atom {atom_id} does not exist", details={"atomId": atom_id})
-    row = rows[0]
-    return _Source(
-        atom_id=atom_id,
-        rev=int(row["rev"]),
-        state=row["state"],
-        text=row["text"] or "",
-        sources=json.loads(row["sources"]) if row["sources"] else [],
-        atom_of=row["atomOf"],
-        depth=int(row["depth"]),
-        atomised_into=row["atomisedInto"],
-        archived_at=row["archivedAt"],
-        atom_ids=tuple(row["atomIds"] or ()),
-    )
+    return source
 
 
-def _discard_input(service: Service, binding: Binding, token_id: str) -> None:
+def _discard_input(db: Database, binding: Binding, token_id: str) -> None:
     # The record is auxiliary state (CORE-2) that nothing was written with; a
     # leftover is harmless, and the original failure is what the caller needs.
     with contextlib.suppress(StoreError):
-        service.db.write("atomise/discard_input", subject=binding.subject, tokenId=token_id)
+        discard_input(db, binding.subject, token_id)
 
 
 def payload_sha256(texts: Sequence[str]) -> str:

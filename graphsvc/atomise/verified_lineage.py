@@ -6,16 +6,18 @@ against them lives here, next to :func:`graphsvc.atomise.lineage.lineage`.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import Any
 
 from graphsvc.atomise.lineage import lineage
 from graphsvc.atomise.usecase import load_key_ring
 from graphsvc.core.binding import Binding
-from graphsvc.ops.graph import GraphReader, signature_status
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
-    from graphsvc.settings import Settings
+from graphsvc.ops.graph import signature_status
+from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.settings import Settings
+from graphsvc.signing_keys import KeyRing
+from graphsvc.store.connection import Database
+from graphsvc.store.graph import lineage_of
 
 __all__ = ["lineage_graph", "public_keys"]
 
@@ -26,9 +28,16 @@ def public_keys(settings: Settings) -> dict[str, bytes]:
 
 
 def lineage_graph(
-    service: Service, binding: Binding, atom_id: str, depth: int | None = None
+    db: Database, key_file: Path, binding: Binding, atom_id: str, depth: int | None = None
 ) -> dict[str, Any]:
     """API-5's lineage graph with every derives_from edge's signature checked.
+
+    Args:
+        db: the store.
+        key_file: the deployment's signing key ring (loaded only when there are edges).
+        binding: the caller.
+        atom_id: the root atom.
+        depth: derives_from hops from the root (see :func:`lineage`).
 
     Returns :func:`graphsvc.atomise.lineage.lineage`'s ``{root, depth, truncated,
     nodes, edges}`` where each derives_from edge also carries ``signature`` (the
@@ -40,12 +49,11 @@ def lineage_graph(
         NotFoundError: no such atom in the caller's subject.
         PurgePendingError: a purge of the subject has not finished.
     """
-    reader = GraphReader(service, binding)
-    reader.check_open()
-    graph = lineage(service, binding, atom_id, depth)
+    refuse_if_purge_pending(db, binding.subject)
+    graph = lineage(db, binding, atom_id, depth)
     derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
-    stored = reader.lineage_of([(e["source"], int(e["fromRev"])) for e in derived])
-    keys = public_keys(service.settings) if derived else {}
+    stored = lineage_of(db, binding.subject, [(e["source"], int(e["fromRev"])) for e in derived])
+    keys = KeyRing.load_or_create(key_file).public_keys() if derived else {}
     for e in derived:
         found = [
             s

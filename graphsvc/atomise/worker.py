@@ -2,8 +2,9 @@
 
 ``submit`` never blocks and never raises into the write that triggered it; a job's
 failure is logged (``graphsvc.atomise`` logger, warning) and counted, never raised.
-One worker per :class:`~graphsvc.service.Service` (see :func:`worker_for`); the
-thread starts with the first job and is a daemon, so it never keeps a process alive.
+One worker per host (the :class:`~graphsvc.service.Service` facade, see
+:func:`worker_for`); the thread starts with the first job and is a daemon, so it
+never keeps a process alive.
 """
 
 from __future__ import annotations
@@ -15,15 +16,20 @@ import weakref
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Final
+from typing import Any, Final, Protocol
 
+from graphsvc.atomise.usecase import AtomiseDeps, atomise, outcome_word
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
 
-if TYPE_CHECKING:
-    from graphsvc.service import Service
-
-__all__ = ["DEFERRED_RETRIES", "AtomiseJob", "AtomiseWorker", "JobResult", "worker_for"]
+__all__ = [
+    "DEFERRED_RETRIES",
+    "AtomiseHost",
+    "AtomiseJob",
+    "AtomiseWorker",
+    "JobResult",
+    "worker_for",
+]
 
 log = logging.getLogger("graphsvc.atomise")
 
@@ -136,26 +142,34 @@ class AtomiseWorker:
             return JobResult(job.atom_id, "failed", type(exc).__name__)
 
 
+class AtomiseHost(Protocol):
+    """What owns a worker: it gives the atomisation's dependencies when a job runs."""
+
+    def atomise_deps(self) -> AtomiseDeps: ...
+
+
 _WORKERS: weakref.WeakKeyDictionary[Any, AtomiseWorker] = weakref.WeakKeyDictionary()
 _WORKERS_LOCK = threading.Lock()
 
 
-def worker_for(service: Service) -> AtomiseWorker:
-    """The deferred worker of ``service`` (created on first use)."""
+def worker_for(host: AtomiseHost) -> AtomiseWorker:
+    """The deferred worker of ``host`` (created on first use).
+
+    The worker holds the host weakly: a job that runs after the host is gone is
+    ``skipped_service_closed``; otherwise it atomises with the host's dependencies
+    of that moment and the deferred retries (ATM-7).
+    """
     with _WORKERS_LOCK:
-        worker = _WORKERS.get(service)
+        worker = _WORKERS.get(host)
         if worker is None:
-            ref = weakref.ref(service)
+            ref = weakref.ref(host)
 
             def run(job: AtomiseJob) -> str:
-                svc = ref()
-                if svc is None:
+                owner = ref()
+                if owner is None:
                     return "skipped_service_closed"
-                from graphsvc.atomise.policy import outcome_word
-                from graphsvc.atomise.usecase import atomise
-
                 outcome = atomise(
-                    svc,
+                    owner.atomise_deps(),
                     job.binding,
                     job.atom_id,
                     max_atom_tokens=job.max_atom_tokens,
@@ -164,5 +178,5 @@ def worker_for(service: Service) -> AtomiseWorker:
                 return outcome_word(outcome)
 
             worker = AtomiseWorker(run)
-            _WORKERS[service] = worker
+            _WORKERS[host] = worker
         return worker

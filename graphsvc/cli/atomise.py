@@ -95,7 +95,7 @@ def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
         if raw is not None:
             stored = service.set_namespace_policy(binding, raw)
         else:
-            stored = get_namespace_policy(service, binding).to_json()
+            stored = get_namespace_policy(service.db, binding).to_json()
     mode = stored["resolvedMode"] or "off"
     verb = "is now" if raw is not None else "is"
     emit(

@@ -4,10 +4,9 @@ from __future__ import annotations
 
 from graphsvc.errors import PurgePendingError
 from graphsvc.store.connection import Database
+from graphsvc.store.write_steps import PURGE_PENDING, purge_pending
 
 __all__ = ["PURGE_PENDING", "refuse_if_purge_pending"]
-
-PURGE_PENDING = "a purge in this subject has not finished; call purge again to resume it"
 
 
 def refuse_if_purge_pending(db: Database, subject: str) -> None:
@@ -17,5 +16,5 @@ def refuse_if_purge_pending(db: Database, subject: str) -> None:
         PurgePendingError: a purge in ``subject`` has not finished; calling purge
             again with the same atomId resumes it.
     """
-    if db.read("write/purge_pending", subject=subject)[0]["pending"]:
+    if purge_pending(db, subject):
         raise PurgePendingError(PURGE_PENDING)

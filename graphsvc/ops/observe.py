@@ -13,23 +13,40 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
+from typing import Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.citations import check_range, parse_store_uri, source_key
+from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import DependencyInvalidError, InvalidInputError
 from graphsvc.inputs import HostInputIn
 from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.ops.tokens import check_tokens_exist, issue_token, open_token
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
+from graphsvc.ops.input_tokens import check_tokens_exist, issue_token, open_token
+from graphsvc.store.connection import Database
+from graphsvc.store.observe import NewInput, create_input, find_manifests
+from graphsvc.store.write_store import find_revisions
 
 __all__ = ["observe"]
 
 
-def observe(service: Service, binding: Binding, host_input: HostInputIn) -> str:
+def observe(
+    db: Database,
+    secret: bytes,
+    clock: Callable[[], float],
+    token_lifetime_s: float,
+    binding: Binding,
+    host_input: HostInputIn,
+) -> str:
     """Record the host's declared inputs and return a new InputToken.
+
+    Args:
+        db: the store.
+        secret: the server secret tokens are sealed with.
+        clock: epoch seconds.
+        token_lifetime_s: how long the new token is valid.
+        binding: the caller.
+        host_input: what the host presented and declared.
 
     Raises:
         TokenInvalidError: an inherited token is invalid, expired or purged.
@@ -38,41 +55,24 @@ def observe(service: Service, binding: Binding, host_input: HostInputIn) -> str:
         InvalidInputError: a citation range lies outside the cited stored text.
         PurgePendingError: a purge in this subject has not finished.
     """
-    db = service.db
     s = binding.subject
     refuse_if_purge_pending(db, s)
-    now = service.clock()
-    inherited = [open_token(service.secret, binding, t, now=now) for t in host_input.inherit]
+    now = clock()
+    inherited = [open_token(secret, binding, t, now=now) for t in host_input.inherit]
     check_tokens_exist(db, s, (c.token_id for c in inherited))
-
-    refs = [r.core() for r in [*host_input.basis, *host_input.watches]]
-    if refs:
-        rows = db.read(
-            "write/check_refs",
-            subject=s,
-            refs=[{"atomId": r.atom_id, "rev": r.rev, "wantText": False} for r in refs],
-        )
-        for row in rows:
-            if not row["found"]:
-                raise DependencyInvalidError(f"{row['atomId']}@{row['rev']} does not exist")
-
-    presented: list[dict[str, Any]] = []
-    if host_input.presentations:
-        rows = db.read("observe/find_manifests", subject=s, manifestIds=host_input.presentations)
-        for row in rows:
-            if not row["found"]:
-                raise DependencyInvalidError(f"manifest {row['manifestId']} does not exist")
-            presented.extend(p for p in row["presented"] if p.get("atomId") is not None)
-
-    cites = _citations(service, binding, host_input)
+    basis = [b.core() for b in host_input.basis]
+    watches = [w.core() for w in host_input.watches]
+    _check_exist(db, s, [*basis, *watches])
+    presented = _presented(db, s, host_input.presentations)
+    cites = _citations(db, binding, host_input)
     token_id = uuid.uuid4().hex
-    expires_at = now + service.settings.token_lifetime_s
+    expires_at = now + token_lifetime_s
     inputs_doc = {
         "presentations": sorted(host_input.presentations),
         "sources": [c["public"] for c in cites],
         "inherit": sorted(c.inputs_digest for c in inherited),
-        "basis": sorted((r.atom_id, r.rev) for r in (b.core() for b in host_input.basis)),
-        "watches": sorted((r.atom_id, r.rev) for r in (w.core() for w in host_input.watches)),
+        "basis": sorted((r.atom_id, r.rev) for r in basis),
+        "watches": sorted((r.atom_id, r.rev) for r in watches),
         "payloadDigest": host_input.payload_digest,
     }
     inputs_digest = (
@@ -81,31 +81,50 @@ def observe(service: Service, binding: Binding, host_input: HostInputIn) -> str:
             json.dumps(inputs_doc, sort_keys=True, separators=(",", ":")).encode()
         ).hexdigest()
     )
-    db.write(
-        "observe/create_input",
-        subject=s,
-        tokenId=token_id,
-        payloadDigest=host_input.payload_digest,
-        inputsDigest=inputs_digest,
-        presentations=list(host_input.presentations),
-        sources=json.dumps([c["public"] for c in cites], sort_keys=True),
-        watchesJson=json.dumps([w.core().to_json() for w in host_input.watches]),
-        actorKind=binding.actor_kind,
-        actorId=binding.actor_id,
-        policy=binding.policy,
-        authGeneration=binding.auth_generation,
-        now=now,
-        expiresAt=expires_at,
-        basis=[b.core().to_json() for b in host_input.basis],
-        watches=[w.core().to_json() for w in host_input.watches],
-        presented=presented,
-        inherit=[c.token_id for c in inherited],
-        cites=[{k: v for k, v in c.items() if k != "public"} for c in cites],
+    create_input(
+        db,
+        binding,
+        NewInput(
+            token_id=token_id,
+            payload_digest=host_input.payload_digest,
+            inputs_digest=inputs_digest,
+            presentations=list(host_input.presentations),
+            sources_json=json.dumps([c["public"] for c in cites], sort_keys=True),
+            watches_json=json.dumps([w.to_json() for w in watches]),
+            now=now,
+            expires_at=expires_at,
+            basis=basis,
+            watches=watches,
+            presented=presented,
+            inherit=[c.token_id for c in inherited],
+            cites=[{k: v for k, v in c.items() if k != "public"} for c in cites],
+        ),
     )
-    return issue_token(service.secret, binding, token_id, expires_at, inputs_digest)
+    return issue_token(secret, binding, token_id, expires_at, inputs_digest)
 
 
-def _citations(service: Service, binding: Binding, host_input: HostInputIn) -> list[dict[str, Any]]:
+def _check_exist(db: Database, subject: str, refs: list[AtomRef]) -> None:
+    """Basis and watched revisions must exist in the subject."""
+    if not refs:
+        return
+    for found in find_revisions(db, subject, refs, with_text=False):
+        if not found.found:
+            raise DependencyInvalidError(f"{found.atom_id}@{found.rev} does not exist")
+
+
+def _presented(db: Database, subject: str, manifest_ids: list[str]) -> list[AtomRef]:
+    """The revisions the named read manifests presented (each manifest must exist)."""
+    presented: list[AtomRef] = []
+    if not manifest_ids:
+        return presented
+    for manifest in find_manifests(db, subject, manifest_ids):
+        if not manifest.found:
+            raise DependencyInvalidError(f"manifest {manifest.manifest_id} does not exist")
+        presented.extend(manifest.presented)
+    return presented
+
+
+def _citations(db: Database, binding: Binding, host_input: HostInputIn) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     for ordinal, src in enumerate(host_input.sources):
         cite = src.core()
@@ -123,14 +142,12 @@ def _citations(service: Service, binding: Binding, host_input: HostInputIn) -> l
         if atom_id is not None:
             if version is None or not version.isdigit():
                 raise InvalidInputError("an atom: source names its rev as version")
-            rows = service.db.read(
-                "write/check_refs",
-                subject=binding.subject,
-                refs=[{"atomId": atom_id, "rev": int(version), "wantText": True}],
-            )
-            if not rows[0]["found"]:
+            found = find_revisions(
+                db, binding.subject, [AtomRef(atom_id, int(version))], with_text=True
+            )[0]
+            if not found.found:
                 raise DependencyInvalidError(f"cited {cite.uri} rev {version} does not exist")
-            check_range(rows[0]["text"], rows[0]["digest"], item, change_id="observe")
+            check_range(found.text or "", found.digest or "", item, change_id="observe")
             verified = True
         item["version"] = version
         item["verified"] = verified

@@ -13,33 +13,44 @@ import hashlib
 import json
 import uuid
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any
 
 from graphsvc.core.binding import Binding
-from graphsvc.core.citations import check_range, parse_store_uri, source_key, text_digest
+from graphsvc.core.citations import check_range, parse_store_uri, source_key
 from graphsvc.core.write_models import AtomRef, AtomView, Change
 from graphsvc.core.write_plan import Limits, plan_fingerprint, validate_plan
+from graphsvc.embed import Embedder
 from graphsvc.errors import (
     DependencyInvalidError,
     IdempotencyConflictError,
     InvalidInputError,
     PermissionDeniedError,
 )
-from graphsvc.ops.tokens import TokenClaims, check_tokens_exist, open_token
+from graphsvc.ops.input_tokens import TokenClaims, check_tokens_exist, open_token
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
 from graphsvc.store.views import load_views
+from graphsvc.store.write_steps import NewRevision, new_revision
 from graphsvc.store.write_store import (
+    NewCitation,
+    NewGeneration,
+    NewLink,
     Replay,
+    RequiredRef,
+    RetireCopy,
+    StoreRef,
     WriteRequest,
     commit_write,
     find_idempotency,
+    find_revisions,
+    head_revs,
 )
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
-    from graphsvc.settings import Settings
+from graphsvc.tokenizer import Tokenizer
 
 __all__ = [
+    "WriteDeps",
     "WriteOutcome",
     "build_request",
     "check_live_tokens",
@@ -50,6 +61,18 @@ __all__ = [
     "open_claims",
     "write",
 ]
+
+
+@dataclass(frozen=True)
+class WriteDeps:
+    """What a write uses: the store, the models, the token secret, time and limits."""
+
+    db: Database
+    embedder: Embedder
+    tokenizer: Tokenizer
+    secret: bytes
+    clock: Callable[[], float]
+    limits: Limits
 
 
 @dataclass(frozen=True)
@@ -70,10 +93,6 @@ class WriteOutcome:
         if self.extra:
             out.update(self.extra)
         return out
-
-
-def limits_of(service: Service) -> Limits:
-    return limits_from_settings(service.settings)
 
 
 def limits_from_settings(s: Settings) -> Limits:
@@ -97,7 +116,7 @@ def idempotency_scope(binding: Binding, key: str) -> str:
 
 
 def write(
-    service: Service,
+    deps: WriteDeps,
     binding: Binding,
     changes: list[Change],
     idempotency_key: str | None = None,
@@ -117,24 +136,33 @@ def write(
     """
     if idempotency_key is not None and not 1 <= len(idempotency_key) <= 256:
         raise InvalidInputError("idempotencyKey must be 1..256 characters")
-    plan = validate_plan(changes, binding, limits_of(service))
-    claims, fingerprint = open_claims(service, binding, plan.changes)
+    db = deps.db
+    plan = validate_plan(changes, binding, deps.limits)
+    claims, fingerprint = open_claims(deps.secret, binding, plan.changes)
     scope_key = idempotency_scope(binding, idempotency_key) if idempotency_key else None
     if scope_key is not None:
-        found = find_idempotency(service.db, scope_key)
+        found = find_idempotency(db, scope_key)
         if found is not None and found.state != "pending":
-            return _replay(service, binding, found, fingerprint)
-    now = service.clock()
-    check_live_tokens(service, binding, plan.changes, claims, now)
+            return _replay(db, binding, found, fingerprint)
+    now = deps.clock()
+    check_live_tokens(db, deps.secret, binding, plan.changes, claims, now)
     req, to_embed = build_request(
-        service, binding, plan.changes, claims, fingerprint, scope_key, now, defer_embedding
+        db,
+        deps.tokenizer,
+        binding,
+        plan.changes,
+        claims,
+        fingerprint,
+        scope_key,
+        now,
+        defer_embedding,
     )
-    embed_into(service, req, to_embed)
-    replay = commit_write(service.db, req)
+    embed_into(deps.embedder, req, to_embed)
+    replay = commit_write(db, req)
     if replay is not None:
-        return _replay(service, binding, replay, fingerprint)
+        return _replay(db, binding, replay, fingerprint)
     refs = {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()}
-    views = load_views(service.db, binding.subject, refs.values())
+    views = load_views(db, binding.subject, refs.values())
     return WriteOutcome(
         operation_id=req.operation_id,
         repeated=False,
@@ -146,7 +174,7 @@ def write(
 
 
 def open_claims(
-    service: Service, binding: Binding, changes: tuple[Change, ...]
+    secret: bytes, binding: Binding, changes: tuple[Change, ...]
 ) -> tuple[dict[str, TokenClaims], str]:
     """The InputTokens' claims (MAC and scope checked, not expiry) and the plan's fingerprint.
 
@@ -157,14 +185,15 @@ def open_claims(
     for change in changes:
         if change.input:
             claims[change.id] = open_token(
-                service.secret, binding, change.input, now=None, change_id=change.id
+                secret, binding, change.input, now=None, change_id=change.id
             )
     fingerprint = plan_fingerprint(changes, {cid: c.inputs_digest for cid, c in claims.items()})
     return claims, fingerprint
 
 
 def check_live_tokens(
-    service: Service,
+    db: Database,
+    secret: bytes,
     binding: Binding,
     changes: tuple[Change, ...],
     claims: dict[str, TokenClaims],
@@ -177,9 +206,9 @@ def check_live_tokens(
     """
     for change in changes:
         if change.input:
-            open_token(service.secret, binding, change.input, now=now, change_id=change.id)
+            open_token(secret, binding, change.input, now=now, change_id=change.id)
     check_tokens_exist(
-        service.db,
+        db,
         binding.subject,
         (c.token_id for c in claims.values()),
         {c.token_id: cid for cid, c in claims.items()},
@@ -207,10 +236,10 @@ def check_replay(found: Replay, binding: Binding, fingerprint: str) -> dict[str,
     return {cid: AtomRef(r["atomId"], r["rev"]) for cid, r in found.result.items()}
 
 
-def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str) -> WriteOutcome:
+def _replay(db: Database, binding: Binding, found: Replay, fingerprint: str) -> WriteOutcome:
     """IDEM-2/IDEM-5: the stored result, re-checked against authorisation and purge."""
     refs = check_replay(found, binding, fingerprint)
-    views = load_views(service.db, binding.subject, refs.values())
+    views = load_views(db, binding.subject, refs.values())
     missing = [cid for cid, ref in refs.items() if ref not in views]
     if missing:
         raise DependencyInvalidError(
@@ -225,16 +254,122 @@ def _replay(service: Service, binding: Binding, found: Replay, fingerprint: str)
     )
 
 
-def embed_into(service: Service, req: WriteRequest, to_embed: list[tuple[int, str]]) -> None:
+def embed_into(embedder: Embedder, req: WriteRequest, to_embed: list[tuple[int, str]]) -> None:
     """Fill the embeddings of the new heads ``build_request`` listed, in one embed call."""
     if to_embed:
-        vectors = service.embedder.embed([t for _, t in to_embed])
+        vectors = embedder.embed([t for _, t in to_embed])
         for (index, _), vec in zip(to_embed, vectors, strict=True):
             req.revisions[index]["embedding"] = vec
 
 
+@dataclass
+class _Batch:
+    """The transaction's lists, filled change by change (see :func:`build_request`)."""
+
+    revisions: list[NewRevision] = field(default_factory=list)
+    retires: list[RetireCopy] = field(default_factory=list)
+    observed: list[NewLink] = field(default_factory=list)
+    logical: list[NewLink] = field(default_factory=list)
+    refs: list[RequiredRef] = field(default_factory=list)
+    cites: list[NewCitation] = field(default_factory=list)
+    gens: list[NewGeneration] = field(default_factory=list)
+    to_embed: list[tuple[int, str]] = field(default_factory=list)
+
+    def add_retire(self, change: Change, ref: AtomRef) -> None:
+        assert change.target is not None
+        self.revisions.append(
+            new_revision(
+                ref, change.id, state="retired", text="", current=False, tokens=None, sources=None
+            )
+        )
+        self.retires.append({"atomId": ref.atom_id, "fromRev": change.target.rev, "toRev": ref.rev})
+
+    def add_content(
+        self,
+        change: Change,
+        ref: AtomRef,
+        heads: dict[str, int],
+        tokenizer: Tokenizer,
+        embed_now: bool,
+    ) -> None:
+        assert change.text is not None and change.sources is not None
+        sources_json, change_cites, change_refs = _citations(change, ref, heads)
+        self.cites.extend(change_cites)
+        self.refs.extend(change_refs)
+        if embed_now:
+            self.to_embed.append((len(self.revisions), change.text))
+        self.revisions.append(
+            new_revision(
+                ref,
+                change.id,
+                state="active",
+                text=change.text,
+                current=True,
+                tokens=tokenizer.count(change.text),
+                sources=sources_json,
+            )
+        )
+
+    def add_links(self, change: Change, ref: AtomRef, assigned: dict[str, AtomRef]) -> None:
+        for ordinal, link in enumerate(change.links or ()):
+            if link.local is not None:
+                target = assigned[link.local]
+            else:
+                assert link.ref is not None
+                target = link.ref
+                self.refs.append(
+                    {
+                        "atomId": target.atom_id,
+                        "rev": target.rev,
+                        "changeId": change.id,
+                        "wantText": False,
+                    }
+                )
+            item: NewLink = {
+                "srcAtomId": ref.atom_id,
+                "srcRev": ref.rev,
+                "atomId": target.atom_id,
+                "rev": target.rev,
+                "role": link.role,
+                "required": link.required,
+                "orderKey": link.order_key,
+                "ordinal": ordinal,
+            }
+            (self.logical if link.at == "logical" else self.observed).append(item)
+
+    def add_generation(self, change: Change, ref: AtomRef, claim: TokenClaims) -> None:
+        self.gens.append(
+            {
+                "atomId": ref.atom_id,
+                "rev": ref.rev,
+                "tokenId": claim.token_id,
+                "kind": "decided" if change.op == "retire" else "generated",
+            }
+        )
+
+
+def _assign(
+    changes: tuple[Change, ...],
+) -> tuple[dict[str, AtomRef], list[str], dict[str, tuple[str, int]]]:
+    """Each change's new revision, the new atoms' ids, and the CAS of revise/retire."""
+    assigned: dict[str, AtomRef] = {}
+    new_ids: list[str] = []
+    cas: dict[str, tuple[str, int]] = {}
+    for change in changes:
+        if change.op == "create":
+            atom_id = uuid.uuid4().hex
+            new_ids.append(atom_id)
+            assigned[change.id] = AtomRef(atom_id, 1)
+        else:
+            assert change.target is not None
+            assigned[change.id] = AtomRef(change.target.atom_id, change.target.rev + 1)
+            cas[change.target.atom_id] = (change.id, change.target.rev)
+    return assigned, new_ids, cas
+
+
 def build_request(
-    service: Service,
+    db: Database,
+    tokenizer: Tokenizer,
     binding: Binding,
     changes: tuple[Change, ...],
     claims: dict[str, TokenClaims],
@@ -253,86 +388,23 @@ def build_request(
         DependencyInvalidError, InvalidInputError: a cited atom is missing or a
             range/digest does not match its text.
     """
-    from datetime import UTC, datetime
-
-    now_iso = datetime.fromtimestamp(now, UTC).isoformat()
-    assigned: dict[str, AtomRef] = {}
-    new_ids: list[str] = []
-    cas: dict[str, tuple[str, int]] = {}
-    for change in changes:
-        if change.op == "create":
-            atom_id = uuid.uuid4().hex
-            new_ids.append(atom_id)
-            assigned[change.id] = AtomRef(atom_id, 1)
-        else:
-            assert change.target is not None
-            assigned[change.id] = AtomRef(change.target.atom_id, change.target.rev + 1)
-            cas[change.target.atom_id] = (change.id, change.target.rev)
-
-    heads = _head_revs_for_unversioned_sources(service, binding, changes)
-    revisions: list[dict[str, Any]] = []
-    retires: list[dict[str, Any]] = []
-    observed: list[dict[str, Any]] = []
-    logical: list[dict[str, Any]] = []
-    refs: list[dict[str, Any]] = []
-    cites: list[dict[str, Any]] = []
-    gens: list[dict[str, Any]] = []
-    to_embed: list[tuple[int, str]] = []
+    assigned, new_ids, cas = _assign(changes)
+    heads = _head_revs_for_unversioned_sources(db, binding, changes)
+    batch = _Batch()
     for change in changes:
         ref = assigned[change.id]
         if change.op == "retire":
-            assert change.target is not None
-            revisions.append(
-                _revision(ref, change.id, "retired", "", current=False, sources_json=None)
-            )
-            retires.append({"atomId": ref.atom_id, "fromRev": change.target.rev, "toRev": ref.rev})
+            batch.add_retire(change, ref)
         else:
-            assert change.text is not None and change.sources is not None
-            sources_json, change_cites, change_refs = _citations(change, ref, heads)
-            cites.extend(change_cites)
-            refs.extend(change_refs)
-            if defer_embedding is None or not defer_embedding(change.text):
-                to_embed.append((len(revisions), change.text))
-            revisions.append(
-                _revision(ref, change.id, "active", change.text, True, sources_json, service)
-            )
-            for ordinal, link in enumerate(change.links or ()):
-                if link.local is not None:
-                    target = assigned[link.local]
-                else:
-                    assert link.ref is not None
-                    target = link.ref
-                    refs.append(
-                        {
-                            "atomId": target.atom_id,
-                            "rev": target.rev,
-                            "changeId": change.id,
-                            "wantText": False,
-                        }
-                    )
-                item = {
-                    "srcAtomId": ref.atom_id,
-                    "srcRev": ref.rev,
-                    "atomId": target.atom_id,
-                    "rev": target.rev,
-                    "role": link.role,
-                    "required": link.required,
-                    "orderKey": link.order_key,
-                    "ordinal": ordinal,
-                }
-                (logical if link.at == "logical" else observed).append(item)
+            assert change.text is not None
+            embed_now = defer_embedding is None or not defer_embedding(change.text)
+            batch.add_content(change, ref, heads, tokenizer, embed_now)
+            batch.add_links(change, ref, assigned)
         claim = claims.get(change.id)
         if claim is not None:
-            gens.append(
-                {
-                    "atomId": ref.atom_id,
-                    "rev": ref.rev,
-                    "tokenId": claim.token_id,
-                    "kind": "decided" if change.op == "retire" else "generated",
-                }
-            )
-    _verify_store_citations(service, binding, cites, revisions)
-    for r in refs:
+            batch.add_generation(change, ref, claim)
+    _verify_store_citations(db, binding, batch.cites, batch.revisions)
+    for r in batch.refs:
         r["wantText"] = False
     req = WriteRequest(
         subject=binding.subject,
@@ -341,29 +413,29 @@ def build_request(
         actor_id=binding.actor_id,
         auth_generation=binding.auth_generation,
         operation_id=uuid.uuid4().hex,
-        now=now_iso,
+        now=datetime.fromtimestamp(now, UTC).isoformat(),
         fingerprint=fingerprint,
         scope_key=scope_key,
         new_atom_ids=new_ids,
         cas=cas,
-        revisions=revisions,
-        retires=retires,
-        links_observed=observed,
-        links_logical=logical,
-        refs=refs,
-        cites=cites,
-        gens=gens,
+        revisions=batch.revisions,
+        retires=batch.retires,
+        links_observed=batch.observed,
+        links_logical=batch.logical,
+        refs=batch.refs,
+        cites=batch.cites,
+        gens=batch.gens,
         token_ids=sorted({c.token_id for c in claims.values()}),
         result={cid: ref.to_json() for cid, ref in assigned.items()},
     )
-    return req, to_embed
+    return req, batch.to_embed
 
 
 def _verify_store_citations(
-    service: Service,
+    db: Database,
     binding: Binding,
-    cites: list[dict[str, Any]],
-    revisions: list[dict[str, Any]],
+    cites: list[NewCitation],
+    revisions: list[NewRevision],
 ) -> None:
     """Check ranges/digests of citations of stored atoms against the cited text.
 
@@ -373,12 +445,10 @@ def _verify_store_citations(
     wanted = {(c["storeRef"]["atomId"], c["storeRef"]["rev"]) for c in cites if c["storeRef"]}
     if not wanted:
         return
-    rows = service.db.read(
-        "write/check_refs",
-        subject=binding.subject,
-        refs=[{"atomId": a, "rev": r, "wantText": True} for a, r in sorted(wanted)],
+    found = find_revisions(
+        db, binding.subject, [AtomRef(a, r) for a, r in sorted(wanted)], with_text=True
     )
-    texts = {(r["atomId"], r["rev"]): (r["text"], r["digest"]) for r in rows if r["found"]}
+    texts = {(f.atom_id, f.rev): (f.text or "", f.digest or "") for f in found if f.found}
     by_rev = {(r["atomId"], r["rev"]): r for r in revisions}
     for cite in cites:
         store_ref = cite["storeRef"]
@@ -394,36 +464,13 @@ def _verify_store_citations(
         check_range(text, digest, cite, change_id=cite["changeId"])
         cite["verified"] = True
         rev = by_rev[(cite["srcAtomId"], cite["srcRev"])]
-        public = json.loads(rev["sources"])
+        public = json.loads(rev["sources"] or "[]")
         public[cite["ordinal"]]["verified"] = True
         rev["sources"] = json.dumps(public, sort_keys=True)
 
 
-def _revision(
-    ref: AtomRef,
-    change_id: str,
-    state: str,
-    text: str,
-    current: bool,
-    sources_json: str | None,
-    service: Service | None = None,
-) -> dict[str, Any]:
-    return {
-        "atomId": ref.atom_id,
-        "rev": ref.rev,
-        "changeId": change_id,
-        "state": state,
-        "text": text,
-        "digest": text_digest(text) if current else None,
-        "tokens": service.tokenizer.count(text) if service is not None else None,
-        "sources": sources_json,
-        "current": current,
-        "embedding": None,
-    }
-
-
 def _head_revs_for_unversioned_sources(
-    service: Service, binding: Binding, changes: tuple[Change, ...]
+    db: Database, binding: Binding, changes: tuple[Change, ...]
 ) -> dict[str, int]:
     """``atom:<id>`` citations without a version cite the head at write time."""
     ids = sorted(
@@ -436,19 +483,18 @@ def _head_revs_for_unversioned_sources(
     )
     if not ids:
         return {}
-    rows = service.db.read("write/head_refs", subject=binding.subject, atomIds=ids)
-    return {r["atomId"]: r["headRev"] for r in rows if r["headRev"] is not None}
+    return head_revs(db, binding.subject, ids)
 
 
 def _citations(
     change: Change, ref: AtomRef, heads: dict[str, int]
-) -> tuple[str, list[dict[str, Any]], list[dict[str, Any]]]:
-    cites: list[dict[str, Any]] = []
-    refs: list[dict[str, Any]] = []
+) -> tuple[str, list[NewCitation], list[RequiredRef]]:
+    cites: list[NewCitation] = []
+    refs: list[RequiredRef] = []
     public: list[dict[str, Any]] = []
     for ordinal, src in enumerate(change.sources or ()):
         version = src.version
-        store_ref: dict[str, Any] | None = None
+        store_ref: StoreRef | None = None
         atom_id = parse_store_uri(src.uri)
         if atom_id is not None:
             if version is None:
@@ -464,8 +510,10 @@ def _citations(
                     details={"changeId": change.id},
                 )
             store_ref = {"atomId": atom_id, "rev": int(version)}
-            refs.append({**store_ref, "changeId": change.id, "wantText": True})
-        item: dict[str, Any] = {
+            refs.append(
+                {"atomId": atom_id, "rev": int(version), "changeId": change.id, "wantText": True}
+            )
+        item: NewCitation = {
             "srcAtomId": ref.atom_id,
             "srcRev": ref.rev,
             "changeId": change.id,

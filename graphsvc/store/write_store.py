@@ -1,33 +1,121 @@
 """The write transaction: one Neo4j transaction per batch, a fixed set of UNWIND queries.
 
-``commit`` runs, in one transaction: purge-marker check, idempotency claim, atom
+``commit_write`` runs, in one transaction: purge-marker check, idempotency claim, atom
 locks, CAS on heads, target checks, atoms, revisions, retire copies, links,
 citations, provenance, the operation record and the idempotency result. Any
 failure raises and the driver rolls the transaction back, so a batch is all or
-nothing (WR-7), also when the connection or the server dies mid-way.
+nothing (WR-7), also when the connection or the server dies mid-way. The steps an
+atomisation shares (purge check, idempotency, lock + heads, revisions, operation
+record, CAS_CONFLICT on a constraint race) are :mod:`graphsvc.store.write_steps`.
 """
 
 from __future__ import annotations
 
-import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypedDict
 
-from neo4j import ManagedTransaction
-from neo4j.exceptions import ConstraintError
-
+from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import (
     CasConflictError,
     DependencyInvalidError,
     IdempotencyConflictError,
-    PurgePendingError,
-    StoreError,
     TokenInvalidError,
 )
-from graphsvc.store.connection import Database
-from graphsvc.store.queries import query
+from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.write_steps import (
+    IdempotencyClaim,
+    NewRevision,
+    Provenance,
+    Replay,
+    claim_idempotency,
+    create_revisions,
+    finish_idempotency,
+    lock_heads,
+    record_operation,
+    refuse_if_purge_pending,
+    write_transaction,
+)
 
-__all__ = ["Replay", "WriteRequest", "commit_write", "find_idempotency"]
+__all__ = [
+    "FoundRevision",
+    "NewCitation",
+    "NewGeneration",
+    "NewLink",
+    "Replay",
+    "RequiredRef",
+    "RetireCopy",
+    "StoreRef",
+    "WriteRequest",
+    "commit_write",
+    "find_idempotency",
+    "find_revisions",
+    "head_revs",
+]
+
+
+class RetireCopy(TypedDict):
+    """A retire revision ``toRev`` that copies links and sources of ``fromRev``."""
+
+    atomId: str
+    fromRev: int
+    toRev: int
+
+
+class NewLink(TypedDict):
+    """A link from a new revision to a target revision (observed or logical)."""
+
+    srcAtomId: str
+    srcRev: int
+    atomId: str
+    rev: int
+    role: str
+    required: bool
+    orderKey: str | None
+    ordinal: int
+
+
+class RequiredRef(TypedDict):
+    """A revision the batch refers to, which must exist in the subject."""
+
+    atomId: str
+    rev: int
+    changeId: str
+    wantText: bool
+
+
+class StoreRef(TypedDict):
+    """The stored revision an ``atom:`` citation names."""
+
+    atomId: str
+    rev: int
+
+
+class NewCitation(TypedDict):
+    """One source citation of a new revision (``storeRef`` for an ``atom:`` source)."""
+
+    srcAtomId: str
+    srcRev: int
+    changeId: str
+    ordinal: int
+    uri: str
+    version: str | None
+    digest: str | None
+    sourceKey: str
+    start: int | None
+    end: int | None
+    unit: str | None
+    verified: bool
+    storeRef: StoreRef | None
+
+
+class NewGeneration(TypedDict):
+    """Provenance of a new revision: generated (or, for a retire, decided) from a token."""
+
+    atomId: str
+    rev: int
+    tokenId: str
+    kind: str
 
 
 @dataclass
@@ -46,27 +134,36 @@ class WriteRequest:
     new_atom_ids: list[str]
     # atomId -> (change id, expected head rev) for revise/retire
     cas: dict[str, tuple[str, int]]
-    revisions: list[dict[str, Any]]
-    retires: list[dict[str, Any]]
-    links_observed: list[dict[str, Any]]
-    links_logical: list[dict[str, Any]]
-    # refs that must exist: (atomId, rev, change id, wantText)
-    refs: list[dict[str, Any]]
-    cites: list[dict[str, Any]]
-    gens: list[dict[str, Any]]
+    revisions: list[NewRevision]
+    retires: list[RetireCopy]
+    links_observed: list[NewLink]
+    links_logical: list[NewLink]
+    refs: list[RequiredRef]
+    cites: list[NewCitation]
+    gens: list[NewGeneration]
     token_ids: list[str]
     result: dict[str, dict[str, Any]] = field(default_factory=dict)
 
+    def provenance(self) -> Provenance:
+        return Provenance(
+            subject=self.subject,
+            actor_kind=self.actor_kind,
+            actor_id=self.actor_id,
+            policy=self.policy,
+            operation_id=self.operation_id,
+            now=self.now,
+        )
+
 
 @dataclass(frozen=True)
-class Replay:
-    """A committed result found under the same idempotency key."""
+class FoundRevision:
+    """Whether a stored revision exists; its text only when it was asked for."""
 
-    operation_id: str
-    fingerprint: str | None
-    result: dict[str, dict[str, Any]] | None
-    state: str
-    auth_generation: int | None
+    atom_id: str
+    rev: int
+    found: bool
+    text: str | None
+    digest: str | None
 
 
 def find_idempotency(db: Database, scope_key: str) -> Replay | None:
@@ -74,18 +171,34 @@ def find_idempotency(db: Database, scope_key: str) -> Replay | None:
     rows = db.read("write/find_idempotency", scopeKey=scope_key)
     if not rows or rows[0]["state"] is None:
         return None
-    return _replay(rows[0])
+    return Replay.from_row(rows[0])
 
 
-def _replay(row: dict[str, Any]) -> Replay:
-    result = json.loads(row["result"]) if row.get("result") else None
-    return Replay(
-        operation_id=row["operationId"],
-        fingerprint=row.get("fingerprint"),
-        result=result,
-        state=row["state"],
-        auth_generation=row.get("authGeneration"),
+def find_revisions(
+    db: Database, subject: str, refs: Sequence[AtomRef], *, with_text: bool
+) -> list[FoundRevision]:
+    """Each ref looked up in ``subject`` (in order); another subject's is not found."""
+    rows = db.read(
+        "write/check_refs",
+        subject=subject,
+        refs=[{"atomId": r.atom_id, "rev": r.rev, "wantText": with_text} for r in refs],
     )
+    return [
+        FoundRevision(
+            atom_id=r["atomId"],
+            rev=r["rev"],
+            found=bool(r["found"]),
+            text=r["text"],
+            digest=r["digest"],
+        )
+        for r in rows
+    ]
+
+
+def head_revs(db: Database, subject: str, atom_ids: Sequence[str]) -> dict[str, int]:
+    """The head rev of each atom of ``subject`` that exists."""
+    rows = db.read("write/head_refs", subject=subject, atomIds=list(atom_ids))
+    return {r["atomId"]: r["headRev"] for r in rows if r["headRev"] is not None}
 
 
 def commit_write(db: Database, req: WriteRequest) -> Replay | None:
@@ -97,125 +210,92 @@ def commit_write(db: Database, req: WriteRequest) -> Replay | None:
             is written.
         StoreError: Neo4j failed; the transaction was rolled back.
     """
-    try:
-        return db.write_tx(lambda tx: _work(tx, req), label="write batch")
-    except StoreError as exc:
-        # Two first writers of one new revision number: the unique constraint on
-        # (subject, atomId, rev) is the backstop behind the lock; report it as CAS.
-        if isinstance(exc.__cause__, ConstraintError):
-            raise CasConflictError(
-                "another batch changed the same atom concurrently; re-read the head"
-            ) from exc
-        raise
+    return write_transaction(db, lambda tx: _work(tx, req), label="write batch")
 
 
-def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [r.data() for r in tx.run(query(name), params)]
-
-
-def _work(tx: ManagedTransaction, req: WriteRequest) -> Replay | None:
+def _work(tx: Tx, req: WriteRequest) -> Replay | None:
     s = req.subject
-    if _run(tx, "write/purge_pending", subject=s)[0]["pending"]:
-        raise PurgePendingError(
-            "a purge in this subject has not finished; call purge again to resume it"
-        )
+    refuse_if_purge_pending(tx, s)
     if req.scope_key is not None:
-        row = _run(
+        held = claim_idempotency(
             tx,
-            "write/claim_idempotency",
-            scopeKey=req.scope_key,
-            subject=s,
-            fingerprint=req.fingerprint,
-            operationId=req.operation_id,
-            authGeneration=req.auth_generation,
-            now=req.now,
-        )[0]
-        if row["operationId"] != req.operation_id:
-            replay = _replay(row)
-            if replay.state == "committed" and replay.fingerprint == req.fingerprint:
-                return replay
-            if replay.state == "purged":
-                return replay
+            IdempotencyClaim(
+                scope_key=req.scope_key,
+                subject=s,
+                fingerprint=req.fingerprint,
+                operation_id=req.operation_id,
+                auth_generation=req.auth_generation,
+                now=req.now,
+            ),
+        )
+        if held is not None:
+            if held.state == "committed" and held.fingerprint == req.fingerprint:
+                return held
+            if held.state == "purged":
+                return held
             raise IdempotencyConflictError(
                 "this idempotencyKey was used for a different plan (IDEM-3)"
             )
     if req.cas:
-        ids = sorted(req.cas)
-        _run(tx, "write/lock_atoms", subject=s, atomIds=ids, operationId=req.operation_id)
-        heads = {
-            r["atomId"]: r["headRev"] for r in _run(tx, "write/read_heads", subject=s, atomIds=ids)
-        }
-        for atom_id in ids:
-            change_id, expected = req.cas[atom_id]
-            head = heads.get(atom_id)
-            if head is None or expected > head:
-                raise DependencyInvalidError(
-                    f"change {change_id!r}: target {atom_id}@{expected} does not exist",
-                    details={"changeId": change_id},
-                )
-            if head != expected:
-                raise CasConflictError(
-                    f"change {change_id!r}: target {atom_id}@{expected} is no longer the "
-                    f"head (head is rev {head}); re-read and retry",
-                    details={"changeId": change_id, "head": {"atomId": atom_id, "rev": head}},
-                )
+        _check_cas(req.cas, lock_heads(tx, s, list(req.cas), req.operation_id))
     _check_refs(tx, req)
+    prov = req.provenance()
     if req.new_atom_ids:
-        _run(tx, "write/create_atoms", subject=s, atomIds=req.new_atom_ids, now=req.now)
-    created = _run(
-        tx,
-        "write/create_revisions",
-        subject=s,
-        revisions=req.revisions,
-        now=req.now,
-        actorKind=req.actor_kind,
-        actorId=req.actor_id,
-        policy=req.policy,
-        operationId=req.operation_id,
-    )[0]["created"]
-    if created != len(req.revisions):
-        raise StoreError(f"created {created} of {len(req.revisions)} revisions")
+        run(tx, "write/create_atoms", subject=s, atomIds=req.new_atom_ids, now=req.now)
+    create_revisions(tx, prov, req.revisions)
     if req.retires:
-        _run(tx, "write/copy_retired", subject=s, retires=req.retires)
+        run(tx, "write/copy_retired", subject=s, retires=req.retires)
+    _create_links(tx, req)
+    if req.cites:
+        run(tx, "write/create_citations", subject=s, cites=req.cites)
+    if req.gens:
+        recorded = run(tx, "write/record_generation", subject=s, gens=req.gens)[0]["recorded"]
+        if recorded != len(req.gens):
+            # An Input was erased (purge) after the token check: without it the
+            # revision would carry no provenance, so the batch must not commit.
+            raise TokenInvalidError("an InputToken's inputs were purged during the write")
+    written = [AtomRef(r["atomId"], r["rev"]) for r in req.revisions]
+    record_operation(tx, prov, written, req.token_ids)
+    if req.scope_key is not None:
+        finish_idempotency(tx, req.scope_key, req.result)
+    return None
+
+
+def _check_cas(cas: dict[str, tuple[str, int]], heads: dict[str, int]) -> None:
+    """Every revised or retired target must still be the head the plan read.
+
+    Raises:
+        DependencyInvalidError: the target revision does not exist.
+        CasConflictError: the target is no longer the head.
+    """
+    for atom_id in sorted(cas):
+        change_id, expected = cas[atom_id]
+        head = heads.get(atom_id)
+        if head is None or expected > head:
+            raise DependencyInvalidError(
+                f"change {change_id!r}: target {atom_id}@{expected} does not exist",
+                details={"changeId": change_id},
+            )
+        if head != expected:
+            raise CasConflictError(
+                f"change {change_id!r}: target {atom_id}@{expected} is no longer the "
+                f"head (head is rev {head}); re-read and retry",
+                details={"changeId": change_id, "head": {"atomId": atom_id, "rev": head}},
+            )
+
+
+def _create_links(tx: Tx, req: WriteRequest) -> None:
     for name, links in (
         ("write/create_links_observed", req.links_observed),
         ("write/create_links_logical", req.links_logical),
     ):
         if links:
-            n = _run(tx, name, subject=s, links=links)[0]["created"]
+            n = run(tx, name, subject=req.subject, links=links)[0]["created"]
             if n != len(links):
                 raise DependencyInvalidError("a link target does not exist")
-    if req.cites:
-        _run(tx, "write/create_citations", subject=s, cites=req.cites)
-    if req.gens:
-        recorded = _run(tx, "write/record_generation", subject=s, gens=req.gens)[0]["recorded"]
-        if recorded != len(req.gens):
-            # An Input was erased (purge) after the token check: without it the
-            # revision would carry no provenance, so the batch must not commit.
-            raise TokenInvalidError("an InputToken's inputs were purged during the write")
-    _run(
-        tx,
-        "write/create_operation",
-        subject=s,
-        operationId=req.operation_id,
-        actorKind=req.actor_kind,
-        actorId=req.actor_id,
-        policy=req.policy,
-        now=req.now,
-        revisions=[{"atomId": r["atomId"], "rev": r["rev"]} for r in req.revisions],
-        tokenIds=req.token_ids,
-    )
-    if req.scope_key is not None:
-        _run(
-            tx,
-            "write/finish_idempotency",
-            scopeKey=req.scope_key,
-            result=json.dumps(req.result, sort_keys=True),
-        )
-    return None
 
 
-def _check_refs(tx: ManagedTransaction, req: WriteRequest) -> None:
+def _check_refs(tx: Tx, req: WriteRequest) -> None:
     """Every referenced revision must exist in this subject (else DEPENDENCY_INVALID).
 
     Another subject's atom is indistinguishable from a missing one: the query
@@ -223,7 +303,7 @@ def _check_refs(tx: ManagedTransaction, req: WriteRequest) -> None:
     """
     if not req.refs:
         return
-    rows = _run(
+    rows = run(
         tx,
         "write/check_refs",
         subject=req.subject,

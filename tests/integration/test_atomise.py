@@ -644,7 +644,8 @@ def test_after_write_never_fails_a_committed_write(rule: Service, human: Binding
     from graphsvc.ops.write import WriteOutcome
 
     outcome = WriteOutcome("op", False, "complete", {"a": view})
-    assert after_write(broken, human, outcome) is outcome
+    deps = broken.atomise_deps()
+    assert after_write(deps, human, outcome, submit=worker_for(broken).submit) is outcome
 
 
 # =========================================================================== LLM, API

@@ -41,7 +41,7 @@ def test_set_then_show_round_trips_and_the_service_sees_it(
     assert again.code == 0 and again.json() == set_.json()
     from graphsvc.atomise.policy import get_namespace_policy
 
-    stored = get_namespace_policy(service, Binding(subject, "default", "human", "cli"))
+    stored = get_namespace_policy(service.db, Binding(subject, "default", "human", "cli"))
     assert stored.mode == "synchronous" and stored.auto_atomise_threshold_cl100k == 400
 
     # From a file, wrapped as {"governance": …}; plain text output names the mode.

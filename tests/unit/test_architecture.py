@@ -105,8 +105,6 @@ KNOWN = set(MODULES)
 STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own queries
 
 NEO4J_PENDING = {
-    "graphsvc.atomise.lineage",
-    "graphsvc.atomise.transaction",
     "graphsvc.ops.evaluate",
     "graphsvc.ops.inspect",
     "graphsvc.ops.read",
@@ -114,42 +112,25 @@ NEO4J_PENDING = {
     "graphsvc.ops.usage",
 }
 SERVICE_PENDING = {
-    "graphsvc.atomise.lineage",
-    "graphsvc.atomise.policy",
-    "graphsvc.atomise.usecase",
-    "graphsvc.atomise.verified_lineage",
-    "graphsvc.atomise.worker",
     "graphsvc.ops.cursors",
     "graphsvc.ops.evaluate",
     "graphsvc.ops.graph",
     "graphsvc.ops.inspect",
-    "graphsvc.ops.observe",
     "graphsvc.ops.read",
     "graphsvc.ops.search",
     "graphsvc.ops.usage",
-    "graphsvc.ops.write",
 }
 # Modules outside graphsvc/store (and the launcher) that load or run a named query.
 QUERY_RUNNER_PENDING = {
-    "graphsvc.atomise.lineage",
-    "graphsvc.atomise.policy",
-    "graphsvc.atomise.transaction",
-    "graphsvc.atomise.usecase",
     "graphsvc.ops.cursors",
-    "graphsvc.ops.guards",
     "graphsvc.ops.inspect",
-    "graphsvc.ops.observe",
     "graphsvc.ops.read",
-    "graphsvc.ops.tokens",
     "graphsvc.ops.usage",
-    "graphsvc.ops.write",
 }
 # The purge kill switch is gone (a test-only step hook, ops.purge.install_step_hook).
 ENV_PENDING: set[str] = set()
 # (importing module, imported module) of today's back edges: use cases -> facade.
-BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING} | {
-    ("graphsvc.bulk_import", "graphsvc.service"),
-}
+BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING}
 
 
 def _check_pending(offenders: set[str], pending: set[str]) -> None:

@@ -1,6 +1,7 @@
-CREATE (o:Operation {subject: $subject, operationId: $operationId, actorKind: $actorKind,
-                     actorId: $actorId, policy: $policy, createdAt: $now,
-                     changeCount: size($revisions)})
+// A write batch's record (kind null: no property) or an atomisation's (kind 'atomise').
+CREATE (o:Operation {subject: $subject, operationId: $operationId, kind: $kind,
+                     actorKind: $actorKind, actorId: $actorId, policy: $policy,
+                     createdAt: $now, changeCount: size($revisions)})
 WITH o
 CALL (o) {
   UNWIND $revisions AS x

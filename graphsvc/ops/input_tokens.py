@@ -1,4 +1,7 @@
-"""InputToken issue and verification (SPEC §3, TOK-1 … TOK-3).
+"""InputTokens: issue and verification (SPEC §3, TOK-1 … TOK-3).
+
+(Not tiktoken counts: those are :mod:`graphsvc.tokenizer`; atom budgets are
+:mod:`graphsvc.atomise.token_budget`.)
 
 A token is a MAC-sealed payload ``{tid, sub, pol, ak, aid, gen, exp, ind}``:
 token id, the binding it is bound to, expiry (epoch seconds) and the digest of
@@ -18,6 +21,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import TokenInvalidError
 from graphsvc.store.connection import Database
+from graphsvc.store.input_tokens import purged_token_ids
 
 __all__ = ["TokenClaims", "check_tokens_exist", "issue_token", "open_token"]
 
@@ -105,14 +109,13 @@ def check_tokens_exist(
     ids = sorted(set(token_ids))
     if not ids:
         return
-    rows = db.read("observe/find_inputs", subject=subject, tokenIds=ids)
-    for row in rows:
-        if not row["found"]:
-            change_id = (change_of or {}).get(row["tokenId"])
-            raise TokenInvalidError(
-                _where(change_id) + "InputToken refers to inputs that were purged",
-                details={"changeId": change_id} if change_id else {},
-            )
+    purged = purged_token_ids(db, subject, ids)
+    if purged:
+        change_id = (change_of or {}).get(purged[0])
+        raise TokenInvalidError(
+            _where(change_id) + "InputToken refers to inputs that were purged",
+            details={"changeId": change_id} if change_id else {},
+        )
 
 
 def _where(change_id: str | None) -> str:
