@@ -6,28 +6,44 @@ may store is the frozen evaluation behind a cursor (auxiliary state).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from neo4j import ManagedTransaction
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.cursors import (
-    checked_generation,
-    digest,
-    next_cursor,
-    open_cursor,
-    save_and_cursor,
-)
-from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.ops.cursors import CursorLimits, Pager, digest
+from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
+from graphsvc.store.connection import Database, Tx
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.embed import Embedder
+    from graphsvc.settings import Settings
 
-__all__ = ["SearchHit", "SearchResult", "search"]
+__all__ = ["SearchHit", "SearchLimits", "SearchResult", "search"]
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The settings ``search`` reads."""
+
+    depth: int
+    search_limit: int
+    max_limit: int
+    evaluation: EvaluationLimits
+    cursors: CursorLimits
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> SearchLimits:
+        return cls(
+            settings.depth,
+            settings.search_limit,
+            settings.max_limit,
+            EvaluationLimits.from_settings(settings),
+            CursorLimits.from_settings(settings),
+        )
 
 
 @dataclass(frozen=True)
@@ -55,7 +71,11 @@ class SearchResult:
 
 
 def search(
-    service: Service,
+    db: Database,
+    embedder: Embedder,
+    secret: bytes,
+    clock: Callable[[], float],
+    limits: SearchLimits,
     binding: Binding,
     query: str,
     *,
@@ -66,43 +86,51 @@ def search(
 ) -> SearchResult:
     """Rank the subject's atoms for ``query``.
 
+    Args:
+        db: the store.
+        embedder: embeds the query.
+        secret: the server secret (signs cursors).
+        clock: epoch seconds.
+        limits: the settings a search reads.
+
     Raises:
         InvalidInputError: empty query, or depth/limit out of range.
         PurgePendingError: a purge in the subject has not finished.
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    st = service.settings
-    depth = st.depth if depth is None else depth
-    limit = st.search_limit if limit is None else limit
+    depth = limits.depth if depth is None else depth
+    limit = limits.search_limit if limit is None else limit
     if not query.strip() or len(query) > 10_000:
         raise InvalidInputError("query must be 1..10000 characters of text")
-    if not 1 <= limit <= st.max_limit:
-        raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
+    if not 1 <= limit <= limits.max_limit:
+        raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
     qhash = digest(["search", query, depth, limit, include_archived])
+    pager = Pager(db, secret, clock, limits.cursors, embedder.model_name)
     if cursor:
         # A later page skips the evaluation and its purge check (LNK-6).
-        generation = checked_generation(service, binding.subject)
-        payload, eval_id, offset, expires = open_cursor(
-            service, binding, "search", cursor, qhash, generation
+        generation = pager.checked_generation(binding.subject)
+        payload, eval_id, offset, expires = pager.open_cursor(
+            binding, "search", cursor, qhash, generation
         )
         ranked = payload["ranked"]
         diagnostics = payload["diagnostics"]
         page = ranked[offset : offset + limit]
-        views = load_views(
-            service.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page)
-        )
+        views = load_views(db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page))
     else:
         offset, eval_id, expires = 0, "", 0.0
 
         def first_page(
-            tx: ManagedTransaction, ev: Evaluation
+            tx: Tx, ev: Evaluation
         ) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
             ranked = ev.ranked_rows(breakdown=True)
             refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
-            return ranked, load_views(service.db, binding.subject, refs, tx=tx)
+            return ranked, load_views(db, binding.subject, refs, tx=tx)
 
         ev, (ranked, views) = evaluate_then(
-            service,
+            db,
+            embedder,
+            clock,
+            limits.evaluation,
             binding,
             query,
             depth=depth,
@@ -121,12 +149,11 @@ def search(
     next_page: str | None = None
     if next_offset < len(ranked):
         if eval_id:
-            next_page = next_cursor(
-                service, binding, "search", qhash, eval_id, next_offset, expires, generation
+            next_page = pager.next_cursor(
+                binding, "search", qhash, eval_id, next_offset, expires, generation
             )
         else:
-            next_page = save_and_cursor(
-                service,
+            next_page = pager.save_and_cursor(
                 binding,
                 "search",
                 qhash,
