@@ -35,6 +35,7 @@ Decisions this module makes where the contract leaves room (each is tested):
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
@@ -192,6 +193,7 @@ class InspectLimits:
     cursors: CursorLimits
 
     @classmethod
+    @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> InspectLimits:
         return cls(
             settings.inspect_limit,
@@ -324,6 +326,32 @@ def inspect(
     else:
         frozen = _evaluate(db, clock(), binding, opts, cap)
         eval_id, offset, expires = "", 0, 0.0
+    root, neighbors, selection = _page(db, binding, opts, frozen, offset)
+    next_page = _next_cursor(
+        pager, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
+    )
+    diagnostics = dict(frozen["diagnostics"])
+    diagnostics["selection"] = selection
+    return InspectResult(
+        atom=root,
+        neighbors=neighbors,
+        receipt=_receipt(secret, limits.receipt_lifetime_s, binding, frozen),
+        read_eligibility=frozen["readEligibility"],
+        stale=bool(frozen["stale"]),
+        diagnostics=diagnostics,
+        usage=frozen["usage"],
+        cursor=next_page,
+    )
+
+
+def _page(
+    db: Database, binding: Binding, opts: _Options, frozen: dict[str, Any], offset: int
+) -> tuple[AtomView, list[Neighbor], dict[str, Any]]:
+    """The root's and this page's neighbours' views (one round trip), and the selection.
+
+    Raises:
+        NotFoundError: the root is gone since the evaluation.
+    """
     page = frozen["neighbors"][offset : offset + opts.limit] if opts.limit else []
     root_ref = AtomRef(frozen["root"]["atomId"], int(frozen["root"]["rev"]))
     views = load_views(
@@ -348,21 +376,7 @@ def inspect(
         if (ref := AtomRef(n["atomId"], int(n["rev"]))) in views
     ]
     selection["returned"] = len(neighbors)
-    next_page = _next_cursor(
-        pager, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
-    )
-    diagnostics = dict(frozen["diagnostics"])
-    diagnostics["selection"] = selection
-    return InspectResult(
-        atom=root,
-        neighbors=neighbors,
-        receipt=_receipt(secret, limits.receipt_lifetime_s, binding, frozen),
-        read_eligibility=frozen["readEligibility"],
-        stale=bool(frozen["stale"]),
-        diagnostics=diagnostics,
-        usage=frozen["usage"],
-        cursor=next_page,
-    )
+    return root, neighbors, selection
 
 
 def _evaluate(
@@ -423,33 +437,49 @@ def _evaluate(
         "readEligibility": _eligibility(root),
         "stale": any(w["moved"] for w in watches),
         "usage": usage,
-        "diagnostics": {
-            "acquisition": {
-                "evaluatedAt": now,
-                "version": opts.version,
-                "direction": opts.direction,
-                "roles": list(opts.roles) if opts.roles is not None else None,
-                "neighborsSkipped": None if want_neighbors else "limit 0 or roles []",
-                "neighbors": int(hood["total"]),
-                "truncated": int(hood["total"]) > cap,
-                "cap": cap,
-                "incoming": "links held by the head revision of each linking atom",
-                "unavailable": unavailable,
-                "unavailableCount": len(unavailable),
-            },
-            "validation": {
-                "head": root["headRev"] == root["rev"],
-                "headRev": root["headRev"],
-                "state": root["state"],
-                "requiredLinks": root["requiredLinks"],
-                "requiredBlocked": root["requiredBlocked"],
-                "watches": watches,
-            },
-            "evaluation": {
-                "solver": None,
-                "numeric": False,
-                "note": "inspect scores nothing: no retrieval graph is solved",
-            },
+        "diagnostics": _diagnostics(
+            now, opts, cap, want_neighbors, root, hood["total"], unavailable, watches
+        ),
+    }
+
+
+def _diagnostics(
+    now: float,
+    opts: _Options,
+    cap: int,
+    want_neighbors: bool,
+    root: RootFacts,
+    total: int,
+    unavailable: list[dict[str, Any]],
+    watches: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What inspect acquired and validated (it evaluates nothing)."""
+    return {
+        "acquisition": {
+            "evaluatedAt": now,
+            "version": opts.version,
+            "direction": opts.direction,
+            "roles": list(opts.roles) if opts.roles is not None else None,
+            "neighborsSkipped": None if want_neighbors else "limit 0 or roles []",
+            "neighbors": int(total),
+            "truncated": int(total) > cap,
+            "cap": cap,
+            "incoming": "links held by the head revision of each linking atom",
+            "unavailable": unavailable,
+            "unavailableCount": len(unavailable),
+        },
+        "validation": {
+            "head": root["headRev"] == root["rev"],
+            "headRev": root["headRev"],
+            "state": root["state"],
+            "requiredLinks": root["requiredLinks"],
+            "requiredBlocked": root["requiredBlocked"],
+            "watches": watches,
+        },
+        "evaluation": {
+            "solver": None,
+            "numeric": False,
+            "note": "inspect scores nothing: no retrieval graph is solved",
         },
     }
 

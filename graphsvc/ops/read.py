@@ -13,6 +13,7 @@ write before it hands out the cursor.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
 from collections.abc import Callable, Iterable
@@ -91,6 +92,7 @@ class ReadLimits:
     cursors: CursorLimits
 
     @classmethod
+    @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> ReadLimits:
         return cls(
             depth=settings.depth,
