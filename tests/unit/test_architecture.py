@@ -105,27 +105,11 @@ KNOWN = set(MODULES)
 STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own queries
 
 NEO4J_PENDING = {
-    "graphsvc.ops.evaluate",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.search",
-    "graphsvc.ops.usage",
 }
 SERVICE_PENDING = {
-    "graphsvc.ops.cursors",
-    "graphsvc.ops.evaluate",
-    "graphsvc.ops.graph",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.search",
-    "graphsvc.ops.usage",
 }
 # Modules outside graphsvc/store (and the launcher) that load or run a named query.
 QUERY_RUNNER_PENDING = {
-    "graphsvc.ops.cursors",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.usage",
 }
 # The purge kill switch is gone (a test-only step hook, ops.purge.install_step_hook).
 ENV_PENDING: set[str] = set()
