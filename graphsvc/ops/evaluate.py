@@ -34,7 +34,13 @@ from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
 from graphsvc.store.connection import Database, Tx
-from graphsvc.store.retrieval import Acquired, SemanticHits, acquire, semantic_candidates
+from graphsvc.store.retrieval import (
+    Acquired,
+    AcquireQuery,
+    SemanticHits,
+    acquire,
+    semantic_candidates,
+)
 
 if TYPE_CHECKING:
     from graphsvc.embed import Embedder
@@ -311,24 +317,27 @@ def _evaluate_in(
             embedded.append(None if req.pending is None else req.pending.result())
         return embedded[0]
 
-    acq = acquire(
-        tx,
-        req.db,
+    query = AcquireQuery(
         subject=req.binding.subject,
         policy=req.binding.policy,
         model_id=model.id,
         text=req.text,
-        embedding=embedding,
-        semantic=lambda: None if req.hits is None else req.hits.result(),
         depth=req.depth,
         max_seeds=lim.max_seeds,
         oversample=lim.candidate_oversample,
         max_nodes=lim.max_nodes,
         max_edges=lim.max_edges,
         include_archived=req.include_archived,
+        proximity=lim.lexical_proximity,
+    )
+    acq = acquire(
+        tx,
+        req.db,
+        query,
+        embedding=embedding,
+        semantic=lambda: None if req.hits is None else req.hits.result(),
         seeds_from=fusion.seeds_from,
         check_state=check_state,
-        proximity=lim.lexical_proximity,
     )
     fused = fusion.fused
     hidden = {
