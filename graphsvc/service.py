@@ -28,10 +28,10 @@ if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.forensics.export import ForensicExport
-    from graphsvc.ops.write import WriteDeps, WriteOutcome
     from graphsvc.ops.inspect import InspectResult
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
+    from graphsvc.ops.write import WriteDeps, WriteOutcome
 
 __all__ = ["Service"]
 
