@@ -12,11 +12,11 @@ with :func:`graphsvc.runtime.build_service` (a process) or
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
-from graphsvc.core.write_models import Change
+from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
 from graphsvc.inputs import HostInputIn
 from graphsvc.settings import Settings
@@ -28,6 +28,9 @@ if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.forensics.export import ForensicExport
+    from graphsvc.ops.inspect import InspectResult
+    from graphsvc.ops.read import ReadResult
+    from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
 
 __all__ = ["Service"]
@@ -157,41 +160,115 @@ class Service:
             self.db, self.secret, self.clock, self.settings.token_lifetime_s, binding, host_input
         )
 
-    def search(self, binding: Binding, query: str, **options: Any) -> Any:
+    def search(
+        self,
+        binding: Binding,
+        query: str,
+        *,
+        depth: int | None = None,
+        limit: int | None = None,
+        include_archived: bool = False,
+        cursor: str | None = None,
+    ) -> SearchResult:
         """SPEC §5 ``search``; see :func:`graphsvc.ops.search.search`."""
-        from graphsvc.ops.search import search
+        from graphsvc.ops.search import SearchLimits, search
 
-        return search(self, binding, query, **options)
+        return search(
+            self.db,
+            self.embedder,
+            self.secret,
+            self.clock,
+            SearchLimits.from_settings(self.settings),
+            binding,
+            query,
+            depth=depth,
+            limit=limit,
+            include_archived=include_archived,
+            cursor=cursor,
+        )
 
     def record_use(
         self,
         binding: Binding,
         event_id: str,
         manifest: dict[str, Any],
-        atoms: list[Any] | None = None,
+        atoms: Sequence[AtomRef] | None = None,
     ) -> dict[str, Any]:
         """``recordUse``; see :func:`graphsvc.ops.usage.record_use`."""
         from graphsvc.ops.usage import record_use
 
-        return record_use(self, binding, event_id, manifest, atoms)
+        return record_use(self.db, self.clock, binding, event_id, manifest, atoms)
 
     def reset_usage(self, binding: Binding, atom_id: str | None = None) -> int:
         """``resetUsage``; see :func:`graphsvc.ops.usage.reset_usage`."""
         from graphsvc.ops.usage import reset_usage
 
-        return reset_usage(self, binding, atom_id)
+        return reset_usage(self.db, binding, atom_id)
 
-    def read(self, binding: Binding, query: str, memory_token_budget: int, **options: Any) -> Any:
+    def read(
+        self,
+        binding: Binding,
+        query: str,
+        memory_token_budget: int,
+        *,
+        depth: int | None = None,
+        limit: int | None = None,
+        include_archived: bool = False,
+        cursor: str | None = None,
+    ) -> ReadResult:
         """SPEC §8 ``read``; see :func:`graphsvc.ops.read.read`."""
-        from graphsvc.ops.read import read
+        from graphsvc.ops.read import ReadLimits, read
 
-        return read(self, binding, query, memory_token_budget, **options)
+        return read(
+            self.db,
+            self.embedder,
+            self.tokenizer,
+            self.secret,
+            self.clock,
+            ReadLimits.from_settings(self.settings),
+            binding,
+            query,
+            memory_token_budget,
+            depth=depth,
+            limit=limit,
+            include_archived=include_archived,
+            cursor=cursor,
+        )
 
-    def inspect(self, binding: Binding, atom_id: str, **options: Any) -> Any:
+    def inspect(
+        self,
+        binding: Binding,
+        atom_id: str,
+        *,
+        rev: int | None = None,
+        version: str = "observed",
+        direction: str = "both",
+        roles: list[str] | None = None,
+        limit: int | None = None,
+        cursor: str | None = None,
+        range_start: int | None = None,
+        range_end: int | None = None,
+    ) -> InspectResult:
         """SPEC §7 ``inspect``; see :func:`graphsvc.ops.inspect.inspect`."""
-        from graphsvc.ops.inspect import inspect
+        from graphsvc.ops.inspect import InspectLimits, inspect
 
-        return inspect(self, binding, atom_id, **options)
+        return inspect(
+            self.db,
+            self.secret,
+            self.clock,
+            self.embedder.model_name,
+            InspectLimits.from_settings(self.settings),
+            binding,
+            atom_id,
+            rev=rev,
+            version=version,
+            direction=direction,
+            roles=roles,
+            limit=limit,
+            cursor=cursor,
+            range_start=range_start,
+            range_end=range_end,
+        )
 
     def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
         """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""

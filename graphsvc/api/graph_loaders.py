@@ -18,7 +18,8 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from graphsvc.api.context import Context, binding_of, service_of
-from graphsvc.ops.graph import GraphReader
+from graphsvc.ops.graph import GraphReader, PageSizes
+from graphsvc.settings import Settings
 
 __all__ = ["GraphLoaders", "loaders_of"]
 
@@ -61,8 +62,9 @@ def _paged(
 class GraphLoaders:
     """The loaders of one request, bound to the caller's subject."""
 
-    def __init__(self, reader: GraphReader) -> None:
+    def __init__(self, reader: GraphReader, settings: Settings) -> None:
         self.reader = reader
+        self.settings = settings
         self._open: asyncio.Task[None] | None = None
         self._keys: dict[str, bytes] | None = None
         self.atom: DataLoader[str, Row | None] = _loader(reader.atoms, lambda: None)
@@ -129,7 +131,7 @@ class GraphLoaders:
         if self._keys is None:
             from graphsvc.atomise.verified_lineage import public_keys
 
-            self._keys = await asyncio.to_thread(public_keys, self.reader.service.settings)
+            self._keys = await asyncio.to_thread(public_keys, self.settings)
         return self._keys
 
     def prime_atom(self, row: Row) -> None:
@@ -151,7 +153,11 @@ def loaders_of(info: Info) -> GraphLoaders:
     ctx: Context = info.context
     found = ctx.__dict__.get("_graph_loaders")
     if found is None:
-        found = GraphLoaders(GraphReader(service_of(info), binding_of(info)))
+        service = service_of(info)
+        reader = GraphReader(
+            service.db, binding_of(info), PageSizes.from_settings(service.settings)
+        )
+        found = GraphLoaders(reader, service.settings)
         ctx.__dict__["_graph_loaders"] = found
     assert isinstance(found, GraphLoaders)
     return found

@@ -74,10 +74,12 @@ class CoreQuery:
         )
         return SearchResult(
             hits=[
-                SearchHit(atom=atom_view(h.atom), score=h.score, score_breakdown=h.breakdown)
+                SearchHit(
+                    atom=atom_view(h.atom), score=h.score, score_breakdown=cast(JSON, h.breakdown)
+                )
                 for h in result.hits
             ],
-            diagnostics=result.diagnostics,
+            diagnostics=cast(JSON, result.diagnostics),
             cursor=result.cursor,
         )
 
@@ -123,8 +125,8 @@ class CoreQuery:
                 tokens=r.selection["tokens"],
                 budget=r.selection["budget"],
             ),
-            manifest=r.manifest,
-            diagnostics=r.diagnostics,
+            manifest=cast(JSON, r.manifest),
+            diagnostics=cast(JSON, r.diagnostics),
             cursor=r.cursor,
         )
 

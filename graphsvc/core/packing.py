@@ -423,6 +423,21 @@ def pack(
         GraphsvcError: ``count_tokens`` returned something other than a
             non-negative int.
     """
+    _check_inputs(bodies, budget, work_limit)
+    meter = _Meter(count_tokens, work_limit)
+    packer = _Packer(candidates, bodies, required, budget, meter)
+    base = _baseline(packer)
+    added: list[Ref] = []
+    stopped_early = False
+    if base.complete and base.counted and not base.exceeds:
+        try:
+            packer.phase2(base.state, added)
+        except _OutOfWork:
+            stopped_early = True
+    return _result(packer, base, added, stopped_early)
+
+
+def _check_inputs(bodies: Mapping[Ref, Body], budget: int, work_limit: int) -> None:
     for name, value in (("budget", budget), ("work_limit", work_limit)):
         if isinstance(value, bool) or not isinstance(value, int) or value < 0:
             raise InvalidInputError(f"{name} must be a non-negative integer")
@@ -430,62 +445,68 @@ def pack(
         if body.ref != ref:
             raise InvalidInputError(f"body of {body.ref.key} filed under {ref.key}")
 
-    meter = _Meter(count_tokens, work_limit)
-    packer = _Packer(candidates, bodies, required, budget, meter)
-    state = _State()
-    baseline_complete = True
-    stopped_early = False
-    empty_counted = False
-    empty_exceeds = False
-    added: list[Ref] = []
 
+@dataclass
+class _Baseline:
+    """Phase 1's outcome: the baseline selection and whether it is complete."""
+
+    state: _State
+    complete: bool  # phase 1 ran to its end within the work limit
+    counted: bool  # the empty text was counted
+    exceeds: bool  # the empty text alone is over the budget
+    refs: tuple[Ref, ...] = ()
+    roots: tuple[Ref, ...] = ()
+
+
+def _baseline(packer: _Packer) -> _Baseline:
+    """Count the empty text, then choose the baseline selection (phase 1)."""
+    base = _Baseline(_State(), complete=True, counted=False, exceeds=False)
     try:
-        packer.base_tokens = meter.count(EMPTY_TEXT)
-        empty_counted = True
+        packer.base_tokens = packer.meter.count(EMPTY_TEXT)
+        base.counted = True
     except _OutOfWork:
-        baseline_complete = False
+        base.complete = False
     else:
-        packer.set_anchor(state, packer.base_tokens, packer.base_tokens, ())
-        empty_exceeds = packer.base_tokens > budget
+        packer.set_anchor(base.state, packer.base_tokens, packer.base_tokens, ())
+        base.exceeds = packer.base_tokens > packer.budget
 
-    if empty_counted and empty_exceeds:
+    if base.counted and base.exceeds:
         # Nothing can be presented; still tell blocked roots from left-out ones.
         for cand in packer.ranked:
             try:
                 closure = packer.closure(cand.ref, 0)
             except _OutOfWork:
-                baseline_complete = False
+                base.complete = False
                 break
-            (state.blocked if closure.blocked else state.left_out).append(cand.ref)
-    elif empty_counted:
+            (base.state.blocked if closure.blocked else base.state.left_out).append(cand.ref)
+    elif base.counted:
         try:
-            packer.phase1(state, exact_only=False)
+            packer.phase1(base.state, exact_only=False)
         except _OutOfWork:
-            baseline_complete = False
-        if not packer.verify(state):
+            base.complete = False
+        if not packer.verify(base.state):
             # A tentative addition was wrong (the tokenizer is far from additive): go
             # back to the last exact count and redo the rest without tentative additions.
-            state = packer.anchor_state.copy()
-            if baseline_complete:
+            base.state = packer.anchor_state.copy()
+            if base.complete:
                 try:
-                    packer.phase1(state, exact_only=True)
+                    packer.phase1(base.state, exact_only=True)
                 except _OutOfWork:
-                    baseline_complete = False
+                    base.complete = False
 
-    baseline_refs = tuple(state.order)
-    baseline_roots = tuple(c.ref for c in packer.ranked if c.ref in state.roots)
+    base.refs = tuple(base.state.order)
+    base.roots = tuple(c.ref for c in packer.ranked if c.ref in base.state.roots)
+    return base
 
-    if baseline_complete and empty_counted and not empty_exceeds:
-        try:
-            packer.phase2(state, added)
-        except _OutOfWork:
-            stopped_early = True
 
+def _result(packer: _Packer, base: _Baseline, added: list[Ref], stopped_early: bool) -> PackResult:
+    """The packed text and the selection facts, after phase 2."""
+    state, meter, budget = base.state, packer.meter, packer.budget
     decided = set(state.roots) | set(state.blocked) | set(state.left_out)
     unvisited = tuple(c.ref for c in packer.ranked if c.ref not in decided)
     min_budget = packer.min_budgets(state.left_out)
 
-    if not empty_counted or empty_exceeds:
+    if not base.counted or base.exceeds:
         text, tokens = "", 0
     elif not state.verified:
         # Unreachable by construction; refusing beats returning an unchecked text.
@@ -507,12 +528,12 @@ def pack(
         budget=budget,
         items=tuple(items),
         blocked_roots=tuple(state.blocked),
-        baseline_complete=baseline_complete,
+        baseline_complete=base.complete,
         improvement_stopped_early=stopped_early,
         work_used=meter.used,
-        work_limit=work_limit,
-        baseline_refs=baseline_refs,
-        baseline_roots=baseline_roots,
+        work_limit=meter.limit,
+        baseline_refs=base.refs,
+        baseline_roots=base.roots,
         min_budget_for=MappingProxyType(min_budget),
         left_out=tuple(state.left_out),
         unvisited=unvisited,
@@ -521,5 +542,5 @@ def pack(
         blocked_edges=MappingProxyType(
             {r: packer.closures[r].blocked_edges for r in state.blocked}
         ),
-        empty_exceeds_budget=empty_exceeds,
+        empty_exceeds_budget=base.exceeds,
     )

@@ -13,26 +13,27 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.settings import Settings
 
 __all__ = [
-    "checked_generation",
+    "CursorLimits",
+    "FrozenEvaluation",
+    "Pager",
     "digest",
-    "evaluation_params",
     "generation_of",
-    "next_cursor",
-    "open_cursor",
-    "save_and_cursor",
-    "save_evaluation",
+    "ranking_hash",
 ]
 
 _RANKING_FIELDS = (
@@ -55,11 +56,12 @@ def digest(doc: Any) -> str:
     return hashlib.sha256(raw.encode("utf-8")).hexdigest()[:32]
 
 
-def _settings_hash(service: Service) -> str:
-    return digest({f: getattr(service.settings, f) for f in _RANKING_FIELDS})
+def ranking_hash(settings: Settings) -> str:
+    """The hash of the settings a ranking depends on (a cursor binds it)."""
+    return digest({f: getattr(settings, f) for f in _RANKING_FIELDS})
 
 
-def generation_of(state: dict[str, Any], model_name: str) -> str:
+def generation_of(state: Mapping[str, Any], model_name: str) -> str:
     """The index generation from a ``search/subject_state`` row.
 
     Raises:
@@ -70,129 +72,144 @@ def generation_of(state: dict[str, Any], model_name: str) -> str:
     return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
 
 
-def checked_generation(service: Service, subject: str) -> str:
-    """The subject's index generation now, after the purge check (one round trip).
+@dataclass(frozen=True)
+class CursorLimits:
+    """The settings a cursor depends on: its lifetime and the ranking settings' hash."""
 
-    Raises:
-        PurgePendingError: a purge in the subject has not finished (LNK-6).
-    """
-    state = service.db.read("search/subject_state", subject=subject)[0]
-    return generation_of(state, service.embedder.model_name)
+    lifetime_s: float
+    settings_hash: str
 
-
-def evaluation_params(
-    service: Service, binding: Binding, payload: dict[str, Any]
-) -> dict[str, Any]:
-    """Parameters of a new frozen evaluation (``payload`` still a dict; see save_evaluation)."""
-    now = service.clock()
-    return {
-        "subject": binding.subject,
-        "evalId": uuid.uuid4().hex,
-        "payload": payload,
-        "expiresAt": now + service.settings.cursor_lifetime_s,
-        "now": now,
-    }
+    @classmethod
+    def from_settings(cls, settings: Settings) -> CursorLimits:
+        return cls(settings.cursor_lifetime_s, ranking_hash(settings))
 
 
-def save_evaluation(db: Database, params: dict[str, Any]) -> None:
-    """Store a frozen evaluation made by :func:`evaluation_params` (one transaction).
+@dataclass(frozen=True)
+class FrozenEvaluation:
+    """A new frozen evaluation, before it is stored (``payload`` still a dict)."""
 
-    The payload is encoded here, so a caller that saves in a worker thread does
-    not pay for the encoding on its own path.
-    """
-    payload = json.dumps(params["payload"], separators=(",", ":"))
-    db.write("cursor/save_evaluation", **{**params, "payload": payload})
-
-
-def save_and_cursor(
-    service: Service,
-    binding: Binding,
-    kind: str,
-    query_hash: str,
-    payload: dict[str, Any],
-    offset: int,
-    generation: str,
-) -> str:
-    """Store the frozen evaluation and return the cursor of the page at ``offset``.
-
-    ``generation`` is the index generation read with the evaluation: if a purge
-    moved it since, the cursor is already stale and later pages say so.
-    """
-    params = evaluation_params(service, binding, payload)
-    save_evaluation(service.db, params)
-    return next_cursor(
-        service,
-        binding,
-        kind,
-        query_hash,
-        params["evalId"],
-        offset,
-        params["expiresAt"],
-        generation,
-    )
+    subject: str
+    eval_id: str
+    payload: dict[str, Any]
+    expires_at: float
+    now: float
 
 
-def next_cursor(
-    service: Service,
-    binding: Binding,
-    kind: str,
-    query_hash: str,
-    eval_id: str,
-    offset: int,
-    expires: float,
-    generation: str,
-) -> str:
-    """A cursor for another page of an already stored evaluation."""
-    return seal(
-        service.secret,
-        "cursor",
-        {
+@dataclass(frozen=True)
+class Pager:
+    """What paging by cursor uses: the store, the server secret, the clock, the cursor
+    limits and the embedding model's name (part of the index generation)."""
+
+    db: Database
+    secret: bytes
+    clock: Callable[[], float]
+    limits: CursorLimits
+    model_name: str
+
+    def checked_generation(self, subject: str) -> str:
+        """The subject's index generation now, after the purge check (one round trip).
+
+        Raises:
+            PurgePendingError: a purge in the subject has not finished (LNK-6).
+        """
+        return generation_of(store.subject_state(self.db, subject), self.model_name)
+
+    def frozen(self, binding: Binding, payload: dict[str, Any]) -> FrozenEvaluation:
+        """A new frozen evaluation of ``payload`` (stored by :meth:`save_evaluation`)."""
+        now = self.clock()
+        return FrozenEvaluation(
+            binding.subject, uuid.uuid4().hex, payload, now + self.limits.lifetime_s, now
+        )
+
+    def save_evaluation(self, frozen: FrozenEvaluation) -> None:
+        """Store a frozen evaluation made by :meth:`frozen` (one transaction).
+
+        The payload is encoded here, so a caller that saves in a worker thread does
+        not pay for the encoding on its own path.
+        """
+        store.save_evaluation(
+            self.db,
+            subject=frozen.subject,
+            eval_id=frozen.eval_id,
+            payload=json.dumps(frozen.payload, separators=(",", ":")),
+            expires_at=frozen.expires_at,
+            now=frozen.now,
+        )
+
+    def save_and_cursor(
+        self,
+        binding: Binding,
+        kind: str,
+        query_hash: str,
+        payload: dict[str, Any],
+        offset: int,
+        generation: str,
+    ) -> str:
+        """Store the frozen evaluation and return the cursor of the page at ``offset``.
+
+        ``generation`` is the index generation read with the evaluation: if a purge
+        moved it since, the cursor is already stale and later pages say so.
+        """
+        frozen = self.frozen(binding, payload)
+        self.save_evaluation(frozen)
+        return self.next_cursor(
+            binding, kind, query_hash, frozen.eval_id, offset, frozen.expires_at, generation
+        )
+
+    def next_cursor(
+        self,
+        binding: Binding,
+        kind: str,
+        query_hash: str,
+        eval_id: str,
+        offset: int,
+        expires: float,
+        generation: str,
+    ) -> str:
+        """A cursor for another page of an already stored evaluation."""
+        return seal(
+            self.secret,
+            "cursor",
+            {
+                "k": kind,
+                "e": eval_id,
+                "o": offset,
+                "q": query_hash,
+                "b": digest(binding.scope()),
+                "s": self.limits.settings_hash,
+                "g": generation,
+                "x": expires,
+            },
+        )
+
+    def open_cursor(
+        self, binding: Binding, kind: str, cursor: str, query_hash: str, generation: str
+    ) -> tuple[dict[str, Any], str, int, float]:
+        """Verify a cursor and load its evaluation: ``(payload, evalId, offset, expiry)``.
+
+        ``generation`` is the subject's index generation now (see
+        :meth:`checked_generation`).
+
+        Raises:
+            CursorExpiredError: forged, of another operation/query/options/binding/
+                settings/index generation, expired, or its evaluation is gone.
+        """
+        claims = open_sealed(self.secret, "cursor", cursor)
+        checks = {
             "k": kind,
-            "e": eval_id,
-            "o": offset,
             "q": query_hash,
             "b": digest(binding.scope()),
-            "s": _settings_hash(service),
+            "s": self.limits.settings_hash,
             "g": generation,
-            "x": expires,
-        },
-    )
-
-
-def open_cursor(
-    service: Service,
-    binding: Binding,
-    kind: str,
-    cursor: str,
-    query_hash: str,
-    generation: str,
-) -> tuple[dict[str, Any], str, int, float]:
-    """Verify a cursor and load its evaluation: ``(payload, evalId, offset, expiry)``.
-
-    ``generation`` is the subject's index generation now (see :func:`checked_generation`).
-
-    Raises:
-        CursorExpiredError: forged, of another operation/query/options/binding/settings/
-            index generation, expired, or its evaluation is gone.
-    """
-    claims = open_sealed(service.secret, "cursor", cursor)
-    checks = {
-        "k": kind,
-        "q": query_hash,
-        "b": digest(binding.scope()),
-        "s": _settings_hash(service),
-        "g": generation,
-    }
-    for key, expected in checks.items():
-        if claims.get(key) != expected:
-            raise CursorExpiredError(
-                "cursor no longer matches the query, options, authorisation, settings or index"
-            )
-    if service.clock() >= float(claims.get("x", 0)):
-        raise CursorExpiredError("cursor has expired")
-    rows = service.db.read(
-        "cursor/load_evaluation", subject=binding.subject, evalId=str(claims.get("e"))
-    )
-    if not rows or rows[0]["payload"] is None:
-        raise CursorExpiredError("the evaluation behind this cursor is gone")
-    return json.loads(rows[0]["payload"]), str(claims["e"]), int(claims["o"]), float(claims["x"])
+        }
+        for key, expected in checks.items():
+            if claims.get(key) != expected:
+                raise CursorExpiredError(
+                    "cursor no longer matches the query, options, authorisation, settings or index"
+                )
+        if self.clock() >= float(claims.get("x", 0)):
+            raise CursorExpiredError("cursor has expired")
+        payload = store.load_evaluation(self.db, binding.subject, str(claims.get("e")))
+        if payload is None:
+            raise CursorExpiredError("the evaluation behind this cursor is gone")
+        return json.loads(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])

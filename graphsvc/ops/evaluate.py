@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
-from neo4j import ManagedTransaction
 
 from graphsvc.core.activation import (
     ActivationResult,
@@ -34,14 +33,55 @@ from graphsvc.core.binding import Binding
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
-from graphsvc.store.retrieval import Acquired, SemanticHits, acquire, semantic_candidates
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.retrieval import (
+    Acquired,
+    AcquireQuery,
+    SemanticHits,
+    acquire,
+    semantic_candidates,
+)
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.embed import Embedder
+    from graphsvc.settings import Settings
 
-__all__ = ["Evaluation", "evaluate", "evaluate_then", "propagation_table"]
+__all__ = ["Evaluation", "EvaluationLimits", "evaluate", "evaluate_then", "propagation_table"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class EvaluationLimits:
+    """The settings an evaluation reads (caps, fusion and solver settings)."""
+
+    max_depth: int
+    max_seeds: int
+    candidate_oversample: int
+    max_nodes: int
+    max_edges: int
+    lexical_proximity: int
+    beta: float
+    role_weights: str
+    propagation: float
+    convergence_tol: float
+    evaluation_work: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> EvaluationLimits:
+        return cls(
+            max_depth=settings.max_depth,
+            max_seeds=settings.max_seeds,
+            candidate_oversample=settings.candidate_oversample,
+            max_nodes=settings.max_nodes,
+            max_edges=settings.max_edges,
+            lexical_proximity=settings.lexical_proximity,
+            beta=settings.beta,
+            role_weights=settings.role_weights,
+            propagation=settings.propagation,
+            convergence_tol=settings.convergence_tol,
+            evaluation_work=settings.evaluation_work,
+        )
 
 
 @dataclass
@@ -118,7 +158,10 @@ def propagation_table(spec: str) -> PropagationTable:
 
 
 def evaluate(
-    service: Service,
+    db: Database,
+    embedder: Embedder,
+    clock: Callable[[], float],
+    limits: EvaluationLimits,
     binding: Binding,
     text: str,
     *,
@@ -132,23 +175,50 @@ def evaluate(
         InvalidInputError: bad depth.
     """
     ev, _ = evaluate_then(
-        service, binding, text, depth=depth, include_archived=include_archived, then=_nothing
+        db,
+        embedder,
+        clock,
+        limits,
+        binding,
+        text,
+        depth=depth,
+        include_archived=include_archived,
+        then=_nothing,
     )
     return ev
 
 
-def _nothing(tx: ManagedTransaction, ev: Evaluation) -> None:
+def _nothing(tx: Tx, ev: Evaluation) -> None:
     return None
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One evaluation's inputs: the store, the limits, the caller and the query, and the
+    query embedding and vector hits being computed beside the transaction."""
+
+    db: Database
+    limits: EvaluationLimits
+    binding: Binding
+    text: str
+    depth: int
+    include_archived: bool
+    now: float
+    pending: Future[list[float]] | None
+    hits: Future[SemanticHits] | None
+
+
 def evaluate_then(
-    service: Service,
+    db: Database,
+    embedder: Embedder,
+    clock: Callable[[], float],
+    limits: EvaluationLimits,
     binding: Binding,
     text: str,
     *,
     depth: int,
     include_archived: bool,
-    then: Callable[[ManagedTransaction, Evaluation], T],
+    then: Callable[[Tx, Evaluation], T],
 ) -> tuple[Evaluation, T]:
     """Evaluate, then run ``then(tx, evaluation)`` in the same read transaction.
 
@@ -160,42 +230,40 @@ def evaluate_then(
         PurgePendingError: a purge in the subject has not finished (LNK-6).
         InvalidInputError: bad depth.
     """
-    st = service.settings
-    if not 0 <= depth <= st.max_depth:
-        raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
-    now = service.clock()
+    if not 0 <= depth <= limits.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{limits.max_depth}")
+    now = clock()
     # The query embedding, and then the vector query, run beside the first reads.
     pending: Future[list[float]] | None = None
     hits: Future[SemanticHits] | None = None
     if text.strip():
-        pending = embed_soon(service.embedder, text)
+        pending = embed_soon(embedder, text)
         embedded = pending
-        hits = service.db.soon(
+        hits = db.soon(
             lambda: semantic_candidates(
-                service.db,
+                db,
                 subject=binding.subject,
                 vector=embedded.result(),
-                k=st.max_seeds * st.candidate_oversample,
-                limit=st.max_seeds,
+                k=limits.max_seeds * limits.candidate_oversample,
+                limit=limits.max_seeds,
                 include_archived=include_archived,
             ),
             label="vector candidates",
         )
+    request = _Request(db, limits, binding, text, depth, include_archived, now, pending, hits)
 
-    def work(tx: ManagedTransaction) -> tuple[Evaluation, T]:
+    def work(tx: Tx) -> tuple[Evaluation, T]:
         generations: list[str] = []
 
         def check_state(state: dict[str, Any]) -> None:
-            generations.append(generation_of(state, service.embedder.model_name))  # purge
+            generations.append(generation_of(state, embedder.model_name))  # purge
 
-        ev = _evaluate_in(
-            tx, service, binding, text, depth, include_archived, now, pending, hits, check_state
-        )
+        ev = _evaluate_in(tx, request, check_state)
         ev.generation = generations[-1]
         return ev, then(tx, ev)
 
     try:
-        return service.db.read_tx(work, label="evaluate")
+        return db.read_tx(work, label="evaluate")
     finally:
         # On an early error (purge pending) nobody waits for these; a started one
         # finishes on its own and its result is dropped.
@@ -204,29 +272,19 @@ def evaluate_then(
                 future.cancel()
 
 
-def _evaluate_in(
-    tx: ManagedTransaction,
-    service: Service,
-    binding: Binding,
-    text: str,
-    depth: int,
-    include_archived: bool,
-    now: float,
-    pending: Future[list[float]] | None,
-    hits: Future[SemanticHits] | None,
-    check_state: Callable[[dict[str, Any]], None],
-) -> Evaluation:
-    st = service.settings
-    model = AdaptiveUseModel()
-    fused: dict[str, tuple[float, float | None, float | None, list[str]]] = {}
-    embedded: list[list[float] | None] = []
+# atomId -> (match, semantic, lexical, missing signals) of a fused candidate.
+_Fused = dict[str, tuple[float, float | None, float | None, list[str]]]
 
-    def embedding() -> list[float] | None:
-        if not embedded:
-            embedded.append(None if pending is None else pending.result())
-        return embedded[0]
 
-    def seeds_from(acq: Acquired) -> list[str]:
+@dataclass
+class _Fusion:
+    """The candidates' fused match (filled when the acquisition asks for seeds)."""
+
+    max_seeds: int
+    fused: _Fused = field(default_factory=dict)
+
+    def seeds_from(self, acq: Acquired) -> list[str]:
+        fused = self.fused
         lex_norm = normalise_lexical(acq.lexical)
         lexical_missing = acq.lexical_mode == "rebuilding"
         ids = sorted(set(acq.semantic) | set(acq.lexical))
@@ -242,84 +300,67 @@ def _evaluate_in(
             m, missing = fuse_match(sem, lex)
             fused[atom_id] = (m, sem, lex, missing)
         order = acquisition_order(np.array([fused[a][0] for a in ids], dtype=np.float64))
-        return [ids[int(i)] for i in order[: st.max_seeds] if fused[ids[int(i)]][0] > 0.0]
+        return [ids[int(i)] for i in order[: self.max_seeds] if fused[ids[int(i)]][0] > 0.0]
 
+
+def _evaluate_in(
+    tx: Tx, req: _Request, check_state: Callable[[dict[str, Any]], None]
+) -> Evaluation:
+    """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
+    lim = req.limits
+    model = AdaptiveUseModel()
+    fusion = _Fusion(lim.max_seeds)
+    embedded: list[list[float] | None] = []
+
+    def embedding() -> list[float] | None:
+        if not embedded:
+            embedded.append(None if req.pending is None else req.pending.result())
+        return embedded[0]
+
+    query = AcquireQuery(
+        subject=req.binding.subject,
+        policy=req.binding.policy,
+        model_id=model.id,
+        text=req.text,
+        depth=req.depth,
+        max_seeds=lim.max_seeds,
+        oversample=lim.candidate_oversample,
+        max_nodes=lim.max_nodes,
+        max_edges=lim.max_edges,
+        include_archived=req.include_archived,
+        proximity=lim.lexical_proximity,
+    )
     acq = acquire(
         tx,
-        service.db,
-        subject=binding.subject,
-        policy=binding.policy,
-        model_id=model.id,
-        text=text,
+        req.db,
+        query,
         embedding=embedding,
-        semantic=lambda: None if hits is None else hits.result(),
-        depth=depth,
-        max_seeds=st.max_seeds,
-        oversample=st.candidate_oversample,
-        max_nodes=st.max_nodes,
-        max_edges=st.max_edges,
-        include_archived=include_archived,
-        seeds_from=seeds_from,
+        semantic=lambda: None if req.hits is None else req.hits.result(),
+        seeds_from=fusion.seeds_from,
         check_state=check_state,
-        proximity=st.lexical_proximity,
     )
+    fused = fusion.fused
     hidden = {
         a
         for a, f in acq.facts.items()
-        if not include_archived and (f.get("atomisedInto") or 0) > 0 and f.get("archivedAt")
+        if not req.include_archived and (f.get("atomisedInto") or 0) > 0 and f.get("archivedAt")
     }
     atom_ids = [a for a in acq.facts if a not in hidden]
-    index = {a: i for i, a in enumerate(atom_ids)}
-    n = len(atom_ids)
     m = [fused[a][0] if a in fused else 0.0 for a in atom_ids]
     # Most nodes were never used: the model's value of the empty state is computed
     # once (value() is a function of its arguments, AV-1), not once per node.
-    never_used = checked_value(model, {}, now)
+    never_used = checked_value(model, {}, req.now)
     usage = [
-        checked_value(model, _state(raw), now) if (raw := acq.facts[a].get("usage")) else never_used
+        checked_value(model, _state(raw), req.now)
+        if (raw := acq.facts[a].get("usage"))
+        else never_used
         for a in atom_ids
     ]
-    b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), st.beta)
-    links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
-    src, dst, w = build_edges(n, links, propagation_table(st.role_weights))
-    result = propagate(
-        n,
-        src,
-        dst,
-        w,
-        b,
-        propagation=st.propagation,
-        tol=st.convergence_tol,
-        max_work=st.evaluation_work,
-    )
-    missing = {a: fused[a][3] for a in atom_ids if a in fused and fused[a][3]}
-    diagnostics = {
-        "acquisition": {
-            "candidates": len(fused),
-            "semanticCandidates": len(acq.semantic),
-            "lexicalCandidates": len(acq.lexical),
-            "seeds": sum(1 for x in m if x > 0),
-            "vectorMode": acq.vector_mode,
-            "lexicalMode": acq.lexical_mode,
-            "queryEmbedding": embedding() is not None,
-            "missingSignals": missing,
-            "lexicalNormalisation": "lucene score / max lucene score among candidates",
-            "hiddenArchived": len(hidden),
-            "evaluatedAt": now,
-        },
-        "evaluation": {
-            **result.diagnostics(),
-            "depth": depth,
-            "levels": acq.levels,
-            "truncated": acq.truncated,
-            "propagation": st.propagation,
-            "beta": st.beta,
-            "usageModel": model.id,
-        },
-    }
+    b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), lim.beta)
+    result = _propagate(lim, acq, atom_ids, b)
     return Evaluation(
-        query=text,
-        evaluated_at=now,
+        query=req.text,
+        evaluated_at=req.now,
         atom_ids=atom_ids,
         revs=[int(acq.facts[a]["rev"]) for a in atom_ids],
         m=m,
@@ -330,8 +371,68 @@ def _evaluate_in(
         scores=[float(x) for x in result.scores],
         candidates=len(fused),
         result=result,
-        diagnostics=diagnostics,
+        diagnostics=_diagnostics(
+            req, acq, fused, atom_ids, m, len(hidden), embedding() is not None, result, model.id
+        ),
     )
+
+
+def _propagate(
+    lim: EvaluationLimits, acq: Acquired, atom_ids: list[str], b: Any
+) -> ActivationResult:
+    """Spread the base activation ``b`` over the retrieval graph's links."""
+    index = {a: i for i, a in enumerate(atom_ids)}
+    n = len(atom_ids)
+    links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
+    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights))
+    return propagate(
+        n,
+        src,
+        dst,
+        w,
+        b,
+        propagation=lim.propagation,
+        tol=lim.convergence_tol,
+        max_work=lim.evaluation_work,
+    )
+
+
+def _diagnostics(
+    req: _Request,
+    acq: Acquired,
+    fused: _Fused,
+    atom_ids: list[str],
+    m: list[float],
+    hidden: int,
+    query_embedding: bool,
+    result: ActivationResult,
+    model_id: str,
+) -> dict[str, Any]:
+    missing = {a: fused[a][3] for a in atom_ids if a in fused and fused[a][3]}
+    return {
+        "acquisition": {
+            "candidates": len(fused),
+            "semanticCandidates": len(acq.semantic),
+            "lexicalCandidates": len(acq.lexical),
+            "seeds": sum(1 for x in m if x > 0),
+            "vectorMode": acq.vector_mode,
+            "lexicalMode": acq.lexical_mode,
+            "queryEmbedding": query_embedding,
+            "missingSignals": missing,
+            "lexicalNormalisation": "lucene score / max lucene score among candidates",
+            "hiddenArchived": hidden,
+            "evaluatedAt": req.now,
+        },
+        "evaluation": {
+            **result.diagnostics(),
+            "depth": req.depth,
+            "levels": acq.levels,
+            "truncated": acq.truncated,
+            "propagation": req.limits.propagation,
+            "beta": req.limits.beta,
+            "usageModel": model_id,
+        },
+    }
 
 
 def _state(raw: str | None) -> dict[str, Any]:

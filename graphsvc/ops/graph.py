@@ -22,6 +22,7 @@ Decisions this module makes (each is tested):
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.core.binding import Binding
@@ -29,13 +30,14 @@ from graphsvc.core.signing import SignableLink, verify_link
 from graphsvc.errors import GraphsvcError, InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store import graph as store
+from graphsvc.store.connection import Database
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
     from graphsvc.settings import Settings
 
 __all__ = [
     "GraphReader",
+    "PageSizes",
     "SignatureStatus",
     "page_size",
     "signature_status",
@@ -45,16 +47,28 @@ Row = dict[str, Any]
 SignatureStatus = Literal["verified", "invalid", "unknown_key"]
 
 
-def page_size(settings: Settings, first: int | None) -> int:
+@dataclass(frozen=True)
+class PageSizes:
+    """A connection's default and largest page size."""
+
+    first_default: int
+    first_max: int
+
+    @classmethod
+    def from_settings(cls, settings: Settings) -> PageSizes:
+        return cls(settings.graph_first_default, settings.graph_first_max)
+
+
+def page_size(sizes: PageSizes, first: int | None) -> int:
     """The validated page size of a connection.
 
     Raises:
-        InvalidInputError: ``first`` outside ``0..graph_first_max``.
+        InvalidInputError: ``first`` outside ``0..first_max``.
     """
     if first is None:
-        return settings.graph_first_default
-    if isinstance(first, bool) or not 0 <= first <= settings.graph_first_max:
-        raise InvalidInputError(f"first must be in 0..{settings.graph_first_max}")
+        return sizes.first_default
+    if isinstance(first, bool) or not 0 <= first <= sizes.first_max:
+        raise InvalidInputError(f"first must be in 0..{sizes.first_max}")
     return first
 
 
@@ -85,25 +99,27 @@ class GraphReader:
     """Batched reads for one caller (its subject filters every query).
 
     Args:
-        service: the service (its database and settings).
+        db: the store.
         binding: the caller.
+        pages: the page sizes of connections.
     """
 
-    def __init__(self, service: Service, binding: Binding) -> None:
-        self.service = service
+    def __init__(self, db: Database, binding: Binding, pages: PageSizes) -> None:
+        self.db = db
         self.binding = binding
         self.subject = binding.subject
+        self.pages = pages
 
     def check_open(self) -> None:
         """Raises PurgePendingError while a purge of the subject is unfinished (LNK-6)."""
-        refuse_if_purge_pending(self.service.db, self.subject)
+        refuse_if_purge_pending(self.db, self.subject)
 
     def page_size(self, first: int | None) -> int:
         """See :func:`page_size`."""
-        return page_size(self.service.settings, first)
+        return page_size(self.pages, first)
 
     def atoms(self, atom_ids: Sequence[str]) -> dict[str, Row]:
-        return store.atoms(self.service.db, self.subject, atom_ids)
+        return store.atoms(self.db, self.subject, atom_ids)
 
     def atoms_page(
         self, *, after: str | None, state: str | None, text: str | None, limit: int
@@ -111,34 +127,34 @@ class GraphReader:
         if text is not None and len(text) > 1024:
             raise InvalidInputError("text: at most 1024 characters")
         return store.atoms_page(
-            self.service.db, self.subject, after=after, state=state, text=text, limit=limit
+            self.db, self.subject, after=after, state=state, text=text, limit=limit
         )
 
     def revisions(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Row]:
-        return store.revisions(self.service.db, self.subject, refs)
+        return store.revisions(self.db, self.subject, refs)
 
     def revision_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.revision_pages(self.service.db, self.subject, keys)
+        return store.revision_pages(self.db, self.subject, keys)
 
     def link_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.link_pages(self.service.db, self.subject, keys)
+        return store.link_pages(self.db, self.subject, keys)
 
     def incoming_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.incoming_pages(self.service.db, self.subject, keys)
+        return store.incoming_pages(self.db, self.subject, keys)
 
     def cited_by_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.cited_by_pages(self.service.db, self.subject, keys)
+        return store.cited_by_pages(self.db, self.subject, keys)
 
     def citations(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[Row]]:
-        return store.citations(self.service.db, self.subject, refs)
+        return store.citations(self.db, self.subject, refs)
 
     def lineage_of(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Row]:
-        return store.lineage_of(self.service.db, self.subject, refs)
+        return store.lineage_of(self.db, self.subject, refs)
 
     def sources(self, keys: Sequence[str]) -> dict[str, Row]:
-        return store.sources(self.service.db, self.subject, keys)
+        return store.sources(self.db, self.subject, keys)
 
     def source_lookup(self, uri: str, version: str | None, digest: str | None) -> Row | None:
         if not 1 <= len(uri) <= 4096:
             raise InvalidInputError("uri must be 1..4096 characters")
-        return store.source_lookup(self.service.db, self.subject, uri, version, digest)
+        return store.source_lookup(self.db, self.subject, uri, version, digest)

@@ -35,34 +35,35 @@ Decisions this module makes where the contract leaves room (each is tested):
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any, Literal
-
-from neo4j import ManagedTransaction
 
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import seal
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
-from graphsvc.ops.cursors import (
-    checked_generation,
-    digest,
-    next_cursor,
-    open_cursor,
-    save_and_cursor,
+from graphsvc.ops.cursors import CursorLimits, Pager, digest
+from graphsvc.store.connection import Database
+from graphsvc.store.inspect import (
+    Neighborhood,
+    NeighborQuery,
+    RootFacts,
+    load_root_and_neighbors,
 )
-from graphsvc.store.queries import query
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.settings import Settings
 
 __all__ = [
     "DEFAULT_RANGE_BYTES",
     "MAX_RANGE_BYTES",
     "Direction",
+    "InspectLimits",
     "InspectResult",
     "Neighbor",
     "Version",
@@ -183,6 +184,26 @@ def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, dict
 
 
 @dataclass(frozen=True)
+class InspectLimits:
+    """The settings ``inspect`` reads."""
+
+    inspect_limit: int
+    max_limit: int
+    receipt_lifetime_s: float
+    cursors: CursorLimits
+
+    @classmethod
+    @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
+    def from_settings(cls, settings: Settings) -> InspectLimits:
+        return cls(
+            settings.inspect_limit,
+            settings.max_limit,
+            settings.receipt_lifetime_s,
+            CursorLimits.from_settings(settings),
+        )
+
+
+@dataclass(frozen=True)
 class _Options:
     atom_id: str
     rev: int | None
@@ -214,8 +235,7 @@ class _Options:
         )
 
 
-def _options(service: Service, atom_id: str, **raw: Any) -> _Options:
-    st = service.settings
+def _options(st: InspectLimits, atom_id: str, **raw: Any) -> _Options:
     if not isinstance(atom_id, str) or not 1 <= len(atom_id) <= 256:
         raise InvalidInputError("atomId must be 1..256 characters")
     rev = raw["rev"]
@@ -241,7 +261,11 @@ def _options(service: Service, atom_id: str, **raw: Any) -> _Options:
 
 
 def inspect(
-    service: Service,
+    db: Database,
+    secret: bytes,
+    clock: Callable[[], float],
+    model_name: str,
+    limits: InspectLimits,
     binding: Binding,
     atom_id: str,
     *,
@@ -257,6 +281,12 @@ def inspect(
     """Show one revision (default: the head) and its one-hop neighbourhood (SPEC §7).
 
     Args:
+        db: the store.
+        secret: the server secret (signs cursors and receipts).
+        clock: epoch seconds.
+        model_name: the embedding model's name (part of the index generation).
+        limits: the settings inspect reads.
+        binding: the caller.
         atom_id: the atom to inspect.
         rev: the revision (default: the current head).
         version: ``observed`` (links bind as stored) or ``logical`` (neighbours at head).
@@ -275,7 +305,7 @@ def inspect(
         PurgePendingError: a purge in the subject has not finished.
     """
     opts = _options(
-        service,
+        limits,
         atom_id,
         rev=rev,
         version=version,
@@ -285,20 +315,47 @@ def inspect(
         start=range_start,
         end=range_end,
     )
-    generation = checked_generation(service, binding.subject)
-    cap = service.settings.max_limit
+    pager = Pager(db, secret, clock, limits.cursors, model_name)
+    generation = pager.checked_generation(binding.subject)
+    cap = limits.max_limit
     qhash = opts.query_hash(cap)
     if cursor:
-        frozen, eval_id, offset, expires = open_cursor(
-            service, binding, "inspect", cursor, qhash, generation
+        frozen, eval_id, offset, expires = pager.open_cursor(
+            binding, "inspect", cursor, qhash, generation
         )
     else:
-        frozen = _evaluate(service, binding, opts, cap)
+        frozen = _evaluate(db, clock(), binding, opts, cap)
         eval_id, offset, expires = "", 0, 0.0
+    root, neighbors, selection = _page(db, binding, opts, frozen, offset)
+    next_page = _next_cursor(
+        pager, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
+    )
+    diagnostics = dict(frozen["diagnostics"])
+    diagnostics["selection"] = selection
+    return InspectResult(
+        atom=root,
+        neighbors=neighbors,
+        receipt=_receipt(secret, limits.receipt_lifetime_s, binding, frozen),
+        read_eligibility=frozen["readEligibility"],
+        stale=bool(frozen["stale"]),
+        diagnostics=diagnostics,
+        usage=frozen["usage"],
+        cursor=next_page,
+    )
+
+
+def _page(
+    db: Database, binding: Binding, opts: _Options, frozen: dict[str, Any], offset: int
+) -> tuple[AtomView, list[Neighbor], dict[str, Any]]:
+    """The root's and this page's neighbours' views (one round trip), and the selection.
+
+    Raises:
+        NotFoundError: the root is gone since the evaluation.
+    """
     page = frozen["neighbors"][offset : offset + opts.limit] if opts.limit else []
     root_ref = AtomRef(frozen["root"]["atomId"], int(frozen["root"]["rev"]))
     views = load_views(
-        service.db,
+        db,
         binding.subject,
         [root_ref, *(AtomRef(n["atomId"], int(n["rev"])) for n in page)],
     )
@@ -319,62 +376,35 @@ def inspect(
         if (ref := AtomRef(n["atomId"], int(n["rev"]))) in views
     ]
     selection["returned"] = len(neighbors)
-    next_page = _next_cursor(
-        service, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
-    )
-    diagnostics = dict(frozen["diagnostics"])
-    diagnostics["selection"] = selection
-    return InspectResult(
-        atom=root,
-        neighbors=neighbors,
-        receipt=_receipt(service, binding, frozen),
-        read_eligibility=frozen["readEligibility"],
-        stale=bool(frozen["stale"]),
-        diagnostics=diagnostics,
-        usage=frozen["usage"],
-        cursor=next_page,
-    )
+    return root, neighbors, selection
 
 
-def _evaluate(service: Service, binding: Binding, opts: _Options, cap: int) -> dict[str, Any]:
+def _evaluate(
+    db: Database, now: float, binding: Binding, opts: _Options, cap: int
+) -> dict[str, Any]:
     """Root facts and the whole (capped) neighbour list, from one read transaction."""
     model = AdaptiveUseModel()
-    now = service.clock()
     want_neighbors = opts.limit > 0 and opts.roles != ()
-
-    def work(tx: ManagedTransaction) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-        rows = [
-            r.data()
-            for r in tx.run(
-                query("inspect/root"),
-                subject=binding.subject,
-                atomId=opts.atom_id,
-                rev=opts.rev,
-                policy=binding.policy,
-                modelId=model.id,
-            )
-        ]
-        if not rows:
-            return None, None
-        if not want_neighbors:
-            return rows[0], None
-        found = tx.run(
-            query("inspect/neighbors"),
-            subject=binding.subject,
-            atomId=opts.atom_id,
-            rev=rows[0]["rev"],
+    root, found = load_root_and_neighbors(
+        db,
+        subject=binding.subject,
+        atom_id=opts.atom_id,
+        rev=opts.rev,
+        policy=binding.policy,
+        model_id=model.id,
+        neighbors=NeighborQuery(
             version=opts.version,
             outgoing=opts.direction in ("outgoing", "both"),
             incoming=opts.direction in ("incoming", "both"),
             roles=list(opts.roles) if opts.roles is not None else None,
             cap=cap,
-        ).single()
-        return rows[0], None if found is None else found.data()
-
-    root, hood = service.db.read_tx(work, label="inspect")
+        )
+        if want_neighbors
+        else None,
+    )
     if root is None:
         raise NotFoundError(_NOT_FOUND)
-    hood = hood or {"total": 0, "neighbors": [], "unavailable": []}
+    hood = found or Neighborhood(total=0, neighbors=[], unavailable=[])
     neighbors = [
         {
             "atomId": n["atomId"],
@@ -407,38 +437,54 @@ def _evaluate(service: Service, binding: Binding, opts: _Options, cap: int) -> d
         "readEligibility": _eligibility(root),
         "stale": any(w["moved"] for w in watches),
         "usage": usage,
-        "diagnostics": {
-            "acquisition": {
-                "evaluatedAt": now,
-                "version": opts.version,
-                "direction": opts.direction,
-                "roles": list(opts.roles) if opts.roles is not None else None,
-                "neighborsSkipped": None if want_neighbors else "limit 0 or roles []",
-                "neighbors": int(hood["total"]),
-                "truncated": int(hood["total"]) > cap,
-                "cap": cap,
-                "incoming": "links held by the head revision of each linking atom",
-                "unavailable": unavailable,
-                "unavailableCount": len(unavailable),
-            },
-            "validation": {
-                "head": root["headRev"] == root["rev"],
-                "headRev": root["headRev"],
-                "state": root["state"],
-                "requiredLinks": root["requiredLinks"],
-                "requiredBlocked": root["requiredBlocked"],
-                "watches": watches,
-            },
-            "evaluation": {
-                "solver": None,
-                "numeric": False,
-                "note": "inspect scores nothing: no retrieval graph is solved",
-            },
+        "diagnostics": _diagnostics(
+            now, opts, cap, want_neighbors, root, hood["total"], unavailable, watches
+        ),
+    }
+
+
+def _diagnostics(
+    now: float,
+    opts: _Options,
+    cap: int,
+    want_neighbors: bool,
+    root: RootFacts,
+    total: int,
+    unavailable: list[dict[str, Any]],
+    watches: list[dict[str, Any]],
+) -> dict[str, Any]:
+    """What inspect acquired and validated (it evaluates nothing)."""
+    return {
+        "acquisition": {
+            "evaluatedAt": now,
+            "version": opts.version,
+            "direction": opts.direction,
+            "roles": list(opts.roles) if opts.roles is not None else None,
+            "neighborsSkipped": None if want_neighbors else "limit 0 or roles []",
+            "neighbors": int(total),
+            "truncated": int(total) > cap,
+            "cap": cap,
+            "incoming": "links held by the head revision of each linking atom",
+            "unavailable": unavailable,
+            "unavailableCount": len(unavailable),
+        },
+        "validation": {
+            "head": root["headRev"] == root["rev"],
+            "headRev": root["headRev"],
+            "state": root["state"],
+            "requiredLinks": root["requiredLinks"],
+            "requiredBlocked": root["requiredBlocked"],
+            "watches": watches,
+        },
+        "evaluation": {
+            "solver": None,
+            "numeric": False,
+            "note": "inspect scores nothing: no retrieval graph is solved",
         },
     }
 
 
-def _eligibility(root: dict[str, Any]) -> dict[str, Any]:
+def _eligibility(root: RootFacts) -> dict[str, Any]:
     """LNK-3: what showing the body does *not* prove. One hop of required links only."""
     reasons: list[str] = []
     if root["headRev"] != root["rev"]:
@@ -458,12 +504,14 @@ def _eligibility(root: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _receipt(service: Service, binding: Binding, frozen: dict[str, Any]) -> dict[str, Any]:
+def _receipt(
+    secret: bytes, lifetime_s: float, binding: Binding, frozen: dict[str, Any]
+) -> dict[str, Any]:
     root = frozen["root"]
     evaluated = float(frozen["evaluatedAt"])
-    expires = evaluated + service.settings.receipt_lifetime_s
+    expires = evaluated + lifetime_s
     sealed = seal(
-        service.secret,
+        secret,
         "receipt",
         {
             "k": "inspect",
@@ -487,7 +535,7 @@ def _receipt(service: Service, binding: Binding, frozen: dict[str, Any]) -> dict
 
 
 def _next_cursor(
-    service: Service,
+    pager: Pager,
     binding: Binding,
     qhash: str,
     frozen: dict[str, Any],
@@ -500,10 +548,10 @@ def _next_cursor(
     if opts.limit == 0 or next_offset >= len(frozen["neighbors"]):
         return None
     if eval_id:
-        return next_cursor(
-            service, binding, "inspect", qhash, eval_id, next_offset, expires, generation
+        return pager.next_cursor(
+            binding, "inspect", qhash, eval_id, next_offset, expires, generation
         )
-    return save_and_cursor(service, binding, "inspect", qhash, frozen, next_offset, generation)
+    return pager.save_and_cursor(binding, "inspect", qhash, frozen, next_offset, generation)
 
 
 def _via_order(v: dict[str, Any]) -> tuple[int, int, str]:

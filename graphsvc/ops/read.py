@@ -13,12 +13,12 @@ write before it hands out the cursor.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import uuid
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from neo4j import ManagedTransaction
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.citations import parse_store_uri, unit_length
@@ -34,24 +34,21 @@ from graphsvc.core.selection_models import (
 )
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.cursors import (
-    checked_generation,
-    digest,
-    evaluation_params,
-    next_cursor,
-    open_cursor,
-    save_evaluation,
-)
-from graphsvc.ops.evaluate import Evaluation, evaluate_then
-from graphsvc.store.connection import run
+from graphsvc.ops.cursors import CursorLimits, FrozenEvaluation, Pager, digest
+from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
+from graphsvc.store.closure import cited_texts, required_two_levels
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.manifests import NewManifest, save_manifest
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
-    from graphsvc.service import Service
+    from graphsvc.embed import Embedder
+    from graphsvc.settings import Settings
+    from graphsvc.tokenizer import Tokenizer
 
-__all__ = ["ReadResult", "read"]
+__all__ = ["ReadLimits", "ReadResult", "read"]
 
 FORMAT_VERSION = 2
 CONTRACT_VERSION = 2
@@ -79,8 +76,45 @@ class ReadResult:
         }
 
 
+@dataclass(frozen=True)
+class ReadLimits:
+    """The settings ``read`` reads (defaults, ranges, work caps, lifetimes)."""
+
+    depth: int
+    read_limit: int
+    max_read_budget: int
+    max_limit: int
+    max_depth: int
+    max_nodes: int
+    packing_work: int
+    manifest_lifetime_s: float
+    evaluation: EvaluationLimits
+    cursors: CursorLimits
+
+    @classmethod
+    @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
+    def from_settings(cls, settings: Settings) -> ReadLimits:
+        return cls(
+            depth=settings.depth,
+            read_limit=settings.read_limit,
+            max_read_budget=settings.max_read_budget,
+            max_limit=settings.max_limit,
+            max_depth=settings.max_depth,
+            max_nodes=settings.max_nodes,
+            packing_work=settings.packing_work,
+            manifest_lifetime_s=settings.manifest_lifetime_s,
+            evaluation=EvaluationLimits.from_settings(settings),
+            cursors=CursorLimits.from_settings(settings),
+        )
+
+
 def read(
-    service: Service,
+    db: Database,
+    embedder: Embedder,
+    tokenizer: Tokenizer,
+    secret: bytes,
+    clock: Callable[[], float],
+    limits: ReadLimits,
     binding: Binding,
     query_text: str,
     memory_token_budget: int,
@@ -92,92 +126,53 @@ def read(
 ) -> ReadResult:
     """Present a token-budgeted, dependency-complete set of bodies for ``query_text``.
 
+    Args:
+        db: the store.
+        embedder: embeds the query.
+        tokenizer: counts the tokens of the final text.
+        secret: the server secret (signs cursors).
+        clock: epoch seconds.
+        limits: the settings a read reads.
+
     Raises:
         InvalidInputError: empty query, budget/depth/limit out of range.
         PurgePendingError: a purge in the subject has not finished (LNK-6).
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    st = service.settings
-    depth = st.depth if depth is None else depth
-    limit = st.read_limit if limit is None else limit
-    if not query_text.strip() or len(query_text) > 10_000:
-        raise InvalidInputError("query must be 1..10000 characters of text")
-    if not 0 <= memory_token_budget <= st.max_read_budget:
-        raise InvalidInputError(f"memoryTokenBudget must be in 0..{st.max_read_budget}")
-    if not 1 <= limit <= st.max_limit:
-        raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
-    if not 0 <= depth <= st.max_depth:
-        raise InvalidInputError(f"depth must be in 0..{st.max_depth}")
+    depth = limits.depth if depth is None else depth
+    limit = limits.read_limit if limit is None else limit
+    _check(limits, query_text, memory_token_budget, depth, limit)
     qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
-    saving: _Saving | None = None
-    started: list[_Saving] = []  # every attempt's, should the driver retry the evaluation
+    reader = _Reader(
+        db,
+        embedder,
+        clock,
+        limits,
+        binding,
+        Pager(db, secret, clock, limits.cursors, embedder.model_name),
+    )
     if cursor:
-        # A later page skips the evaluation, which holds the first page's purge
-        # check; an unfinished purge must stop every page (LNK-6).
-        generation = checked_generation(service, binding.subject)
-        payload, eval_id, offset, expires = open_cursor(
-            service, binding, "read", cursor, qhash, generation
-        )
-        ranked = payload["ranked"]
-        eval_diag = payload["diagnostics"]
-        evaluated_at = payload["evaluatedAt"]
-        roots = _roots(ranked[offset : offset + limit])
-        closed = service.db.read_tx(
-            lambda tx: _closures(tx, service, binding, [c.ref for c in roots]),
-            label="read closure",
-        )
+        page = reader.later_page(cursor, qhash, limit)
     else:
-        offset, eval_id, expires = 0, "", 0.0
-
-        def first_page(tx: ManagedTransaction, ev: Evaluation) -> _FirstPage:
-            ranked = ev.ranked_rows()
-            roots = _roots(ranked[:limit])
-            closed = _closures(tx, service, binding, [c.ref for c in roots])
-            page_saving = None
-            if limit < len(ranked):
-                # The next page's frozen evaluation does not depend on the packing:
-                # Neo4j writes it while this thread packs.
-                page_saving = _save_soon(service, binding, ev, ranked)
-                started.append(page_saving)
-            return ranked, roots, closed, page_saving
-
-        ev, (ranked, roots, closed, saving) = evaluate_then(
-            service,
-            binding,
-            query_text,
-            depth=depth,
-            include_archived=include_archived,
-            then=first_page,
-        )
-        eval_diag = ev.diagnostics
-        evaluated_at = ev.evaluated_at
-        generation = ev.generation
-    bodies, required, validation = closed
+        page = reader.first_page(query_text, depth, limit, include_archived)
+    bodies, required, validation = page.closed
     try:
         result = pack(
-            roots,
+            page.roots,
             bodies,
             required,
             memory_token_budget,
-            service.tokenizer.count,
-            work_limit=st.packing_work,
+            tokenizer.count,
+            work_limit=limits.packing_work,
         )
-        manifest = _record(service, binding, query_text, result, evaluated_at, bodies)
+        manifest = _record(reader, query_text, result, page.evaluated_at, bodies)
     finally:
         # The evaluation's write never outlives the request, even when packing or
         # the manifest failed (then its error is the one raised).
-        for _, pending in started:
+        for _, pending in page.started:
             pending.exception()  # waits; does not raise
-    if saving is not None and (error := saving[1].exception()) is not None:
+    if page.saving is not None and (error := page.saving[1].exception()) is not None:
         raise error
-    next_offset = offset + limit
-    next_page: str | None = None
-    if next_offset < len(ranked):
-        if saving is not None:  # stored (waited for above) before its cursor is out
-            eval_id, expires = saving[0]["evalId"], saving[0]["expiresAt"]
-        next_page = next_cursor(
-            service, binding, "read", qhash, eval_id, next_offset, expires, generation
-        )
     return ReadResult(
         text=result.text,
         format_version=FORMAT_VERSION,
@@ -185,107 +180,213 @@ def read(
         selection=dict(result.selection_dict()),
         manifest=manifest,
         diagnostics={
-            "acquisition": eval_diag.get("acquisition", {}),
+            "acquisition": page.diagnostics.get("acquisition", {}),
             "validation": validation,
-            "evaluation": eval_diag.get("evaluation", {}),
+            "evaluation": page.diagnostics.get("evaluation", {}),
             "selection": result.diagnostics(),
-            "page": {"offset": offset, "total": len(ranked)},
+            "page": {"offset": page.offset, "total": len(page.ranked)},
         },
-        cursor=next_page,
+        cursor=reader.next_page(page, qhash, limit),
     )
 
 
+def _check(
+    limits: ReadLimits, query_text: str, memory_token_budget: int, depth: int, limit: int
+) -> None:
+    """Raises InvalidInputError for an empty query or a budget/depth/limit out of range."""
+    if not query_text.strip() or len(query_text) > 10_000:
+        raise InvalidInputError("query must be 1..10000 characters of text")
+    if not 0 <= memory_token_budget <= limits.max_read_budget:
+        raise InvalidInputError(f"memoryTokenBudget must be in 0..{limits.max_read_budget}")
+    if not 1 <= limit <= limits.max_limit:
+        raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
+    if not 0 <= depth <= limits.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{limits.max_depth}")
+
+
 _Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
-# A frozen evaluation's parameters and its write, started in a worker thread.
-_Saving = tuple[dict[str, Any], "Future[None]"]
-_FirstPage = tuple[list[dict[str, Any]], list[Candidate], _Closed, _Saving | None]
+# A frozen evaluation and its write, started in a worker thread.
+_Saving = tuple[FrozenEvaluation, "Future[None]"]
 
 
-def _save_soon(
-    service: Service, binding: Binding, ev: Evaluation, ranked: list[dict[str, Any]]
-) -> _Saving:
-    payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
-    params = evaluation_params(service, binding, payload)
-    pending = service.db.soon(lambda: save_evaluation(service.db, params), label="save evaluation")
-    return params, pending
+@dataclass
+class _Page:
+    """One page's roots and everything loaded for them, before packing."""
+
+    ranked: list[dict[str, Any]]
+    roots: list[Candidate]
+    closed: _Closed
+    diagnostics: dict[str, Any]
+    evaluated_at: float
+    generation: str
+    offset: int = 0
+    eval_id: str = ""
+    expires: float = 0.0
+    # The next page's frozen evaluation being written (first pages only), and every
+    # attempt's, should the driver retry the evaluation.
+    saving: _Saving | None = None
+    started: tuple[_Saving, ...] = ()
+
+
+@dataclass(frozen=True)
+class _Reader:
+    """One read's dependencies and caller."""
+
+    db: Database
+    embedder: Embedder
+    clock: Callable[[], float]
+    limits: ReadLimits
+    binding: Binding
+    pager: Pager
+
+    def later_page(self, cursor: str, qhash: str, limit: int) -> _Page:
+        """A later page: from the cursor's frozen evaluation, closures in a transaction."""
+        # A later page skips the evaluation, which holds the first page's purge
+        # check; an unfinished purge must stop every page (LNK-6).
+        generation = self.pager.checked_generation(self.binding.subject)
+        payload, eval_id, offset, expires = self.pager.open_cursor(
+            self.binding, "read", cursor, qhash, generation
+        )
+        ranked = payload["ranked"]
+        roots = _roots(ranked[offset : offset + limit])
+        closed = self.db.read_tx(
+            lambda tx: self.closures(tx, [c.ref for c in roots]), label="read closure"
+        )
+        return _Page(
+            ranked,
+            roots,
+            closed,
+            payload["diagnostics"],
+            payload["evaluatedAt"],
+            generation,
+            offset=offset,
+            eval_id=eval_id,
+            expires=expires,
+        )
+
+    def first_page(self, query_text: str, depth: int, limit: int, include_archived: bool) -> _Page:
+        """The first page: one evaluation, closures and bodies in its transaction."""
+        started: list[_Saving] = []
+
+        def then(tx: Tx, ev: Evaluation) -> _Page:
+            ranked = ev.ranked_rows()
+            roots = _roots(ranked[:limit])
+            closed = self.closures(tx, [c.ref for c in roots])
+            page = _Page(ranked, roots, closed, ev.diagnostics, ev.evaluated_at, "")
+            if limit < len(ranked):
+                # The next page's frozen evaluation does not depend on the packing:
+                # Neo4j writes it while this thread packs.
+                page.saving = self.save_soon(ev, ranked)
+                started.append(page.saving)
+            return page
+
+        ev, page = evaluate_then(
+            self.db,
+            self.embedder,
+            self.clock,
+            self.limits.evaluation,
+            self.binding,
+            query_text,
+            depth=depth,
+            include_archived=include_archived,
+            then=then,
+        )
+        page.generation = ev.generation
+        page.started = tuple(started)
+        return page
+
+    def save_soon(self, ev: Evaluation, ranked: list[dict[str, Any]]) -> _Saving:
+        payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
+        frozen = self.pager.frozen(self.binding, payload)
+        pending = self.db.soon(lambda: self.pager.save_evaluation(frozen), label="save evaluation")
+        return frozen, pending
+
+    def next_page(self, page: _Page, qhash: str, limit: int) -> str | None:
+        """The cursor of the next page, if there is one (its evaluation already stored)."""
+        next_offset = page.offset + limit
+        if next_offset >= len(page.ranked):
+            return None
+        eval_id, expires = page.eval_id, page.expires
+        if page.saving is not None:  # stored (waited for) before its cursor is out
+            eval_id, expires = page.saving[0].eval_id, page.saving[0].expires_at
+        return self.pager.next_cursor(
+            self.binding, "read", qhash, eval_id, next_offset, expires, page.generation
+        )
+
+    def closures(self, tx: Tx, roots: list[Ref]) -> _Closed:
+        """Resolve required closures and load every body they may present, in ``tx``."""
+        s = self.binding.subject
+        db = self.db
+        # The roots' bodies (most of what a read presents) load beside the closure walk.
+        root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
+        root_views = db.soon(lambda: load_views(db, s, root_refs), label="root views")
+        walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+        roots_set = set(roots)
+        rest = (AtomRef(r.atom_id, r.rev) for r in walk.seen if r not in roots_set)
+        views = {**root_views.result(), **load_views(db, s, rest, tx=tx)}
+        quoted = _quoted_texts(tx, s, views.values())
+        bodies = {
+            Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"
+        }
+        return bodies, walk.required, walk.validation()
 
 
 def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
     return [Candidate(Ref(r["atomId"], int(r["rev"])), float(r["score"])) for r in page]
 
 
-def _closures(
-    tx: ManagedTransaction, service: Service, binding: Binding, roots: list[Ref]
-) -> _Closed:
-    """Resolve required closures and load every body they may present, in ``tx``."""
-    s = binding.subject
-    max_revisions = service.settings.max_nodes * 8
-    # The roots' bodies (most of what a read presents) load beside the closure walk.
-    root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
-    root_views = service.db.soon(lambda: load_views(service.db, s, root_refs), label="root views")
-    required: dict[Ref, list[RequiredEdge]] = {}
-    roots_set = set(roots)
-    seen: dict[Ref, None] = dict.fromkeys(roots)
-    frontier = list(roots)
-    levels = 0
-    # The next level's rows, fetched with this one: (revisions asked for, rows).
-    ahead: tuple[set[Ref], list[dict[str, Any]]] | None = None
-    while frontier and len(seen) <= max_revisions:
-        levels += 1
-        if ahead is not None and ahead[0].issuperset(frontier):
-            wanted = set(frontier)
-            rows = [r for r in ahead[1] if Ref(r["srcAtomId"], int(r["srcRev"])) in wanted]
+@dataclass
+class _Walk:
+    """The required closure of some roots: every required edge and the revisions seen."""
+
+    required: dict[Ref, list[RequiredEdge]]
+    seen: dict[Ref, None]
+    levels: int
+    frontier: list[Ref]  # unexpanded at the size cap (the closure is truncated)
+
+    def validation(self) -> dict[str, Any]:
+        required = self.required
+        return {
+            "closureLevels": self.levels,
+            "closureRevisions": len(self.seen),
+            "requiredEdges": sum(len(e) for e in required.values()),
+            "blockingEdges": sum(1 for es in required.values() for e in es if e.status != "ok"),
+            "closureTruncated": bool(self.frontier),
+        }
+
+
+def _walk(tx: Tx, subject: str, roots: list[Ref], max_revisions: int) -> _Walk:
+    """Walk the required links from ``roots`` (two levels per query), within the cap."""
+    walk = _Walk({}, dict.fromkeys(roots), 0, list(roots))
+    required, seen = walk.required, walk.seen
+    # The next level's edges, fetched with this one: (revisions asked for, edges).
+    ahead: tuple[set[Ref], list[RequiredEdge]] | None = None
+    while walk.frontier and len(seen) <= max_revisions:
+        walk.levels += 1
+        if ahead is not None and ahead[0].issuperset(walk.frontier):
+            wanted = set(walk.frontier)
+            edges = [e for e in ahead[1] if e.source in wanted]
             ahead = None
         else:
-            two = run(
-                tx,
-                "read/required_two_levels",
-                subject=s,
-                refs=[{"atomId": r.atom_id, "rev": r.rev} for r in frontier],
-            )[0]
-            rows = two["first"]
-            ahead = ({Ref(x["atomId"], int(x["rev"])) for x in two["covered"]}, two["second"])
+            two = required_two_levels(tx, subject, walk.frontier)
+            edges = two.first
+            ahead = (two.covered, two.second)
         nxt: list[Ref] = []
-        for row in rows:
-            src = Ref(row["srcAtomId"], int(row["srcRev"]))
-            target = None if row["atomId"] is None else Ref(row["atomId"], int(row["rev"]))
-            if row["unavailable"] or target is None:
-                edge = RequiredEdge(src, None, "missing")
-            elif row["at"] == "logical" and row["state"] == "retired":
-                edge = RequiredEdge(src, target, "retired")
-            elif row["stale"]:
-                edge = RequiredEdge(src, target, "stale")
-            else:
-                edge = RequiredEdge(src, target, "ok")
-            required.setdefault(src, []).append(edge)
+        for edge in edges:
+            required.setdefault(edge.source, []).append(edge)
+            target = edge.target
             if edge.status == "ok" and target is not None and target not in seen:
                 seen[target] = None
                 nxt.append(target)
-        frontier = nxt
+        walk.frontier = nxt
     # The walk stopped at the size cap with revisions still unexpanded: their
     # required links are unknown, so they must block (never a partial closure).
-    for ref in frontier:
+    for ref in walk.frontier:
         required.setdefault(ref, []).append(RequiredEdge(ref, None, "missing"))
-    rest = (AtomRef(r.atom_id, r.rev) for r in seen if r not in roots_set)
-    views = {**root_views.result(), **load_views(service.db, s, rest, tx=tx)}
-    quoted = _quoted_texts(tx, binding, views.values())
-    bodies = {
-        Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"
-    }
-    blocked_edges = sum(1 for edges in required.values() for e in edges if e.status != "ok")
-    validation = {
-        "closureLevels": levels,
-        "closureRevisions": len(seen),
-        "requiredEdges": sum(len(e) for e in required.values()),
-        "blockingEdges": blocked_edges,
-        "closureTruncated": bool(frontier),
-    }
-    return bodies, required, validation
+    return walk
 
 
-def _quoted_texts(
-    tx: ManagedTransaction, binding: Binding, views: Any
-) -> dict[tuple[str, int], str]:
+def _quoted_texts(tx: Tx, subject: str, views: Iterable[AtomView]) -> dict[tuple[str, int], str]:
     """Texts of stored atoms cited with a verified range (for evidence sharing)."""
     wanted: set[tuple[str, int]] = set()
     for v in views:
@@ -295,13 +396,7 @@ def _quoted_texts(
                 wanted.add((atom_id, int(src["version"])))
     if not wanted:
         return {}
-    rows = run(
-        tx,
-        "read/cited_texts",
-        subject=binding.subject,
-        refs=[{"atomId": a, "rev": r} for a, r in sorted(wanted)],
-    )
-    return {(r["atomId"], int(r["rev"])): r["text"] for r in rows}
+    return cited_texts(tx, subject, sorted(wanted))
 
 
 def _slice(text: str, start: int, end: int, unit: str) -> str:
@@ -355,31 +450,32 @@ def _body(view: AtomView, quoted: dict[tuple[str, int], str]) -> Body:
 
 
 def _record(
-    service: Service,
-    binding: Binding,
+    reader: _Reader,
     query_text: str,
     result: PackResult,
     evaluated_at: float,
     bodies: dict[Ref, Body],
 ) -> dict[str, Any]:
     """Record the manifest (contractVersion 2, MAN-1; observe/recordUse cite it)."""
+    binding = reader.binding
     presented = list(result.presented)
     manifest_id = uuid.uuid4().hex
-    now = service.clock()
+    now = reader.clock()
     text_digest = "sha256:" + hashlib.sha256(result.text.encode("utf-8")).hexdigest()
-    manifest_params = {
-        "subject": binding.subject,
-        "manifestId": manifest_id,
-        "digest": text_digest,
-        "now": now,
-        "expiredBefore": now - service.settings.manifest_lifetime_s,
-        "policy": binding.policy,
-        "actorKind": binding.actor_kind,
-        "actorId": binding.actor_id,
-        "presented": [{"atomId": r.atom_id, "rev": r.rev} for r in presented],
-    }
-
-    service.db.write("read/save_manifest", **manifest_params)
+    save_manifest(
+        reader.db,
+        NewManifest(
+            subject=binding.subject,
+            manifest_id=manifest_id,
+            digest=text_digest,
+            now=now,
+            expired_before=now - reader.limits.manifest_lifetime_s,
+            policy=binding.policy,
+            actor_kind=binding.actor_kind,
+            actor_id=binding.actor_id,
+            presented=[AtomRef(r.atom_id, r.rev) for r in presented],
+        ),
+    )
     ranges = [
         {
             "ref": r.key,
@@ -399,7 +495,7 @@ def _record(
         "acquisition": {
             "query": query_text,
             "evaluatedAt": evaluated_at,
-            "indexState": {"embeddingModel": service.embedder.model_name},
+            "indexState": {"embeddingModel": reader.embedder.model_name},
             "versions": [r.key for r in bodies],
         },
         "presentation": {

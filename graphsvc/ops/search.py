@@ -6,28 +6,46 @@ may store is the frozen evaluation behind a cursor (auxiliary state).
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
-
-from neo4j import ManagedTransaction
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.cursors import (
-    checked_generation,
-    digest,
-    next_cursor,
-    open_cursor,
-    save_and_cursor,
-)
-from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.ops.cursors import CursorLimits, Pager, digest
+from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
+from graphsvc.store.connection import Database, Tx
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.embed import Embedder
+    from graphsvc.settings import Settings
 
-__all__ = ["SearchHit", "SearchResult", "search"]
+__all__ = ["SearchHit", "SearchLimits", "SearchResult", "search"]
+
+
+@dataclass(frozen=True)
+class SearchLimits:
+    """The settings ``search`` reads."""
+
+    depth: int
+    search_limit: int
+    max_limit: int
+    evaluation: EvaluationLimits
+    cursors: CursorLimits
+
+    @classmethod
+    @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
+    def from_settings(cls, settings: Settings) -> SearchLimits:
+        return cls(
+            settings.depth,
+            settings.search_limit,
+            settings.max_limit,
+            EvaluationLimits.from_settings(settings),
+            CursorLimits.from_settings(settings),
+        )
 
 
 @dataclass(frozen=True)
@@ -55,7 +73,11 @@ class SearchResult:
 
 
 def search(
-    service: Service,
+    db: Database,
+    embedder: Embedder,
+    secret: bytes,
+    clock: Callable[[], float],
+    limits: SearchLimits,
     binding: Binding,
     query: str,
     *,
@@ -66,76 +88,116 @@ def search(
 ) -> SearchResult:
     """Rank the subject's atoms for ``query``.
 
+    Args:
+        db: the store.
+        embedder: embeds the query.
+        secret: the server secret (signs cursors).
+        clock: epoch seconds.
+        limits: the settings a search reads.
+
     Raises:
         InvalidInputError: empty query, or depth/limit out of range.
         PurgePendingError: a purge in the subject has not finished.
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    st = service.settings
-    depth = st.depth if depth is None else depth
-    limit = st.search_limit if limit is None else limit
+    depth = limits.depth if depth is None else depth
+    limit = limits.search_limit if limit is None else limit
     if not query.strip() or len(query) > 10_000:
         raise InvalidInputError("query must be 1..10000 characters of text")
-    if not 1 <= limit <= st.max_limit:
-        raise InvalidInputError(f"limit must be in 1..{st.max_limit}")
+    if not 1 <= limit <= limits.max_limit:
+        raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
     qhash = digest(["search", query, depth, limit, include_archived])
+    pager = Pager(db, secret, clock, limits.cursors, embedder.model_name)
     if cursor:
-        # A later page skips the evaluation and its purge check (LNK-6).
-        generation = checked_generation(service, binding.subject)
-        payload, eval_id, offset, expires = open_cursor(
-            service, binding, "search", cursor, qhash, generation
-        )
-        ranked = payload["ranked"]
-        diagnostics = payload["diagnostics"]
-        page = ranked[offset : offset + limit]
-        views = load_views(
-            service.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page)
-        )
+        found = _later_page(pager, binding, cursor, qhash, limit)
     else:
-        offset, eval_id, expires = 0, "", 0.0
-
-        def first_page(
-            tx: ManagedTransaction, ev: Evaluation
-        ) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
-            ranked = ev.ranked_rows(breakdown=True)
-            refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
-            return ranked, load_views(service.db, binding.subject, refs, tx=tx)
-
-        ev, (ranked, views) = evaluate_then(
-            service,
-            binding,
-            query,
-            depth=depth,
-            include_archived=include_archived,
-            then=first_page,
+        found = _first_page(
+            db, embedder, clock, limits.evaluation, binding, query, depth, limit, include_archived
         )
-        diagnostics = ev.diagnostics
-        generation = ev.generation
-        page = ranked[:limit]
     hits = [
-        SearchHit(views[ref], r["score"], r["breakdown"])
-        for r in page
-        if (ref := AtomRef(r["atomId"], r["rev"])) in views
+        SearchHit(found.views[ref], r["score"], r["breakdown"])
+        for r in found.ranked[found.offset : found.offset + limit]
+        if (ref := AtomRef(r["atomId"], r["rev"])) in found.views
     ]
-    next_offset = offset + limit
-    next_page: str | None = None
-    if next_offset < len(ranked):
-        if eval_id:
-            next_page = next_cursor(
-                service, binding, "search", qhash, eval_id, next_offset, expires, generation
-            )
-        else:
-            next_page = save_and_cursor(
-                service,
-                binding,
-                "search",
-                qhash,
-                {"ranked": ranked, "diagnostics": diagnostics},
-                next_offset,
-                generation,
-            )
     return SearchResult(
         hits=hits,
-        diagnostics={**diagnostics, "page": {"offset": offset, "total": len(ranked)}},
-        cursor=next_page,
+        diagnostics={
+            **found.diagnostics,
+            "page": {"offset": found.offset, "total": len(found.ranked)},
+        },
+        cursor=_next_page(pager, binding, qhash, found, limit),
+    )
+
+
+@dataclass(frozen=True)
+class _Page:
+    """One page's evaluation (ranked rows) and the views of its atoms."""
+
+    ranked: list[dict[str, Any]]
+    views: dict[AtomRef, AtomView]
+    diagnostics: dict[str, Any]
+    generation: str
+    offset: int = 0
+    eval_id: str = ""  # "" on a first page: its evaluation is not stored yet
+    expires: float = 0.0
+
+
+def _later_page(pager: Pager, binding: Binding, cursor: str, qhash: str, limit: int) -> _Page:
+    # A later page skips the evaluation and its purge check (LNK-6).
+    generation = pager.checked_generation(binding.subject)
+    payload, eval_id, offset, expires = pager.open_cursor(
+        binding, "search", cursor, qhash, generation
+    )
+    ranked = payload["ranked"]
+    page = ranked[offset : offset + limit]
+    views = load_views(pager.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page))
+    return _Page(ranked, views, payload["diagnostics"], generation, offset, eval_id, expires)
+
+
+def _first_page(
+    db: Database,
+    embedder: Embedder,
+    clock: Callable[[], float],
+    limits: EvaluationLimits,
+    binding: Binding,
+    query: str,
+    depth: int,
+    limit: int,
+    include_archived: bool,
+) -> _Page:
+    def then(tx: Tx, ev: Evaluation) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
+        ranked = ev.ranked_rows(breakdown=True)
+        refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
+        return ranked, load_views(db, binding.subject, refs, tx=tx)
+
+    ev, (ranked, views) = evaluate_then(
+        db,
+        embedder,
+        clock,
+        limits,
+        binding,
+        query,
+        depth=depth,
+        include_archived=include_archived,
+        then=then,
+    )
+    return _Page(ranked, views, ev.diagnostics, ev.generation)
+
+
+def _next_page(pager: Pager, binding: Binding, qhash: str, page: _Page, limit: int) -> str | None:
+    """The next page's cursor; a first page stores its evaluation for it."""
+    next_offset = page.offset + limit
+    if next_offset >= len(page.ranked):
+        return None
+    if page.eval_id:
+        return pager.next_cursor(
+            binding, "search", qhash, page.eval_id, next_offset, page.expires, page.generation
+        )
+    return pager.save_and_cursor(
+        binding,
+        "search",
+        qhash,
+        {"ranked": page.ranked, "diagnostics": page.diagnostics},
+        next_offset,
+        page.generation,
     )

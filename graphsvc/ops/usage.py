@@ -8,29 +8,23 @@ no-op (``repeated: true``). State is per (subject, policy, atomId, rev, model).
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-from neo4j import ManagedTransaction
+from collections.abc import Callable, Sequence
+from typing import Any
 
 from graphsvc.core.availability import AdaptiveUseModel, UsageEvent, checked_update
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import DependencyInvalidError, InvalidInputError
-from graphsvc.store.queries import query
-
-if TYPE_CHECKING:
-    from graphsvc.service import Service
+from graphsvc.store import usage as store
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.manifests import acknowledge_manifest, manifest_presented
 
 __all__ = ["record_use", "reset_usage"]
 
 
-def _run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
-    return [r.data() for r in tx.run(query(name), params)]
-
-
 def record_use(
-    service: Service,
+    db: Database,
+    clock: Callable[[], float],
     binding: Binding,
     event_id: str,
     manifest: dict[str, Any],
@@ -39,6 +33,8 @@ def record_use(
     """Apply one accepted-use event to the usage state of the used revisions.
 
     Args:
+        db: the store.
+        clock: epoch seconds.
         event_id: the host's id of the success event (deduplicated).
         manifest: the read's manifest (``id`` names it); its presented revisions
             are the used atoms when ``atoms`` is not given.
@@ -57,81 +53,63 @@ def record_use(
     if manifest_id is not None and not isinstance(manifest_id, str):
         raise InvalidInputError("manifest.id must be a string")
     model = AdaptiveUseModel()
-    now = service.clock()
+    now = clock()
     s = binding.subject
 
-    def work(tx: ManagedTransaction) -> dict[str, Any]:
+    def work(tx: Tx) -> dict[str, Any]:
         refs = list(atoms or ())
         if manifest_id is not None:
-            row = _run(tx, "usage/manifest_presented", subject=s, manifestId=manifest_id)[0]
-            if not row["found"]:
+            presented = manifest_presented(tx, s, manifest_id)
+            if presented is None:
                 raise DependencyInvalidError(f"manifest {manifest_id} does not exist")
-            if not refs:
-                refs = [
-                    AtomRef(p["atomId"], int(p["rev"]))
-                    for p in row["presented"]
-                    if p.get("atomId") is not None
-                ]
+            refs = refs or presented
         if not refs:
             raise InvalidInputError("recordUse needs atoms or a manifest that presented some")
-        fresh = _run(
-            tx,
-            "usage/claim_event",
-            subject=s,
-            eventId=event_id,
-            now=now,
-            policy=binding.policy,
-        )[0]["fresh"]
+        fresh = store.claim_event(tx, subject=s, event_id=event_id, policy=binding.policy, now=now)
         if not fresh:
             return {"eventId": event_id, "repeated": True, "updated": 0}
-        rows = _run(
+        stored = store.read_states(
             tx,
-            "usage/read_states",
             subject=s,
             policy=binding.policy,
-            modelId=model.id,
-            refs=[r.to_json() for r in dict.fromkeys(refs)],
+            model_id=model.id,
+            refs=list(dict.fromkeys(refs)),
         )
-        updates = []
-        event = UsageEvent(event_id=event_id, at=now)
-        for row in rows:
-            if not row["found"]:
-                raise DependencyInvalidError(f"{row['atomId']}@{row['rev']} does not exist")
-            state = json.loads(row["state"]) if row["state"] else {}
-            new_state = checked_update(model, state, event)
-            updates.append(
-                {
-                    "atomId": row["atomId"],
-                    "rev": row["rev"],
-                    "state": json.dumps(new_state, sort_keys=True, separators=(",", ":")),
-                }
-            )
-        _run(
-            tx,
-            "usage/write_states",
-            subject=s,
-            policy=binding.policy,
-            modelId=model.id,
-            updates=updates,
-            now=now,
+        updates = _updates(model, stored, UsageEvent(event_id=event_id, at=now))
+        store.write_states(
+            tx, subject=s, policy=binding.policy, model_id=model.id, updates=updates, now=now
         )
         if manifest_id is not None:
-            _run(
-                tx,
-                "usage/acknowledge_manifest",
-                subject=s,
-                manifestId=manifest_id,
-                eventId=event_id,
-                now=now,
-            )
+            acknowledge_manifest(tx, subject=s, manifest_id=manifest_id, event_id=event_id, now=now)
         return {"eventId": event_id, "repeated": False, "updated": len(updates)}
 
-    return service.db.write_tx(work, label="recordUse")
+    return db.write_tx(work, label="recordUse")
 
 
-def reset_usage(service: Service, binding: Binding, atom_id: str | None = None) -> int:
+def _updates(
+    model: AdaptiveUseModel, stored: list[store.StoredUsage], event: UsageEvent
+) -> list[store.UsageUpdate]:
+    """The new state of each used revision (the model's update of its stored state).
+
+    Raises:
+        DependencyInvalidError: a revision does not exist.
+    """
+    updates: list[store.UsageUpdate] = []
+    for row in stored:
+        if not row.found:
+            raise DependencyInvalidError(f"{row.atom_id}@{row.rev} does not exist")
+        state = json.loads(row.state) if row.state else {}
+        new_state = checked_update(model, state, event)
+        updates.append(
+            store.UsageUpdate(
+                atomId=row.atom_id,
+                rev=row.rev,
+                state=json.dumps(new_state, sort_keys=True, separators=(",", ":")),
+            )
+        )
+    return updates
+
+
+def reset_usage(db: Database, binding: Binding, atom_id: str | None = None) -> int:
     """Delete usage state of the caller's subject and policy (one atom or all); AV-3."""
-    rows = service.db.write(
-        "usage/reset", subject=binding.subject, policy=binding.policy, atomId=atom_id
-    )
-    return int(rows[0]["reset"]) if rows else 0
+    return store.reset_usage(db, subject=binding.subject, policy=binding.policy, atom_id=atom_id)

@@ -24,7 +24,7 @@ from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.lucene import fulltext_query
 from graphsvc.store.connection import Database, run
 
-__all__ = ["Acquired", "SemanticHits", "acquire", "semantic_candidates"]
+__all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_candidates"]
 
 # A BFS level with at least this many frontier atoms is split in two halves that
 # Neo4j expands side by side (bench/read.py: the second level of a depth-2 read
@@ -104,27 +104,35 @@ def semantic_candidates(
     return SemanticHits(rows, "exact")
 
 
+@dataclass(frozen=True)
+class AcquireQuery:
+    """What one acquisition reads: the caller's subject, policy and usage model, the
+    query text, and the caps (seeds, index oversampling, graph depth and size)."""
+
+    subject: str
+    policy: str
+    model_id: str
+    text: str
+    depth: int
+    max_seeds: int
+    oversample: int
+    max_nodes: int
+    max_edges: int
+    include_archived: bool
+    proximity: int = 0
+
+
 def acquire(
     tx: ManagedTransaction,
     db: Database,
+    q: AcquireQuery,
     *,
-    subject: str,
-    policy: str,
-    model_id: str,
-    text: str,
     embedding: Callable[[], list[float] | None],
     semantic: Callable[[], SemanticHits | None],
-    depth: int,
-    max_seeds: int,
-    oversample: int,
-    max_nodes: int,
-    max_edges: int,
-    include_archived: bool,
     seeds_from: Callable[[Acquired], list[str]],
     check_state: Callable[[dict[str, Any]], None],
-    proximity: int = 0,
 ) -> Acquired:
-    """Read candidates, the retrieval graph and node facts in ``tx``.
+    """Read candidates, the retrieval graph and node facts for ``q`` in ``tx``.
 
     ``check_state(row)`` gets the subject's state (the columns of
     ``search/subject_state``, read with the fulltext candidates) before anything
@@ -135,17 +143,18 @@ def acquire(
     candidates (the pure core decides; the store only reads). ``db`` runs the
     second half of a big BFS level.
     """
+    subject, policy, model_id, text = q.subject, q.policy, q.model_id, q.text
     acq = Acquired()
     # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
     # the candidate and expansion rows themselves (no per-node lookup afterwards).
     head_facts: dict[str, dict[str, Any]] = {}
-    k = max_seeds * oversample
+    k = q.max_seeds * q.oversample
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
     # query would shrink to nothing and match no atom.
     state = None
     if _has_word(text):
         state = _lexical(
-            tx, acq, head_facts, text, subject, k, max_seeds, include_archived, proximity
+            tx, acq, head_facts, text, subject, k, q.max_seeds, q.include_archived, q.proximity
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     vector = embedding()
@@ -159,7 +168,9 @@ def acquire(
             head_facts[row["atomId"]] = _facts(row)
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
-    nodes = _expand(tx, db, acq, head_facts, seeds, subject, depth, max_nodes, max_edges, usage)
+    nodes = _expand(
+        tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
+    )
     # Two-level fetches bring the usage of every atom they name; the rest (a
     # one-level walk, deeper levels, depth 0) is read here.
     rest = [a for a in nodes if a not in usage.covered]

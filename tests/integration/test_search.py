@@ -24,7 +24,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import CursorExpiredError, DependencyInvalidError, PurgePendingError
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.evaluate import evaluate
+from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate
 from graphsvc.ops.search import SearchResult
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
@@ -143,6 +143,21 @@ _UNITS = [
     ("watt", "power"), ("pascal", "pressure"), ("volt", "electric potential"),
     ("ohm", "electrical resistance"), ("hertz", "frequency"),
 ]  # fmt: skip
+
+
+def _evaluate(service: Service, binding: Binding, query: str) -> Evaluation:
+    """One depth-2 evaluation, as search and read make it."""
+    limits = EvaluationLimits.from_settings(service.settings)
+    return evaluate(
+        service.db,
+        service.embedder,
+        service.clock,
+        limits,
+        binding,
+        query,
+        depth=2,
+        include_archived=False,
+    )
 
 
 def _generated_texts() -> list[str]:
@@ -414,7 +429,7 @@ def test_scores_of_a_full_result_sum_to_at_most_one_and_evaluation_to_one(
     assert all(h.score > 0.0 for h in result.hits)
     assert [h.score for h in result.hits] == sorted((h.score for h in result.hits), reverse=True)
 
-    ev = evaluate(service, corpus.binding, query, depth=2, include_archived=False)
+    ev = _evaluate(service, corpus.binding, query)
     assert math.fsum(ev.scores) == pytest.approx(1.0, abs=1e-9)
     assert total == pytest.approx(math.fsum(s for s in ev.scores if s > 0), abs=1e-9)
 
@@ -598,7 +613,7 @@ def test_search_changes_no_body_link_or_usage_state(  # type: ignore[no-untyped-
         first = service.search(binding, q, limit=3, include_archived=True)
         assert first.cursor is not None
         service.search(binding, q, limit=3, include_archived=True, cursor=first.cursor)
-        evaluate(service, binding, q, depth=2, include_archived=False)
+        _evaluate(service, binding, q)
     token = live_server.token_for(binding)
     for q in queries[:2]:
         body = live_server.gql(SEARCH_GQL, {"q": q, "limit": 4}, token=token)

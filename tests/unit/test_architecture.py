@@ -104,29 +104,10 @@ MODULES = devtools.modules(PKG)
 KNOWN = set(MODULES)
 STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own queries
 
-NEO4J_PENDING = {
-    "graphsvc.ops.evaluate",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.search",
-    "graphsvc.ops.usage",
-}
-SERVICE_PENDING = {
-    "graphsvc.ops.cursors",
-    "graphsvc.ops.evaluate",
-    "graphsvc.ops.graph",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.search",
-    "graphsvc.ops.usage",
-}
+NEO4J_PENDING: set[str] = set()
+SERVICE_PENDING: set[str] = set()
 # Modules outside graphsvc/store (and the launcher) that load or run a named query.
-QUERY_RUNNER_PENDING = {
-    "graphsvc.ops.cursors",
-    "graphsvc.ops.inspect",
-    "graphsvc.ops.read",
-    "graphsvc.ops.usage",
-}
+QUERY_RUNNER_PENDING: set[str] = set()
 # The purge kill switch is gone (a test-only step hook, ops.purge.install_step_hook).
 ENV_PENDING: set[str] = set()
 # (importing module, imported module) of today's back edges: use cases -> facade.

@@ -1,0 +1,48 @@
+"""Frozen evaluations behind cursors, and the subject state a cursor binds (CUR-1, CUR-2)."""
+
+from __future__ import annotations
+
+from typing import TypedDict
+
+from graphsvc.store.connection import Database, Tx, run
+
+__all__ = ["SubjectState", "load_evaluation", "save_evaluation", "subject_state"]
+
+
+class SubjectState(TypedDict):
+    """The columns of ``search/subject_state``: the purge marker and the index generation."""
+
+    pending: bool
+    purgeEpoch: int
+    schemaVersion: int | None
+
+
+def subject_state(db: Database, subject: str, tx: Tx | None = None) -> SubjectState:
+    """The subject's purge marker and index generation (one round trip; in ``tx`` if given)."""
+    if tx is not None:
+        row = run(tx, "search/subject_state", subject=subject)[0]
+    else:
+        row = db.read("search/subject_state", subject=subject)[0]
+    return SubjectState(
+        pending=row["pending"], purgeEpoch=row["purgeEpoch"], schemaVersion=row["schemaVersion"]
+    )
+
+
+def save_evaluation(
+    db: Database, *, subject: str, eval_id: str, payload: str, expires_at: float, now: float
+) -> None:
+    """Store one frozen evaluation (``payload`` already JSON) as its own transaction."""
+    db.write(
+        "cursor/save_evaluation",
+        subject=subject,
+        evalId=eval_id,
+        payload=payload,
+        expiresAt=expires_at,
+        now=now,
+    )
+
+
+def load_evaluation(db: Database, subject: str, eval_id: str) -> str | None:
+    """The JSON payload of a stored evaluation; None when it is gone or never was."""
+    rows = db.read("cursor/load_evaluation", subject=subject, evalId=eval_id)
+    return rows[0]["payload"] if rows else None

@@ -1,0 +1,97 @@
+"""``inspect``'s reads (SPEC §7): one revision's facts and its one-hop neighbourhood."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, TypedDict, cast
+
+from graphsvc.store.connection import Database, Tx, run
+
+__all__ = ["NeighborQuery", "Neighborhood", "RootFacts", "load_root_and_neighbors"]
+
+
+class RootFacts(TypedDict):
+    """The row of ``inspect/root``."""
+
+    atomId: str
+    rev: int
+    state: str
+    digest: str
+    headRev: int
+    headState: str | None
+    atomisedInto: int | None
+    archivedAt: Any
+    usage: str | None  # the caller's usage state as JSON, None when never used
+    watches: list[dict[str, Any]]  # {atomId, rev, headRev, moved}
+    requiredLinks: int
+    requiredBlocked: int
+
+
+class Neighborhood(TypedDict):
+    """The row of ``inspect/neighbors``."""
+
+    total: int
+    neighbors: list[dict[str, Any]]  # {atomId, rev, via: [via map]}
+    unavailable: list[dict[str, Any]]  # via maps of unavailable links
+
+
+@dataclass(frozen=True)
+class NeighborQuery:
+    """Which links of the root make neighbours, and how many are acquired at most."""
+
+    version: str
+    outgoing: bool
+    incoming: bool
+    roles: list[str] | None
+    cap: int
+
+
+def load_root_and_neighbors(
+    db: Database,
+    *,
+    subject: str,
+    atom_id: str,
+    rev: int | None,
+    policy: str,
+    model_id: str,
+    neighbors: NeighborQuery | None,
+) -> tuple[RootFacts | None, Neighborhood | None]:
+    """The root's facts and (when ``neighbors`` is given) its neighbourhood, in one read
+    transaction; ``(None, None)`` when the revision does not exist in ``subject``."""
+
+    def work(tx: Tx) -> tuple[RootFacts | None, Neighborhood | None]:
+        rows = run(
+            tx,
+            "inspect/root",
+            subject=subject,
+            atomId=atom_id,
+            rev=rev,
+            policy=policy,
+            modelId=model_id,
+        )
+        if not rows:
+            return None, None
+        root = cast(RootFacts, rows[0])
+        if neighbors is None:
+            return root, None
+        return root, _neighborhood(tx, subject, atom_id, root["rev"], neighbors)
+
+    return db.read_tx(work, label="inspect")
+
+
+def _neighborhood(
+    tx: Tx, subject: str, atom_id: str, rev: int, q: NeighborQuery
+) -> Neighborhood | None:
+    found = run(
+        tx,
+        "inspect/neighbors",
+        subject=subject,
+        atomId=atom_id,
+        rev=rev,
+        version=q.version,
+        outgoing=q.outgoing,
+        incoming=q.incoming,
+        roles=q.roles,
+        cap=q.cap,
+    )
+    return cast(Neighborhood, found[0]) if found else None

@@ -1,0 +1,45 @@
+"""The limits the read-side use cases take instead of the whole Settings."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from graphsvc.ops.cursors import CursorLimits, digest, ranking_hash
+from graphsvc.ops.evaluate import EvaluationLimits
+from graphsvc.ops.inspect import InspectLimits
+from graphsvc.ops.read import ReadLimits
+from graphsvc.ops.search import SearchLimits
+from graphsvc.settings import Settings
+
+
+def _settings(tmp_path: Path) -> Settings:
+    return Settings.from_env(state_dir=tmp_path)
+
+
+def test_limits_carry_the_settings_values(tmp_path: Path) -> None:
+    st = _settings(tmp_path).with_(max_nodes=321, read_limit=7, beta=0.25, inspect_limit=9)
+    read = ReadLimits.from_settings(st)
+    assert (read.max_nodes, read.read_limit, read.evaluation.beta) == (321, 7, 0.25)
+    assert read.evaluation == EvaluationLimits.from_settings(st)
+    assert SearchLimits.from_settings(st).evaluation.max_nodes == 321
+    assert InspectLimits.from_settings(st).inspect_limit == 9
+    assert read.cursors == CursorLimits(st.cursor_lifetime_s, ranking_hash(st))
+
+
+def test_ranking_hash_binds_the_ranking_settings_only(tmp_path: Path) -> None:
+    st = _settings(tmp_path)
+    fields = (
+        "beta", "propagation", "convergence_tol", "role_weights", "max_seeds", "max_nodes",
+        "max_edges", "evaluation_work", "packing_work", "candidate_oversample",
+    )  # fmt: skip
+    # The same hash cursors carried before the limits existed (cursors stay valid).
+    assert ranking_hash(st) == digest({f: getattr(st, f) for f in fields})
+    assert ranking_hash(st.with_(beta=st.beta / 2)) != ranking_hash(st)
+    assert ranking_hash(st.with_(read_limit=st.read_limit + 1)) == ranking_hash(st)
+
+
+def test_limits_are_built_once_per_settings(tmp_path: Path) -> None:
+    st = _settings(tmp_path)
+    assert ReadLimits.from_settings(st) is ReadLimits.from_settings(st)
+    other = st.with_(max_limit=st.max_limit + 1)
+    assert ReadLimits.from_settings(other).max_limit == st.max_limit + 1
