@@ -81,48 +81,29 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     if to_stdout and args.json:
         raise InvalidInputError("--json prints a report on stdout: give a file with -o")
     with connected_service(settings) as service:
-        db = service.db
 
-        def keys() -> dict[str, bytes]:
-            return deployment_public_keys(settings)
-
-        if args.format == "csv":
-            report = export_graph(
-                db,
-                binding,
-                "csv",
-                Path(args.output),
-                revisions=args.revisions,
-                page_size=args.page_size,
-                public_keys=keys,
-                progress=_progress,
-            )
-        elif to_stdout:
-            out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
-            report = export_graph(
-                db,
+        def run(target: Any) -> ExportReport:
+            return export_graph(
+                service.db,
                 binding,
                 args.format,
-                out,
+                target,
                 revisions=args.revisions,
                 page_size=args.page_size,
-                public_keys=keys,
+                public_keys=lambda: deployment_public_keys(settings),
                 progress=_progress,
             )
+
+        if args.format == "csv":
+            report = run(Path(args.output))
+        elif to_stdout:
+            out = io.TextIOWrapper(sys.stdout.buffer, encoding="utf-8", newline="")
+            report = run(out)
             out.flush()
             out.detach()
         else:
             with _file_atomically(Path(args.output)) as fh:
-                report = export_graph(
-                    db,
-                    binding,
-                    args.format,
-                    fh,
-                    revisions=args.revisions,
-                    page_size=args.page_size,
-                    public_keys=keys,
-                    progress=_progress,
-                )
+                report = run(fh)
     payload = {**report.to_json(), "path": args.output}
     summary = (
         f"wrote {report.nodes} nodes and {report.edges} edges ({report.atoms} atoms, "
