@@ -63,6 +63,71 @@ def load_demo_corpus(service: Service, path: Traversable = DEMO_CORPUS) -> dict[
     }
 
 
+class _TeamWriter:
+    """Writes the team corpus's batches, remembering the ids the writes gave."""
+
+    def __init__(
+        self, service: Service, human: Binding, key: str, total: int, progress: Progress | None
+    ) -> None:
+        self.service = service
+        self.human = human
+        self.key = key
+        self.ids: dict[str, tuple[str, int]] = {}
+        self.repeated = True
+        self._total = total
+        self._done = 0
+        self._progress = progress
+
+    def tick(self, n: int, label: str) -> None:
+        self._done += n
+        if self._progress is not None:
+            self._progress(self._done, self._total, label)
+
+    def ref(self, local: str) -> dict[str, Any]:
+        atom_id, rev = self.ids[local]
+        return {"atomId": atom_id, "rev": rev}
+
+    def resolved(self, links: list[dict[str, Any]], here: set[str]) -> list[dict[str, Any]]:
+        """Links with targets written by earlier batches pointed at their stored ids."""
+        out = []
+        for link in links:
+            target = dict(link["target"])
+            local = target.get("local")
+            if local is not None and local not in here:
+                del target["local"]
+                target["ref"] = self.ref(local)
+            out.append({**link, "target": target})
+        return out
+
+    def write(self, binding: Binding, changes: list[dict[str, Any]], suffix: str) -> None:
+        outcome = self.service.write(binding, parse_changes(changes), f"{self.key}-{suffix}")
+        self.repeated = self.repeated and outcome.repeated
+        if binding is self.human:
+            for cid, view in outcome.changes.items():
+                self.ids[cid] = (view.atom_id, view.rev)
+
+    def revision(self, r: dict[str, Any]) -> dict[str, Any]:
+        """One of the corpus's revisions as a change (its stored citation resolved)."""
+        sources = list(r.get("sources", []))
+        cite = r.get("cite_stored")
+        if cite:
+            atom_id, rev = self.ids[cite["local"]]
+            sources.append(
+                {
+                    "uri": f"atom:{atom_id}",
+                    "version": str(rev),
+                    "range": {"start": cite["start"], "end": cite["end"], "unit": cite["unit"]},
+                }
+            )
+        return {
+            "id": r["local"],
+            "op": "revise",
+            "target": self.ref(r["local"]),
+            "content": {"text": r["text"], "links": self.resolved(r["links"], set())},
+            "sources": sources,
+        }
+
+
 def load_team_corpus(
     service: Service,
     path: Traversable = TEAM_CORPUS,
@@ -80,109 +145,44 @@ def load_team_corpus(
         doc["subject"] = subject
         doc["partner"]["subject"] = f"{subject}-partner"
     human = Binding(doc["subject"], "default", "human", "seed")
-    key = doc["idempotencyKey"]
-    ids: dict[str, tuple[str, int]] = {}
     steps = [len(b) for b in doc["batches"]]
     total = sum(steps) + len(doc["revisions"]) + len(doc["retire"]) + 2
     total += len(doc["partner"]["changes"])
-    done = 0
-    repeated = True
-
-    def tick(n: int, label: str) -> None:
-        nonlocal done
-        done += n
-        if progress is not None:
-            progress(done, total, label)
-
-    def ref(local: str) -> dict[str, Any]:
-        atom_id, rev = ids[local]
-        return {"atomId": atom_id, "rev": rev}
-
-    def resolved(links: list[dict[str, Any]], here: set[str]) -> list[dict[str, Any]]:
-        out = []
-        for link in links:
-            target = dict(link["target"])
-            local = target.get("local")
-            if local is not None and local not in here:
-                del target["local"]
-                target["ref"] = ref(local)
-            out.append({**link, "target": target})
-        return out
-
-    def write(binding: Binding, changes: list[dict[str, Any]], suffix: str) -> None:
-        nonlocal repeated
-        outcome = service.write(binding, parse_changes(changes), f"{key}-{suffix}")
-        repeated = repeated and outcome.repeated
-        for cid, view in outcome.changes.items():
-            if binding is human:
-                ids[cid] = (view.atom_id, view.rev)
-
-    tick(0, "start")
+    w = _TeamWriter(service, human, doc["idempotencyKey"], total, progress)
+    w.tick(0, "start")
     for n, batch in enumerate(doc["batches"], 1):
         here = {c["id"] for c in batch}
         changes = [
-            {**c, "content": {**c["content"], "links": resolved(c["content"]["links"], here)}}
+            {**c, "content": {**c["content"], "links": w.resolved(c["content"]["links"], here)}}
             for c in batch
         ]
-        write(human, changes, f"b{n}")
-        tick(len(batch), f"batch {n}")
-    revisions = []
-    for r in doc["revisions"]:
-        sources = list(r.get("sources", []))
-        cite = r.get("cite_stored")
-        if cite:
-            atom_id, rev = ids[cite["local"]]
-            sources.append(
-                {
-                    "uri": f"atom:{atom_id}",
-                    "version": str(rev),
-                    "range": {"start": cite["start"], "end": cite["end"], "unit": cite["unit"]},
-                }
-            )
-        revisions.append(
-            {
-                "id": r["local"],
-                "op": "revise",
-                "target": ref(r["local"]),
-                "content": {"text": r["text"], "links": resolved(r["links"], set())},
-                "sources": sources,
-            }
-        )
-    write(human, revisions, "revisions")
-    tick(len(revisions), "revisions")
-    retire = [{"id": local, "op": "retire", "target": ref(local)} for local in doc["retire"]]
-    write(human, retire, "retire")
-    tick(len(retire), "retirements")
+        w.write(human, changes, f"b{n}")
+        w.tick(len(batch), f"batch {n}")
+    revisions = [w.revision(r) for r in doc["revisions"]]
+    w.write(human, revisions, "revisions")
+    w.tick(len(revisions), "revisions")
+    retire = [{"id": local, "op": "retire", "target": w.ref(local)} for local in doc["retire"]]
+    w.write(human, retire, "retire")
+    w.tick(len(retire), "retirements")
     note = doc["atomise"]
-    write(
-        human,
-        [
-            {
-                "id": note["id"],
-                "op": "create",
-                "content": {"text": note["text"], "links": resolved(note["links"], set())},
-                "sources": [],
-            }
-        ],
-        "note",
-    )
-    tick(1, "note")
+    content = {"text": note["text"], "links": w.resolved(note["links"], set())}
+    w.write(human, [{"id": note["id"], "op": "create", "content": content, "sources": []}], "note")
+    w.tick(1, "note")
     curated = service.with_settings(service.settings.with_(curator="rule"))
-    outcome = curated.atomise(human, ids[note["id"]][0], max_atom_tokens=note["maxAtomTokens"])
-    tick(1, "atomise")
+    outcome = curated.atomise(human, w.ids[note["id"]][0], max_atom_tokens=note["maxAtomTokens"])
+    w.tick(1, "atomise")
     partner = doc["partner"]
-    pbinding = Binding(partner["subject"], "default", "human", "seed")
-    write(pbinding, partner["changes"], "partner")
-    tick(len(partner["changes"]), "second subject")
+    w.write(Binding(partner["subject"], "default", "human", "seed"), partner["changes"], "partner")
+    w.tick(len(partner["changes"]), "second subject")
     return {
         "subject": doc["subject"],
-        "ids": {local: atom_id for local, (atom_id, _) in ids.items()},
+        "ids": {local: atom_id for local, (atom_id, _) in w.ids.items()},
         "atoms": sum(steps) + 1 + len(outcome.atom_ids),
         "revisions": len(revisions),
         "retired": len(retire),
         "atomisedInto": len(outcome.atom_ids),
         "secondSubject": {"subject": partner["subject"], "atoms": len(partner["changes"])},
-        "repeated": repeated,
+        "repeated": w.repeated,
     }
 
 
