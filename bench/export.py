@@ -38,14 +38,12 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from read import load  # noqa: E402  (bench/read.py, path set up just above)
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.export import deployment_public_keys, export_graph  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
-from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 
@@ -86,18 +84,9 @@ def main() -> int:
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "export.json"))
     args = p.parse_args()
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-export-state-")
-    local: LocalNeo4j | None = None
-    if external:
-        settings = Settings.from_env(state_dir=Path(tmp.name))
-    else:
-        base = Settings.from_env(state_dir=Path(tmp.name))
-        local = LocalNeo4j(base, name="bench-export", port=0, auth=False)
-        settings = base.with_(neo4j_uri=local.start(die_with_parent=True).uri)
-    db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
-    )
+    neo = BenchNeo4j("export")
+    settings = neo.settings
+    db = neo.database()
     rows: list[dict[str, Any]] = []
     try:
         db.apply_schema()
@@ -114,9 +103,7 @@ def main() -> int:
                 print(json.dumps(row), flush=True)
     finally:
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
     first, last = sizes[0], sizes[-1]
     ratios = {}
     for fmt in ("graphml", "node-link"):

@@ -44,7 +44,6 @@ import random
 import signal
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -57,6 +56,7 @@ from neo4j import RoutingControl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.context import Context  # noqa: E402  (path set up just above)
 from graphsvc.api.graph_ids import encode_cursor  # noqa: E402
 from graphsvc.api.schema import build_schema  # noqa: E402
@@ -64,10 +64,8 @@ from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import source_key, text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store import graph as store  # noqa: E402
 from graphsvc.store.connection import Database, round_trips  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
@@ -218,20 +216,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-walk-")
-    state = Path(tmp.name)
-    local: LocalNeo4j | None = None
-    if external:
-        settings = Settings.from_env(state_dir=state)
-    else:
-        base = Settings.from_env(state_dir=state)
-        local = LocalNeo4j(base, name="bench-walk", port=0, auth=False)
-        inst = local.start(die_with_parent=True)
-        settings = base.with_(neo4j_uri=inst.uri)
-    db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
-    )
+    neo = BenchNeo4j("walk")
+    settings = neo.settings
+    db = neo.database()
     try:
         db.apply_schema()
         service = service_for(settings, db, get_embedder(), get_tokenizer())
@@ -319,9 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {out}")
     finally:
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
     return 0
 
 

@@ -49,7 +49,6 @@ import random
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -65,17 +64,15 @@ import uvicorn
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.inputs import parse_changes  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
-from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 GRAPHQL_BATCH = 200
@@ -292,24 +289,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = p.parse_args(argv)
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-ingest-")
-    state = Path(tmp.name)
-    local: LocalNeo4j | None = None
-    base = Settings.from_env(state_dir=state)
-    if external:
-        settings = base
-    else:
-        if "GRAPHSVC_NEO4J_HEAP" not in os.environ:
-            base = base.with_(neo4j_heap="2g")
-        if "GRAPHSVC_NEO4J_PAGECACHE" not in os.environ:
-            base = base.with_(neo4j_pagecache="1g")
-        local = LocalNeo4j(base, name="bench-ingest", port=0, auth=False)
-        inst = local.start(die_with_parent=True)
-        settings = base.with_(neo4j_uri=inst.uri)
-    db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
-    )
+    neo = BenchNeo4j("ingest", heap="2g", pagecache="1g")
+    settings, state = neo.settings, neo.state
+    db = neo.database()
     run_id = uuid.uuid4().hex[:8]
     results: dict[str, Any] = {}
     server: uvicorn.Server | None = None
@@ -412,9 +394,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if server is not None:
             server.should_exit = True
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
 
     rate = {k: v["atomsPerSecond"] for k, v in results.items()}
     ratios = {
@@ -447,7 +427,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "python": platform.python_version(),
             "neo4jHeap": settings.neo4j_heap,
             "neo4jPagecache": settings.neo4j_pagecache,
-            "externalNeo4j": bool(external),
+            "externalNeo4j": neo.local is None,
             "note": "shared machine: other jobs run alongside; see load per phase",
         },
         "phases": results,

@@ -36,7 +36,6 @@ import signal
 import socket
 import subprocess
 import sys
-import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -48,14 +47,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.inputs import parse_changes  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
-from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 WORDS = [
@@ -260,22 +257,12 @@ def main() -> int:
     workers = [int(x) for x in args.workers.split(",")]
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-load-")
-    state = Path(tmp.name)
-    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
-    local: LocalNeo4j | None = None
-    settings = Settings.from_env(
-        state_dir=state,
-        secret_file=str(state / "server-secret"),
-        key_file=str(state / "signing-key.json"),
+    neo = BenchNeo4j("load")
+    state = neo.state
+    settings = neo.settings.with_(
+        secret_file=str(state / "server-secret"), key_file=str(state / "signing-key.json")
     )
-    if not external:
-        local = LocalNeo4j(settings, name="bench-load", port=0, auth=False)
-        inst = local.start(die_with_parent=True)
-        settings = settings.with_(neo4j_uri=inst.uri)
-    db = Database.for_settings(
-        settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
-    )
+    db = neo.database()
     results: dict[str, Any] = {}
     try:
         db.apply_schema()
@@ -346,9 +333,7 @@ def main() -> int:
         Path(args.json).write_text(json.dumps(report, indent=1))
     finally:
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
     return 0
 
 

@@ -52,7 +52,6 @@ import platform
 import signal
 import socket
 import sys
-import tempfile
 import threading
 import time
 import uuid
@@ -68,12 +67,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.lucene import escape_term  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.index import (  # noqa: E402
     FULLTEXT_ANALYZER,
     fulltext_index_state,
@@ -81,7 +80,6 @@ from graphsvc.ops.index import (  # noqa: E402
 )
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
@@ -485,20 +483,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.limit_questions:
             c.questions = c.questions[: args.limit_questions]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    external = os.environ.get("GRAPHSVC_NEO4J_URI", "")
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-quality-")
-    state = Path(tmp.name)
-    local: LocalNeo4j | None = None
-    base = Settings.from_env(state_dir=state)
-    if external:
-        settings = base
-    else:
-        local = LocalNeo4j(base, name="bench", port=0, auth=False)
-        inst = local.start(die_with_parent=True)
-        settings = base.with_(neo4j_uri=inst.uri)
-    db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
-    )
+    neo = BenchNeo4j("quality")
+    settings = neo.settings
+    db = neo.database()
     run_id = uuid.uuid4().hex[:8]
     report: dict[str, Any] = {}
     try:
@@ -630,9 +617,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         live.thread.join(timeout=10)
     finally:
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
     return 0
 
 

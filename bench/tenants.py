@@ -25,7 +25,6 @@ import os
 import signal
 import statistics
 import sys
-import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -38,14 +37,12 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.harness import BenchNeo4j  # noqa: E402
 from bench.ingest import Precomputed, rows, texts  # noqa: E402  (path set up just above)
 from graphsvc.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
-from graphsvc.settings import Settings  # noqa: E402
-from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.store.retrieval import semantic_candidates  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
@@ -65,19 +62,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "tenants.json"))
     args = p.parse_args(argv)
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
-    tmp = tempfile.TemporaryDirectory(prefix="graphsvc-bench-tenants-")
-    state = Path(tmp.name)
-    base = Settings.from_env(state_dir=state)
-    local: LocalNeo4j | None = None
-    if os.environ.get("GRAPHSVC_NEO4J_URI"):
-        settings = base
-    else:
-        base = base.with_(neo4j_heap="2g", neo4j_pagecache="1g")
-        local = LocalNeo4j(base, name="bench-tenants", port=0, auth=False)
-        settings = base.with_(neo4j_uri=local.start(die_with_parent=True).uri)
-    db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
-    )
+    neo = BenchNeo4j("tenants", heap="2g", pagecache="1g")
+    settings, state = neo.settings, neo.state
+    db = neo.database()
     rng = np.random.default_rng(args.seed)
     sizes = [max(args.smallest, args.largest // r) for r in range(1, args.subjects + 1)]
     run_id = uuid.uuid4().hex[:6]
@@ -151,9 +138,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
     finally:
         db.close()
-        if local is not None:
-            local.stop()
-        tmp.cleanup()
+        neo.close()
     report = {
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "command": "bench/tenants.py " + " ".join(sys.argv[1:] if argv is None else argv),

@@ -1,0 +1,67 @@
+"""The Neo4j of one benchmark run, shared by the benchmarks that need one.
+
+``GRAPHSVC_NEO4J_URI`` set: that server. Otherwise a managed Neo4j is started for the
+run on a free port, without auth, in a temporary state folder (its data goes with
+it), and stopped by :meth:`BenchNeo4j.close`; it also dies with the benchmark's
+process. Heap and page cache defaults apply only where the environment does not set
+``GRAPHSVC_NEO4J_HEAP`` / ``GRAPHSVC_NEO4J_PAGECACHE``.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+from typing import Any
+
+from graphsvc.localdb import LocalNeo4j
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
+
+__all__ = ["BenchNeo4j"]
+
+
+class BenchNeo4j:
+    """Settings (and a Database) pointing at the run's Neo4j.
+
+    Args:
+        name: names the temporary folder and the managed instance (``bench-<name>``).
+        heap, pagecache: the managed Neo4j's memory unless the environment sets it.
+        **overrides: further Settings fields (``state`` may be used in them through
+            :attr:`state` after construction; pass paths relative to it instead).
+    """
+
+    def __init__(
+        self, name: str, *, heap: str | None = None, pagecache: str | None = None, **overrides: Any
+    ) -> None:
+        self._tmp = tempfile.TemporaryDirectory(prefix=f"graphsvc-bench-{name}-")
+        self.state = Path(self._tmp.name)
+        self.local: LocalNeo4j | None = None
+        self.pid: int | None = None
+        base = Settings.from_env(state_dir=self.state, **overrides)
+        if os.environ.get("GRAPHSVC_NEO4J_URI"):
+            self.settings = base
+            return
+        if heap and "GRAPHSVC_NEO4J_HEAP" not in os.environ:
+            base = base.with_(neo4j_heap=heap)
+        if pagecache and "GRAPHSVC_NEO4J_PAGECACHE" not in os.environ:
+            base = base.with_(neo4j_pagecache=pagecache)
+        self.local = LocalNeo4j(base, name=f"bench-{name}", port=0, auth=False)
+        try:
+            inst = self.local.start(die_with_parent=True)
+        except BaseException:
+            self._tmp.cleanup()
+            raise
+        self.pid = inst.pid
+        self.settings = base.with_(neo4j_uri=inst.uri)
+
+    def database(self) -> Database:
+        """A Database on the run's Neo4j with the settings' driver timeouts."""
+        s = self.settings
+        return Database.for_settings(s, s.neo4j_uri, s.neo4j_user, s.neo4j_password)
+
+    def close(self) -> None:
+        """Stop the managed Neo4j (if one was started) and remove the state folder."""
+        if self.local is not None:
+            self.local.stop()
+        self._tmp.cleanup()
