@@ -15,7 +15,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily
+from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
 __all__ = [
@@ -82,15 +82,22 @@ class _Jobs:
     def collect(self) -> Iterator[Any]:
         with self._lock:
             sources = list(self._sources.values())
+        # Every source counts the jobs in the database it serves; one process
+        # serves one database, so the largest count is the database's.
         pending = failed = 0
         for source in sources:
             p, f = source()
-            pending, failed = pending + p, failed + f
+            pending, failed = max(pending, p), max(failed, f)
         yield GaugeMetricFamily(
-            "graphsvc_jobs_pending", "Deferred atomisation jobs queued or running.", pending
+            "graphsvc_jobs_pending",
+            "Background jobs (deferred atomisations and embeddings) pending in the database.",
+            pending,
         )
-        yield CounterMetricFamily(
-            "graphsvc_jobs_failed", "Deferred atomisation jobs that failed.", failed
+        # A gauge: `graphsvc jobs retry` takes a job out of the failed ones.
+        yield GaugeMetricFamily(
+            "graphsvc_jobs_failed",
+            "Background jobs that failed and wait for `graphsvc jobs retry`.",
+            failed,
         )
 
 

@@ -32,6 +32,8 @@ if TYPE_CHECKING:
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
+    from graphsvc.store.jobs import JobRow
+    from graphsvc.store.write_steps import NewRevision
 
 __all__ = ["Service"]
 
@@ -130,26 +132,58 @@ class Service:
         self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
     ) -> WriteOutcome:
         """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
-        from graphsvc.atomise.policy import after_write, embedding_deferral, get_namespace_policy
+        from graphsvc.atomise.policy import (
+            after_write,
+            embedding_deferral,
+            get_namespace_policy,
+            jobs_for,
+        )
         from graphsvc.atomise.worker import worker_for
         from graphsvc.ops.write import write
+        from graphsvc.store import jobs as job_store
 
         # Host layer (ATM-8/9): a namespace policy may atomise what was just written;
-        # in synchronous mode the source's own embedding is skipped.
+        # in synchronous mode the source's own embedding is skipped. The work it
+        # causes is written as jobs in the write's transaction, held by this
+        # process's worker (graphsvc.atomise.worker).
         policy = get_namespace_policy(self.db, binding)
+        worker = worker_for(self)
+        planned: list[job_store.NewJob] = []
+        plan = jobs_for(
+            self.settings.curator,
+            policy,
+            owner=worker.owner,
+            lease_until=self.clock() + self.settings.job_lease_s,
+        )
+
+        def jobs(revisions: Sequence[NewRevision]) -> list[job_store.NewJob]:
+            assert plan is not None
+            planned[:] = plan(revisions)
+            return planned
+
         outcome = write(
             self.write_deps(),
             binding,
             changes,
             idempotency_key,
             defer_embedding=embedding_deferral(self.settings.curator, self.tokenizer, policy),
+            jobs_for=None if plan is None else jobs,
         )
+
+        def finish(ids: list[str], word: str) -> None:
+            for job_id in ids:
+                job_store.finish(
+                    self.db, job_id, worker.owner, state="done", now=self.clock(), outcome=word
+                )
+
         return after_write(
             self.atomise_deps(),
             binding,
             outcome,
             policy,
-            submit=lambda job: worker_for(self).submit(job),
+            jobs=planned,
+            submit=worker.submit,
+            finish=finish,
         )
 
     def observe(self, binding: Binding, host_input: HostInputIn) -> str:
@@ -305,6 +339,15 @@ class Service:
         from graphsvc.atomise.policy import set_namespace_policy
 
         return set_namespace_policy(self.db, self.clock, binding, policy)
+
+    def jobs(
+        self, binding: Binding, state: str | None, first: int
+    ) -> tuple[list[JobRow], dict[str, int]]:
+        """The caller's background jobs, newest first, and the counts per state."""
+        from graphsvc.store import jobs
+
+        subject = binding.subject
+        return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
 
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""

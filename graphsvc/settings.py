@@ -166,6 +166,14 @@ class Settings:
     # Replicas (ops/replicas.py): how long a `graphsvc serve` registration holds
     # without renewal; after a crash, replicas with other keys wait this long.
     replica_lease_s: float = 30.0
+    # Background jobs (the outbox of deferred atomisation and embeddings,
+    # atomise/jobs.py, docs/operations.md): a worker holds a job this long and renews
+    # the hold while it runs; a job whose worker died is taken again after it runs out.
+    # `graphsvc serve` looks for such jobs every `job_poll_s`; a job is given up
+    # (`failed`, `graphsvc jobs retry` puts it back) after `job_max_attempts` claims.
+    job_lease_s: float = 60.0
+    job_poll_s: float = 5.0
+    job_max_attempts: int = 5
     # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
     # transaction each); and a test hook: SIGKILL the importing process right after
     # this many batches committed (0: off), to prove resume after a crash.
@@ -237,6 +245,9 @@ class Settings:
             "max_query_cost",
             "graph_first_max",
             "replica_lease_s",
+            "job_lease_s",
+            "job_poll_s",
+            "job_max_attempts",
         ):
             if getattr(self, name) <= 0:
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")

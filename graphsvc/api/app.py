@@ -252,7 +252,7 @@ async def _error(send: Send, status: int, code: str, message: str, request_id: s
 
 
 def _track_jobs(service: Service) -> None:
-    """The deferred atomisation worker's queue depth and failures in ``/metrics``."""
+    """The background jobs pending and failed (in the database) in ``/metrics``."""
     import weakref
 
     from graphsvc.atomise.worker import worker_for
@@ -263,8 +263,7 @@ def _track_jobs(service: Service) -> None:
         svc = ref()
         if svc is None:
             return 0, 0
-        worker = worker_for(svc)
-        return worker.pending, worker.failed
+        return worker_for(svc).queue_counts()
 
     track_jobs(id(service), jobs)
 

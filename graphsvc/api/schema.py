@@ -22,6 +22,7 @@ from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.graph_api import GraphQuery
 from graphsvc.api.graph_cost import CostLimiter
 from graphsvc.api.inspect_api import InspectQuery
+from graphsvc.api.jobs_api import JobsQuery
 from graphsvc.api.purge_api import PurgeMutation
 from graphsvc.api.types import (
     AtomRef,
@@ -199,7 +200,13 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         ),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (CoreQuery, InspectQuery, AtomiseQuery, GraphQuery)
+    query_types: tuple[type, ...] = (
+        CoreQuery,
+        InspectQuery,
+        AtomiseQuery,
+        GraphQuery,
+        JobsQuery,
+    )
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)
     mutation = merge_types("Mutation", mutation_types)

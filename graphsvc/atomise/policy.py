@@ -22,7 +22,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-from collections.abc import Callable
+import uuid
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, Literal
 
@@ -30,15 +31,16 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from graphsvc.atomise.token_budget import DEFAULT_ATOM_TOKENS, MAX_ATOM_TOKENS, MIN_ATOM_TOKENS
 from graphsvc.atomise.usecase import AtomiseDeps, atomise, outcome_word
-from graphsvc.atomise.worker import AtomiseJob
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError, InvalidInputError, PermissionDeniedError
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.store.atomise import embed_head
 from graphsvc.store.connection import Database
+from graphsvc.store.jobs import NewJob
 from graphsvc.store.policy import load_policy, save_policy
 from graphsvc.store.views import load_views
+from graphsvc.store.write_steps import NewRevision
 from graphsvc.tokenizer import Tokenizer
 
 __all__ = [
@@ -48,6 +50,7 @@ __all__ = [
     "after_write",
     "embedding_deferral",
     "get_namespace_policy",
+    "jobs_for",
     "outcome_word",
     "parse_policy",
     "set_namespace_policy",
@@ -161,17 +164,60 @@ def embedding_deferral(
     return lambda text: tokenizer.count(text) > threshold
 
 
+def jobs_for(
+    curator: str, policy: NamespacePolicy, *, owner: str, lease_until: float
+) -> Callable[[Sequence[NewRevision]], list[NewJob]] | None:
+    """The background jobs a write under ``policy`` causes (written in its transaction).
+
+    Deferred mode: one ``atomise`` job per new active head over the threshold.
+    Synchronous mode: one ``embed`` job per head whose embedding is deferred, so
+    that a process dying during the atomisation leaves the head to be embedded.
+    Both are held by ``owner`` (this process's worker) until ``lease_until``; a
+    crash leaves them to any worker after that. None when nothing can be caused
+    (no automatic atomisation, or no curator: ATM-4).
+    """
+    mode = policy.mode
+    if mode is None or curator == "none":
+        return None
+    threshold = policy.auto_atomise_threshold_cl100k
+
+    def plan(revisions: Sequence[NewRevision]) -> list[NewJob]:
+        return [
+            NewJob(
+                jobId=uuid.uuid4().hex,
+                kind="atomise" if mode == "deferred" else "embed",
+                atomId=r["atomId"],
+                rev=r["rev"],
+                maxAtomTokens=policy.auto_atomise_max_atom_tokens,
+                leaseOwner=owner,
+                leaseUntil=lease_until,
+            )
+            for r in revisions
+            if r["current"]
+            and r["state"] == "active"
+            and (r["tokens"] or 0) > threshold
+            and (mode == "deferred" or r["embedding"] is None)
+        ]
+
+    return plan
+
+
 def after_write(
     deps: AtomiseDeps,
     binding: Binding,
     outcome: WriteOutcome,
     policy: NamespacePolicy | None = None,
     *,
-    submit: Callable[[AtomiseJob], object],
+    jobs: Sequence[NewJob] = (),
+    submit: Callable[[list[str]], object] = lambda _ids: None,
+    finish: Callable[[list[str], str], object] = lambda _ids, _word: None,
 ) -> WriteOutcome:
     """Apply the namespace policy to a committed write (see the module docstring).
 
-    ``submit`` hands a job to the deferred worker.
+    ``jobs`` are the background jobs the write committed (:func:`jobs_for`):
+    deferred mode hands their ids to the worker (``submit``); synchronous mode
+    records its ``embed`` jobs as ended (``finish``) once it has atomised or
+    embedded their heads itself.
 
     Never raises: the write has committed, and its outcome is returned in any case.
     """
@@ -194,11 +240,12 @@ def after_write(
         if deps.config.curator == "none":
             extra = {"atomiseMode": mode, "atomiseOutcome": "skipped_tier_locked"}
         elif mode == "deferred":
-            for _, view in candidates:
-                submit(AtomiseJob(binding, view.atom_id, policy.auto_atomise_max_atom_tokens))
+            submit([j["jobId"] for j in jobs if j["kind"] == "atomise"])
             extra = {"atomiseMode": "deferred"}
         else:
-            return _synchronous(deps, binding, outcome, policy, candidates)
+            done = _synchronous(deps, binding, outcome, policy, candidates)
+            finish([j["jobId"] for j in jobs if j["kind"] == "embed"], "done_in_request")
+            return done
     except Exception:  # the write committed; a policy problem must not hide that
         log.exception("auto-atomise policy could not be applied")
         return outcome

@@ -16,6 +16,7 @@ from graphsvc.cli import (
     import_cmd,
     index,
     inspect,
+    jobs,
     neo4j_cmd,
     purge,
     read,
@@ -40,6 +41,7 @@ _MODULES = (
     seed,
     export,
     index,
+    jobs,
     erasure,
 )
 

@@ -3,7 +3,8 @@
 The composition root builds the Service (the embedding model is loaded before the
 first request); without ``GRAPHSVC_AUTH_FILE`` a demo auth file with one token per
 actor kind is created (0600) and named on stderr. While it serves, the process holds
-a replica lease on its database (ops/replicas.py).
+a replica lease on its database (ops/replicas.py), and runs background jobs
+(atomise/worker.py).
 """
 
 from __future__ import annotations
@@ -90,7 +91,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
         configure_logging(settings.log_format, settings.log_level)
         # graphsvc writes its own access line (no query string, with the request id).
-        with _registered_replica(service):
+        with _registered_replica(service), _background_jobs(service):
             uvicorn.run(
                 create_app(service, auth),
                 host=settings.host,
@@ -103,6 +104,20 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         if started_here:
             local.stop()
     return EXIT_OK
+
+
+@contextmanager
+def _background_jobs(service: Service) -> Iterator[None]:
+    """Run this replica's share of the background jobs while it serves: its own, and
+    those left by a process that died (at start, then every ``job_poll_s``)."""
+    from graphsvc.atomise.worker import worker_for
+
+    worker = worker_for(service)
+    worker.start_polling(service.settings.job_poll_s)
+    try:
+        yield
+    finally:
+        worker.stop()
 
 
 @contextmanager

@@ -12,7 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
@@ -31,6 +31,7 @@ from graphsvc.errors import (
 from graphsvc.ops.input_tokens import TokenClaims, check_tokens_exist, open_token
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
+from graphsvc.store.jobs import NewJob
 from graphsvc.store.views import load_views
 from graphsvc.store.write_steps import NewRevision, new_revision
 from graphsvc.store.write_store import (
@@ -122,12 +123,15 @@ def write(
     idempotency_key: str | None = None,
     *,
     defer_embedding: Callable[[str], bool] | None = None,
+    jobs_for: Callable[[Sequence[NewRevision]], list[NewJob]] | None = None,
 ) -> WriteOutcome:
     """Commit a batch atomically, or replay its stored result.
 
     ``defer_embedding(text)`` true leaves that new head without an embedding
     (``indexing: pending``): a synchronous atomisation policy is about to archive
-    it and embed its atoms instead (ATM-9).
+    it and embed its atoms instead (ATM-9). ``jobs_for(revisions)`` names the
+    background jobs the batch causes; they are written in its transaction (the
+    outbox, :mod:`graphsvc.store.jobs`), so they exist exactly when it commits.
 
     Raises:
         InvalidInputError, BudgetExceededError, TokenInvalidError, CasConflictError,
@@ -158,6 +162,8 @@ def write(
         defer_embedding,
     )
     embed_into(deps.embedder, req, to_embed)
+    if jobs_for is not None:
+        req.jobs = jobs_for(req.revisions)
     replay = commit_write(db, req)
     if replay is not None:
         return _replay(db, binding, replay, fingerprint)

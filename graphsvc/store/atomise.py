@@ -32,6 +32,7 @@ __all__ = [
     "discard_input",
     "embed_head",
     "event_from_row",
+    "head_to_embed",
     "last_event",
     "lock_event_chain",
     "read_source",
@@ -89,6 +90,13 @@ def read_source(db: Database, subject: str, atom_id: str) -> AtomiseSource | Non
 def discard_input(db: Database, subject: str, token_id: str) -> None:
     """Remove the Input record of an atomisation that did not commit (if unused)."""
     db.write("atomise/discard_input", subject=subject, tokenId=token_id)
+
+
+def head_to_embed(db: Database, subject: str, ref: AtomRef) -> str | None:
+    """The text of ``ref`` when it is still an active, unembedded current head that no
+    atomisation archived; None otherwise (nothing to embed)."""
+    rows = db.read("jobs/head_to_embed", subject=subject, atomId=ref.atom_id, rev=ref.rev)
+    return rows[0]["text"] if rows else None
 
 
 def embed_head(db: Database, subject: str, ref: AtomRef, embedding: list[float]) -> None:

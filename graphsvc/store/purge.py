@@ -151,6 +151,7 @@ def erase(tx: Tx, subject: str, plan: PurgePlan) -> None:
     # Manifests and sources are found through edges to the records deleted below.
     run(tx, "purge/delete_manifests", subject=subject, atomIds=atoms)
     run(tx, "purge/delete_usage", subject=subject, atomIds=atoms)
+    run(tx, "purge/delete_jobs", subject=subject, atomIds=atoms)
     run(tx, "purge/delete_sources", subject=subject, atomIds=atoms, tokenIds=tokens)
     run(tx, "purge/delete_inputs", subject=subject, tokenIds=tokens)
     run(tx, "purge/delete_atoms", subject=subject, atomIds=atoms)

@@ -2,7 +2,8 @@
 
 ``commit_write`` runs, in one transaction: purge-marker check, idempotency claim, atom
 locks, CAS on heads, target checks, atoms, revisions, retire copies, links,
-citations, provenance, the operation record and the idempotency result. Any
+citations, provenance, the operation record, the background jobs the batch causes
+(the outbox, :mod:`graphsvc.store.jobs`) and the idempotency result. Any
 failure raises and the driver rolls the transaction back, so a batch is all or
 nothing (WR-7), also when the connection or the server dies mid-way. The steps an
 atomisation shares (purge check, idempotency, lock + heads, revisions, operation
@@ -23,6 +24,7 @@ from graphsvc.errors import (
     TokenInvalidError,
 )
 from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.jobs import JobOrigin, NewJob, create_jobs
 from graphsvc.store.write_steps import (
     IdempotencyClaim,
     NewRevision,
@@ -143,6 +145,19 @@ class WriteRequest:
     gens: list[NewGeneration]
     token_ids: list[str]
     result: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Background work this batch causes (the outbox): created in its transaction.
+    jobs: list[NewJob] = field(default_factory=list)
+
+    def job_origin(self) -> JobOrigin:
+        return JobOrigin(
+            subject=self.subject,
+            policy=self.policy,
+            actor_kind=self.actor_kind,
+            actor_id=self.actor_id,
+            auth_generation=self.auth_generation,
+            operation_id=self.operation_id,
+            now=self.now,
+        )
 
     def provenance(self) -> Provenance:
         return Provenance(
@@ -256,6 +271,7 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
             raise TokenInvalidError("an InputToken's inputs were purged during the write")
     written = [AtomRef(r["atomId"], r["rev"]) for r in req.revisions]
     record_operation(tx, prov, written, req.token_ids)
+    create_jobs(tx, req.job_origin(), req.jobs)
     if req.scope_key is not None:
         finish_idempotency(tx, req.scope_key, req.result)
     return None

@@ -1,0 +1,136 @@
+"""``graphsvc jobs list|retry|run``: the durable background jobs (operators).
+
+Deferred atomisations and deferred embeddings are jobs in Neo4j, written with the
+write that causes them (atomise/worker.py, docs/operations.md#background-jobs).
+
+- ``list [--subject S] [--state pending|done|failed] [--limit N]``: newest first,
+  with the counts per state; exits 0.
+- ``retry JOB_ID [--subject S]``: a ``failed`` job back to ``pending`` with a fresh
+  attempt budget; a running ``graphsvc serve`` (or ``jobs run``) takes it within
+  ``GRAPHSVC_JOB_POLL_S``. Exits 0, 2 (no such job), or 1 (the job is not failed:
+  nothing to do).
+- ``run [--once]``: a worker without the HTTP API: takes claimable jobs (left by a
+  process that died, or retried) until interrupted, or with ``--once`` until none
+  is left; exits 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from typing import Any
+
+from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
+from graphsvc.cli.output import command, emit, progress
+from graphsvc.errors import InvalidInputError, NotFoundError
+from graphsvc.settings import Settings
+
+__all__ = ["register"]
+
+_MAX_LIMIT = 1_000
+
+
+def _limit(raw: str) -> int:
+    try:
+        value = int(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("must be an integer") from exc
+    if not 1 <= value <= _MAX_LIMIT:
+        raise argparse.ArgumentTypeError(f"must be in [1, {_MAX_LIMIT}]")
+    return value
+
+
+def register(sub: Any) -> None:
+    p = sub.add_parser("jobs", help="list, retry or run the background jobs")
+    actions = p.add_subparsers(dest="action", required=True)
+
+    ls = actions.add_parser("list", help="jobs, newest first, and the counts per state")
+    ls.add_argument("--subject", help="only this subject's jobs (default: every subject)")
+    ls.add_argument("--state", choices=["pending", "done", "failed"])
+    ls.add_argument("--limit", type=_limit, default=50, help=f"at most this many (1..{_MAX_LIMIT})")
+    ls.add_argument("--json", action="store_true", help="print one JSON document")
+    ls.set_defaults(handler=_list)
+
+    retry = actions.add_parser("retry", help="put a failed job back to pending")
+    retry.add_argument("job_id")
+    retry.add_argument("--subject", help="refuse a job of another subject")
+    retry.add_argument("--json", action="store_true", help="print one JSON document")
+    retry.set_defaults(handler=_retry)
+
+    run = actions.add_parser("run", help="a worker for claimable jobs, without the HTTP API")
+    run.add_argument("--once", action="store_true", help="stop when no job is left")
+    run.add_argument("--json", action="store_true", help="print one JSON document at the end")
+    run.set_defaults(handler=_run)
+
+
+@command
+def _list(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.runtime import connect
+    from graphsvc.store import jobs
+
+    runtime = connect(settings, progress=progress)
+    try:
+        rows = jobs.list_jobs(runtime.db, args.subject, args.state, args.limit)
+        counts = jobs.counts(runtime.db, args.subject)
+    finally:
+        runtime.db.close()
+    payload = {"counts": counts, "jobs": [r.to_json() for r in rows]}
+    lines = [" ".join(f"{k} {v}" for k, v in counts.items())]
+    lines += [
+        f"{r.job_id}  {r.state:<7} {r.kind:<7} {r.subject}/{r.atom_id}@{r.rev}  "
+        f"attempts {r.attempts}  {r.outcome or r.last_error or ''}  {r.updated_at}"
+        for r in rows
+    ]
+    emit(args, payload, "\n".join(lines))
+    return EXIT_OK
+
+
+@command
+def _retry(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.runtime import connect
+    from graphsvc.store import jobs
+
+    if not args.job_id.strip():
+        raise InvalidInputError("a job id is required")
+    runtime = connect(settings, progress=progress)
+    try:
+        result = jobs.retry(runtime.db, args.job_id, args.subject, "cli", time.time())
+    finally:
+        runtime.db.close()
+    if result == "not_found":
+        raise NotFoundError(f"no job {args.job_id}")
+    emit(
+        args,
+        {"jobId": args.job_id, "result": result},
+        f"job {args.job_id}: "
+        + ("pending again" if result == "retried" else "not failed; nothing to do"),
+    )
+    return EXIT_OK if result == "retried" else EXIT_INFORMATIONAL
+
+
+@command
+def _run(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.atomise.worker import worker_for
+    from graphsvc.cli.common import connected_service
+
+    with connected_service(settings) as service:
+        worker = worker_for(service)
+        ran = 0
+        if args.once:
+            while worker.drain_once():
+                ran = worker.done + worker.failed
+        else:
+            progress(f"graphsvc: running background jobs (every {settings.job_poll_s:g} s)")
+            worker.start_polling(settings.job_poll_s)
+            try:
+                while True:
+                    time.sleep(3600)
+            except KeyboardInterrupt:
+                worker.stop()
+            ran = worker.done + worker.failed
+    emit(
+        args,
+        {"done": worker.done, "failed": worker.failed},
+        f"{ran} jobs ended: {worker.done} done, {worker.failed} failed",
+    )
+    return EXIT_OK
