@@ -15,6 +15,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -116,17 +117,18 @@ MALFORMED = answer("Here are the atoms: first, second.")
 
 @dataclass
 class FakeOllama:
-    """Answers every request with ``reply`` (bytes) at once; records request bodies."""
+    """Answers every request with ``reply`` (bytes) after ``delay_s``; records request bodies."""
 
     reply: bytes = MALFORMED
+    delay_s: float = 0.0
     bodies: list[dict[str, Any]] = field(default_factory=list)
     paths: list[str] = field(default_factory=list)
     base_url: str = ""
 
 
 @contextmanager
-def fake_ollama(reply: bytes = MALFORMED) -> Iterator[FakeOllama]:
-    fake = FakeOllama(reply=reply)
+def fake_ollama(reply: bytes = MALFORMED, delay_s: float = 0.0) -> Iterator[FakeOllama]:
+    fake = FakeOllama(reply=reply, delay_s=delay_s)
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -136,6 +138,8 @@ def fake_ollama(reply: bytes = MALFORMED) -> Iterator[FakeOllama]:
                 fake.bodies.append(json.loads(body))
                 fake.paths.append(self.path)
                 data = fake.reply
+            if fake.delay_s:
+                time.sleep(fake.delay_s)  # a model that takes its time
             self.send_response(200)
             self.send_header("Content-Type", "application/json")
             self.send_header("Content-Length", str(len(data)))
