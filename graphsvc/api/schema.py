@@ -7,6 +7,8 @@ a worker thread (``asyncio.to_thread``) and the event loop stays responsive.
 from __future__ import annotations
 
 import asyncio
+import contextvars
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import strawberry
@@ -44,14 +46,23 @@ from graphsvc.inputs import parse_changes, parse_host_input
 from graphsvc.ops.write import limits_from_settings
 from graphsvc.settings import Settings
 
-__all__ = ["build_schema"]
+__all__ = ["HEALTH_THREAD_PREFIX", "build_schema"]
+
+# `{ health }` runs on two threads of its own, never in the resolvers' pool: under
+# load a health check must not wait behind data requests (docs/operations.md).
+HEALTH_THREAD_PREFIX = "graphsvc-health"
+_HEALTH_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix=HEALTH_THREAD_PREFIX)
 
 
 @strawberry.type
 class CoreQuery:
     @strawberry.field(description="Neo4j server version, schema version, embedding model.")
     async def health(self, info: Info) -> JSON:
-        return cast(JSON, await asyncio.to_thread(service_of(info).health))
+        loop = asyncio.get_running_loop()
+        # The request's deadline (a context variable) goes along, as with to_thread.
+        call = contextvars.copy_context().run
+        health = await loop.run_in_executor(_HEALTH_POOL, call, service_of(info).health)
+        return cast(JSON, health)
 
     @strawberry.field(description="Ranked atoms with score and breakdown (SPEC §5).")
     async def search(

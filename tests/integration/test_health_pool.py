@@ -1,0 +1,51 @@
+"""GraphQL ``{ health }`` never waits behind data requests in the resolvers' pool."""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+from graphsvc.api.context import Context
+from graphsvc.api.schema import HEALTH_THREAD_PREFIX, build_schema
+from graphsvc.auth import AuthTable
+from graphsvc.service import Service
+
+
+def test_health_answers_while_every_resolver_thread_is_busy(service: Service) -> None:
+    schema = build_schema(service.settings)
+    context = Context(service=service, auth=AuthTable({}), authorization=None)
+    seen: list[str] = []
+    original = service.health
+
+    def recording() -> dict[str, Any]:
+        seen.append(threading.current_thread().name)
+        return original()
+
+    async def main() -> Any:
+        loop = asyncio.get_running_loop()
+        # The resolvers' pool (the loop's default executor, as the app sizes it)
+        # with its only thread held by a data request that does not finish.
+        pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="graphsvc-worker")
+        loop.set_default_executor(pool)
+        release = threading.Event()
+        busy = asyncio.ensure_future(asyncio.to_thread(release.wait))
+        try:
+            # A safety net only: with health in the busy pool this never returns.
+            return await asyncio.wait_for(
+                schema.execute("{ health }", context_value=context), timeout=120
+            )
+        finally:
+            release.set()
+            await busy
+            pool.shutdown()
+
+    service.health = recording  # type: ignore[method-assign]
+    try:
+        result = asyncio.run(main())
+    finally:
+        del service.health
+    assert result.errors is None, result.errors
+    assert result.data["health"]["status"] == "ok"
+    assert seen and seen[0].startswith(HEALTH_THREAD_PREFIX)
