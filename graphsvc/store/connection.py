@@ -30,6 +30,7 @@ from neo4j import (
     RoutingControl,
     Session,
 )
+from neo4j.api import BookmarkManager
 from neo4j.exceptions import (
     ClientError,
     DriverError,
@@ -149,6 +150,14 @@ class Database:
         # Independent queries of one request run side by side (Neo4j runs each
         # query on one core); see soon().
         self._pool = ThreadPoolExecutor(max_workers=8, thread_name_prefix="graphsvc-db")
+        # Through a routing URI (a cluster, Aura) reads may go to a follower that has
+        # not applied this process's last write yet: every session then shares one
+        # bookmark manager, so a read waits for the writes this process committed
+        # (causal consistency). One server (bolt://) needs none: its reads see
+        # every commit (read-committed), and bookmarks would only cost.
+        self.bookmarks: BookmarkManager | None = (
+            GraphDatabase.bookmark_manager() if uri.split(":", 1)[0].startswith("neo4j") else None
+        )
 
     @classmethod
     def for_settings(cls, settings: Settings, uri: str, user: str, password: str) -> Database:
@@ -288,7 +297,9 @@ class Database:
     def _session(self, routing: RoutingControl) -> Iterator[Session]:
         mode = "READ" if routing == RoutingControl.READ else "WRITE"
         with (
-            self.driver.session(database=self.database, default_access_mode=mode) as s,
+            self.driver.session(
+                database=self.database, default_access_mode=mode, bookmark_manager=self.bookmarks
+            ) as s,
             _pipelined_begin(s),
         ):
             yield s
