@@ -21,6 +21,7 @@ from graphsvc.errors import CasConflictError, NotFoundError, SignerError, StoreE
 from graphsvc.store import atomise as store
 from graphsvc.store.atomise import canonical_json, event_from_row
 from graphsvc.store.connection import Database, Tx
+from graphsvc.store.jobs import JobHold, finish_in
 from graphsvc.store.lineage import LineageEdge
 from graphsvc.store.write_steps import (
     Provenance,
@@ -64,6 +65,9 @@ class AtomisePlan:
     signed_at: str
     payload: dict[str, Any]
     hooks: list[AtomiseHooks] = field(default_factory=list)
+    # The background job this atomisation is the effect of: its end is recorded
+    # in the same transaction, so effect and record commit together.
+    job: JobHold | None = None
 
     @property
     def source(self) -> AtomRef:
@@ -101,7 +105,13 @@ def _commit(tx: Tx, plan: AtomisePlan) -> int:
     )
     written = [AtomRef(a, 1) for a in plan.atom_ids] + [AtomRef(plan.source_id, archive_rev)]
     record_operation(tx, prov, written, [plan.token_id], kind="atomise")
-    return _append_event(tx, plan)
+    sequence = _append_event(tx, plan)
+    if plan.job is not None:
+        finish_in(
+            tx, plan.job.job_id, plan.job.owner, state="done", now_iso=plan.now_iso,
+            outcome="atomised",
+        )  # fmt: skip
+    return sequence
 
 
 def _check_source_head(tx: Tx, plan: AtomisePlan) -> None:

@@ -70,6 +70,7 @@ from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
 from graphsvc.store.atomise import AtomiseSource, discard_input, read_source
 from graphsvc.store.connection import Database
+from graphsvc.store.jobs import JobHold
 from graphsvc.tokenizer import Tokenizer
 
 __all__ = [
@@ -272,6 +273,7 @@ def atomise(
     max_atom_tokens: int | None = None,
     retries: int = 3,
     hooks: AtomiseHooks | None = None,
+    job: JobHold | None = None,
 ) -> AtomiseOutcome:
     """Split an atom into 2–10 atoms with signed lineage; archive the parent.
 
@@ -283,6 +285,8 @@ def atomise(
         max_atom_tokens: per-atom budget in [50, 1000]; default 200.
         retries: LLM curator retries after the first attempt (ATM-7).
         hooks: governance hooks, run after the configured ones.
+        job: the background job this atomisation runs for; an atomisation that
+            commits records the job ``done`` in its own transaction.
 
     Returns:
         The outcome; ``informational`` when already atomised or too small.
@@ -336,6 +340,7 @@ def atomise(
         payload_digest=payload_digest,
         hooks=chain,
     )
+    plan.job = job
     try:
         sequence = commit_atomisation(deps.db, plan)
     except BaseException:

@@ -314,7 +314,9 @@ class JobWorker:
             )
             self._finish(db, job, "failed", error=exc.code)
             return JobResult(job.atom_id, "failed", exc.code, job.job_id)
-        self._finish(db, job, "done", outcome=word)
+        if not (job.kind == "atomise" and word == "atomised"):
+            # (a committed atomisation recorded its job's end itself)
+            self._finish(db, job, "done", outcome=word)
         return JobResult(job.atom_id, word, job_id=job.job_id)
 
     def _effect(self, host: JobHost, job: store.ClaimedJob) -> str:
@@ -328,25 +330,25 @@ class JobWorker:
         deps = host.atomise_deps()
         if job.kind == "embed":
             return embed_deferred(deps, binding.subject, AtomRef(job.atom_id, job.rev))
-        try:
+        hold = store.JobHold(job.job_id, self.owner)
+
+        def run() -> str:
             outcome = atomise(
                 deps,
                 binding,
                 job.atom_id,
                 max_atom_tokens=job.max_atom_tokens,
                 retries=DEFERRED_RETRIES,
+                job=hold,
             )
+            return outcome_word(outcome)
+
+        try:
+            return run()
         except CasConflictError:
             # Another worker (or a revision) moved the head meanwhile; once more
             # tells "already atomised" from a real conflict.
-            outcome = atomise(
-                deps,
-                binding,
-                job.atom_id,
-                max_atom_tokens=job.max_atom_tokens,
-                retries=DEFERRED_RETRIES,
-            )
-        return outcome_word(outcome)
+            return run()
 
     def _finish(
         self,

@@ -18,6 +18,7 @@ from graphsvc.store.connection import Database, Tx, run
 __all__ = [
     "JOB_STATES",
     "ClaimedJob",
+    "JobHold",
     "JobKind",
     "JobOrigin",
     "JobRow",
@@ -61,6 +62,14 @@ class JobOrigin:
     auth_generation: int
     operation_id: str
     now: str
+
+
+@dataclass(frozen=True)
+class JobHold:
+    """A job a worker holds, whose end a use case records in its own transaction."""
+
+    job_id: str
+    owner: str
 
 
 @dataclass(frozen=True)
@@ -186,7 +195,14 @@ def finish(
     """Record the end of a job ``owner`` holds (see :func:`finish_in`)."""
     return db.write_tx(
         lambda tx: finish_in(
-            tx, job_id, owner, state=state, now=now, outcome=outcome, error=error, retry_at=retry_at
+            tx,
+            job_id,
+            owner,
+            state=state,
+            now_iso=_iso(now),
+            outcome=outcome,
+            error=error,
+            retry_at=retry_at,
         ),
         label="jobs/finish",
     )
@@ -198,7 +214,7 @@ def finish_in(
     owner: str,
     *,
     state: JobState,
-    now: float,
+    now_iso: str,
     outcome: str | None = None,
     error: str | None = None,
     retry_at: float | None = None,
@@ -214,7 +230,7 @@ def finish_in(
         outcome=outcome,
         error=error,
         until=retry_at,
-        nowIso=_iso(now),
+        nowIso=now_iso,
     )
     return bool(rows and rows[0]["finished"])
 
