@@ -5,12 +5,16 @@ to a real uvicorn over a real Neo4j, with the caller's token, a token of another
 subject, or none. Arguments mix random values with real ones: JSON scalars are
 strings, small objects, the subject's read manifest or a host input naming its real
 InputToken and manifest; ids are the subject's atom ids or random; strings are
-random or a real cursor, InputToken or manifest id. The server must never answer
-5xx or ``INTERNAL``, every error must carry a code, and it must still answer at the
-end.
+random or a real cursor, InputToken or manifest id. Values answered by earlier
+requests are fed into later ones: every atom id, global id, cursor, InputToken and
+manifest id an answer carries joins the pools the strategies draw from. The server
+must never answer 5xx or ``INTERNAL``, every error must carry a code, and it must
+still answer at the end.
 
 The run is seeded (derandomised) and bounded: ``GRAPHSVC_FUZZ_EXAMPLES`` operations
-(default 2,000; set it higher for a longer run).
+(default 2,000; set it higher for a longer run). Eight clients post concurrently,
+so which harvested value a draw picks depends on timing: the documents are seeded,
+the harvested values not.
 """
 
 from __future__ import annotations
@@ -117,15 +121,47 @@ def fuzz_target(live_server: Any, service: Service) -> dict[str, Any]:
     }
 
 
-def _id_nodes(ids: list[str]) -> st.SearchStrategy[graphql.ValueNode]:
-    return st.one_of(st.sampled_from(ids), st.text(max_size=12)).map(nodes.String)
+class Harvest:
+    """Values from earlier answers, for later requests (appends are atomic)."""
+
+    ID_KEYS = frozenset({"atomId", "sourceId", "id", "jobId"})
+    STRING_KEYS = frozenset({"cursor", "endCursor", "startCursor", "observe", "id"})
+
+    def __init__(self, ids: list[str], strings: list[str]) -> None:
+        self.ids = list(ids)
+        self.strings = list(strings)
+
+    def collect(self, value: Any, key: str = "") -> None:
+        if isinstance(value, dict):
+            for k, v in value.items():
+                self.collect(v, k)
+        elif isinstance(value, list):
+            for v in value[:50]:
+                self.collect(v, key)
+        elif isinstance(value, str) and 0 < len(value) <= 512:
+            if key in self.ID_KEYS and len(self.ids) < 5_000:
+                self.ids.append(value)
+            if key in self.STRING_KEYS and len(self.strings) < 5_000:
+                self.strings.append(value)
+
+    @staticmethod
+    def pick(pool: list[str]) -> st.SearchStrategy[str]:
+        # Read at draw time: the pool keeps growing while the run goes on.
+        return st.integers(0, 2**20).map(lambda i: pool[i % len(pool)])
 
 
-def _check(client: httpx.Client, document: str, token: str | None) -> tuple[str, list[str]]:
+def _id_nodes(harvest: Harvest) -> st.SearchStrategy[graphql.ValueNode]:
+    return st.one_of(Harvest.pick(harvest.ids), st.text(max_size=12)).map(nodes.String)
+
+
+def _check(
+    client: httpx.Client, document: str, token: str | None, harvest: Harvest
+) -> tuple[str, list[str]]:
     headers = {"Authorization": f"Bearer {token}"} if token else {}
     r = client.post("/graphql", json={"query": document}, headers=headers)
     assert r.status_code < 500, (r.status_code, document, r.text[:500])
     body = r.json()
+    harvest.collect(body.get("data"))
     codes = []
     for error in body.get("errors") or []:
         code = (error.get("extensions") or {}).get("code")
@@ -138,12 +174,13 @@ def test_fuzzed_operations_never_answer_5xx_or_internal(
     live_server: Any, fuzz_target: dict[str, Any]
 ) -> None:
     schema = graphql.build_schema(fuzz_target["sdl"])
+    harvest = Harvest(fuzz_target["ids"], fuzz_target["strings"])
     scalars = {
         "JSON": st.one_of(_JSON, st.sampled_from(fuzz_target["json"])),
-        "ID": _id_nodes(fuzz_target["ids"]),
+        "ID": _id_nodes(harvest),
         "String": st.one_of(
             st.text(max_size=20).map(nodes.String),
-            st.sampled_from(fuzz_target["strings"]).map(nodes.String),
+            Harvest.pick(harvest.strings).map(nodes.String),
         ),
     }
     # One root field per document: small documents, every field drawn as often.
@@ -173,7 +210,7 @@ def test_fuzzed_operations_never_answer_5xx_or_internal(
     )
     @given(document=documents, token=st.sampled_from(fuzz_target["tokens"]))
     def run(document: str, token: str | None) -> None:
-        pending.append(pool.submit(_check, client, document, token))
+        pending.append(pool.submit(_check, client, document, token, harvest))
 
     seen: Counter[str] = Counter()
     try:
@@ -189,4 +226,7 @@ def test_fuzzed_operations_never_answer_5xx_or_internal(
         client.close()
     assert len(pending) == EXAMPLES
     assert seen["ok"] > 0, seen
+    # Answers fed later requests: the pools grew beyond the values made up front.
+    assert len(harvest.ids) > len(fuzz_target["ids"]), len(harvest.ids)
+    assert len(harvest.strings) > len(fuzz_target["strings"]), len(harvest.strings)
     print(f"fuzz outcomes over {EXAMPLES} operations: {dict(sorted(seen.items()))}")
