@@ -1,8 +1,10 @@
 """Neo4j killed under a live graphsvc (issue 18): coded 503s, then recovery by itself.
 
 The test starts a Neo4j of its own (not the session one), serves graphsvc over it
-with uvicorn, SIGKILLs the JVM while clients keep searching, and restarts Neo4j on
-the same data folder and port. graphsvc is never restarted.
+with uvicorn, SIGKILLs the JVM while clients keep searching, reading and writing,
+and restarts Neo4j on the same data folder and port. graphsvc is never restarted.
+Every answer after the kill is the coded 503; every write answered before it is
+still there after the restart.
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ from typing import Any
 import httpx
 import pytest
 from serve_support import serving
+from write_support import cypher
 
 from graphsvc.api.app import create_app
 from graphsvc.auth import AuthTable
@@ -31,8 +34,11 @@ from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 
 SEARCH = "query($q: String!) { search(query: $q) { hits { atom { atomId text } } } }"
+READ = "query($q: String!) { read(query: $q, memoryTokenBudget: 300) { items { ref { atomId } } } }"
+WRITE = """mutation($changes: [ChangeInput!]!) {
+  write(changes: $changes) { changes { atom { atomId } } } }"""
 TEXT = "Chlorophyll absorbs red and blue light in the leaves of plants."
-CLIENTS = 4
+CLIENTS = 6  # two searching, two reading, two writing
 SETTLE_S = 30.0  # the request deadline (REQUEST_TIMEOUT_S default)
 
 
@@ -60,16 +66,30 @@ def own_neo4j(tmp_path: Path) -> Iterator[tuple[LocalNeo4j, Settings]]:
         local.stop(timeout=30)
 
 
-def _search(url: str, token: str) -> httpx.Response:
+def _post(url: str, token: str, query: str, variables: dict[str, Any]) -> httpx.Response:
     # The client outwaits the request deadline, so graphsvc always answers: the old
     # behaviour (the driver retrying for 30 s, then 504 TIMEOUT) fails the code check;
     # the bound graphsvc keeps is the driver settings checked below.
     return httpx.post(
         f"{url}/graphql",
-        json={"query": SEARCH, "variables": {"q": "chlorophyll light"}},
+        json={"query": query, "variables": variables},
         headers={"Authorization": f"Bearer {token}"},
         timeout=SETTLE_S + 10,
     )
+
+
+def _search(url: str, token: str) -> httpx.Response:
+    return _post(url, token, SEARCH, {"q": "chlorophyll light"})
+
+
+def _operation(kind: int, url: str, token: str, n: int) -> httpx.Response:
+    if kind == 0:
+        return _search(url, token)
+    if kind == 1:
+        return _post(url, token, READ, {"q": "chlorophyll light"})
+    text = f"Leaf note {n}: stomata close when the light fades."
+    change = {"id": "w", "op": "CREATE", "content": {"text": text, "links": []}, "sources": []}
+    return _post(url, token, WRITE, {"changes": [change]})
 
 
 def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
@@ -96,27 +116,35 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
         token = uuid.uuid4().hex
         auth.add(token, binding)
         with serving(create_app(svc, auth)) as url:
-            assert _search(url, token).status_code == 200
+            for kind in range(3):  # each kind of operation works before the kill
+                before = _operation(kind, url, token, 0)
+                assert before.status_code == 200 and "errors" not in before.json(), before.text
             assert httpx.get(f"{url}/readyz", timeout=10).status_code == 200
 
             killed = threading.Event()
             stop = threading.Event()
             after_kill: list[tuple[int, str | None, str | None]] = []
             failures: list[BaseException] = []
+            written: list[str] = []  # atoms whose write was answered 200
 
-            def client() -> None:
+            def client(kind: int) -> None:
+                n = 0
                 try:
                     while not stop.is_set():
                         was_killed = killed.is_set()
-                        r = _search(url, token)
-                        errors = r.json().get("errors") or [{}]
+                        n += 1
+                        r = _operation(kind, url, token, n)
+                        body = r.json()
+                        errors = body.get("errors") or [{}]
                         code = errors[0].get("extensions", {}).get("code")
                         if was_killed:
                             after_kill.append((r.status_code, code, r.headers.get("retry-after")))
+                        elif kind == 2 and r.status_code == 200 and not body.get("errors"):
+                            written.append(body["data"]["write"]["changes"][0]["atom"]["atomId"])
                 except BaseException as exc:  # a hang past the client timeout lands here
                     failures.append(exc)
 
-            threads = [threading.Thread(target=client) for _ in range(CLIENTS)]
+            threads = [threading.Thread(target=client, args=(i % 3,)) for i in range(CLIENTS)]
             for t in threads:
                 t.start()
             time.sleep(1.0)  # clients are mid-flight when the JVM dies
@@ -155,7 +183,16 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
             # A cold JVM on a busy machine may be slow to answer the first ones.
             assert set(answers[:-1]) <= {503, 504}, answers
             hits = r.json()["data"]["search"]["hits"]
-            assert [h["atom"]["atomId"] for h in hits] == [atom_id.atom_id]
+            assert atom_id.atom_id in [h["atom"]["atomId"] for h in hits]
             assert httpx.get(f"{url}/readyz", timeout=10).status_code == 200
+            # Nothing answered as written was lost with the JVM.
+            assert written, "no write was answered before the kill"
+            rows = cypher(
+                db,
+                "MATCH (a:Atom {subject: $s}) WHERE a.atomId IN $ids RETURN count(a) AS n",
+                s=binding.subject,
+                ids=written,
+            )
+            assert rows[0]["n"] == len(set(written))
     finally:
         db.close()
