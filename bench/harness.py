@@ -65,3 +65,15 @@ class BenchNeo4j:
         if self.local is not None:
             self.local.stop()
         self._tmp.cleanup()
+
+
+def rss_mb(pid: int | str = "self") -> float | None:
+    """Resident memory of a process in MiB (``VmRSS``), None when it cannot be read."""
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    for line in status.splitlines():
+        if line.startswith("VmRSS:"):
+            return round(int(line.split()[1]) / 1024, 1)
+    return None

@@ -59,6 +59,7 @@ per size: on a shared machine it explains more of the spread than the corpus doe
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import platform
@@ -80,7 +81,8 @@ from neo4j import RoutingControl
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graphsvc.core.binding import Binding  # noqa: E402  (path set up just above)
+from bench.harness import rss_mb  # noqa: E402  (path set up just above)
+from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
@@ -410,6 +412,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         db.apply_schema()
         service = service_for(settings, db, get_embedder(), get_tokenizer())
+        service.embedder.embed(["warm the model"])
+        rss_at_start = rss_mb()
         qs = queries(args.reads, args.seed)
         # Warm-up never sees a timed query's text, and the second timing of a size
         # (after the rebuild) uses other texts again, so no cache of ours has seen them.
@@ -433,14 +437,25 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
             binding = Binding(subject, "default", "human", "bench")
             stats = measure(service, binding, qs, warmup, args.budget, args.depth)
+            gc.collect()
             results[str(n)] = {
                 **stats,
+                # This process holds the service (model loaded) and the loader's
+                # leftovers: an upper bound of a serving process's RSS at this size.
+                "serviceRssMb": rss_mb(),
+                "serviceRssAtStartMb": rss_at_start,
+                "neo4jRssMb": rss_mb(neo4j_pid) if neo4j_pid else None,
                 **{k: round(v, 1) for k, v in timings.items()},
                 "loadAverage": [round(x, 2) for x in os.getloadavg()],
                 "vectorIndexSegments": segments,
             }
             ratio = write_report(Path(args.json), args, settings, results)
             print(f"  {n:>7} atoms, index as loaded: {_line(stats, segments)}", flush=True)
+            print(
+                f"  RSS: this process (service, model loaded) {results[str(n)]['serviceRssMb']} MiB"
+                f" (at start {rss_at_start} MiB), Neo4j {results[str(n)]['neo4jRssMb']} MiB",
+                flush=True,
+            )
             if args.no_rebuild:
                 continue
             print("  rebuilding the vector index...", file=sys.stderr, flush=True)
