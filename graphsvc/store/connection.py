@@ -54,6 +54,15 @@ T = TypeVar("T")
 # runs a query itself, so it needs no neo4j import).
 Tx = ManagedTransaction
 
+# What `CREATE ... IF NOT EXISTS` raises when another process created the same
+# index or constraint between its check and its commit.
+_CREATED_MEANWHILE = frozenset(
+    {
+        "Neo.ClientError.Schema.EquivalentSchemaRuleAlreadyExists",
+        "Neo.ClientError.Schema.IndexAlreadyExists",
+        "Neo.ClientError.Schema.ConstraintAlreadyExists",
+    }
+)
 # Bumped when cypher/schema changes meaning (not merely when a file is added).
 SCHEMA_VERSION = 1
 # Attempts of an auto-commit query that failed with a retryable error, and the first
@@ -310,9 +319,15 @@ class Database:
         files = []
         for stem, statement in schema_statements():
             with _mapped(f"schema/{stem}"):
-                self.driver.execute_query(
-                    statement, database_=self.database, routing_=RoutingControl.WRITE
-                )
+                try:
+                    self.driver.execute_query(
+                        statement, database_=self.database, routing_=RoutingControl.WRITE
+                    )
+                except ClientError as exc:
+                    # Two processes starting at once (replicas) both found the index
+                    # missing and both created it: the other one's is the same.
+                    if exc.code not in _CREATED_MEANWHILE:
+                        raise
             files.append(stem)
         self.write("meta/set_schema_version", version=SCHEMA_VERSION, files=files)
         with _mapped("meta/await_indexes"):

@@ -104,3 +104,33 @@ def test_replicas_starting_together_agree_on_one_set_of_keys(fresh_registry: Dat
     assert len(started) == 1  # one set of keys won, all four of its replicas started
     assert refused and started.isdisjoint(refused)
     assert sum(v.startswith("started:") for v in outcome.values()) == 4
+
+
+def test_replicas_applying_the_schema_at_once_all_start(db: Database) -> None:
+    """Each start applies the schema; two processes may both find an index missing
+    and both create it: the one that loses the race must not fail its start."""
+    from write_support import cypher
+
+    # What a fresh database looks like to the schema step (one of each kind).
+    cypher(db, "DROP INDEX job_state IF EXISTS")
+    cypher(db, "DROP INDEX current_text IF EXISTS")
+    cypher(db, "DROP CONSTRAINT job_key IF EXISTS")
+    cypher(db, "DROP CONSTRAINT service_replica_id IF EXISTS")
+    errors: list[BaseException] = []
+    start = threading.Barrier(4)
+
+    def apply() -> None:
+        try:
+            start.wait()
+            db.apply_schema()
+        except BaseException as exc:
+            errors.append(exc)
+
+    threads = [threading.Thread(target=apply) for _ in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert errors == []
+    names = {r["name"] for r in cypher(db, "SHOW INDEXES YIELD name RETURN name")}
+    assert {"job_state", "current_text", "job_key"} <= names
