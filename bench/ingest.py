@@ -264,7 +264,12 @@ def run_bare(
     db: Any, subject: str, corpus: Sequence[str], pre: Precomputed, batch: int, query: str
 ) -> float:
     """One transaction per ``batch`` rows of BARE_CREATE (parameters sent like the import's)."""
-    from graphsvc.store.connection import _quiet
+    try:
+        from graphsvc.store.connection import _quiet
+    except ImportError:  # a tree before the short-repr parameters (a paired before run)
+
+        def _quiet(params: dict[str, Any]) -> dict[str, Any]:
+            return params
 
     started = time.perf_counter()
     for i in range(0, len(corpus), batch):
