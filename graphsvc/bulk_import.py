@@ -33,6 +33,8 @@ before it returns), and the operations of the core stay free of threads (CORE-3)
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import os
 import queue
 import signal
@@ -234,6 +236,40 @@ def import_file(
             message and ``details`` naming the row (``row``: 1-based line number)
             and the batch (``batch``: 0-based index).
     """
+    with _long_lived_objects_frozen():
+        return _import(service, binding, path, batch_size, scanned, progress)
+
+
+@contextlib.contextmanager
+def _long_lived_objects_frozen() -> Iterator[None]:
+    """Keep the cyclic garbage collector off the objects that exist when the import starts.
+
+    An import allocates some containers per row (parsed rows, the transaction's
+    parameter dicts, 384-float lists), so full collections run every few batches,
+    and each walks every tracked object of the process: the model's, the caller's.
+    ``gc.freeze`` moves those to a permanent generation for the import's duration;
+    ``gc.unfreeze`` gives them back to the collector after it. Measured in
+    ``bench/ingest.py``'s precomputed phase: 0.17 -> 0.11 ms of Python CPU per row.
+    Only a process that froze nothing itself is touched (its own freeze is kept).
+    """
+    if gc.get_freeze_count():
+        yield
+        return
+    gc.freeze()
+    try:
+        yield
+    finally:
+        gc.unfreeze()
+
+
+def _import(
+    service: ImportHost,
+    binding: Binding,
+    path: Path,
+    batch_size: int | None,
+    scanned: ImportFile | None,
+    progress: Callable[[ImportProgress], None] | None,
+) -> ImportSummary:
     settings = service.settings
     deps = service.write_deps()
     size = batch_size or settings.import_batch

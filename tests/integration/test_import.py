@@ -283,3 +283,27 @@ def test_import_local_target_in_a_later_batch_is_invalid_input(
     # In one batch the forward reference is fine (WR-5), as in write.
     summary = import_file(service, human, path, batch_size=3)
     assert summary.committed_rows == 3 and summary.links == 1
+
+
+def test_import_freezes_the_collector_only_while_it_runs_and_stores_every_row(
+    service: Service, db: Database, human: Binding, tmp_path: Path
+) -> None:
+    """``gc.freeze`` for the import's duration (bulk_import._long_lived_objects_frozen):
+    the objects that existed before it are frozen during every batch and handed back
+    to the collector afterwards, also when the import fails."""
+    import gc
+
+    assert gc.get_freeze_count() == 0
+    frozen: list[int] = []
+    path = _jsonl(tmp_path / "gc.jsonl", _conversation(5))
+    summary = import_file(
+        service, human, path, batch_size=2, progress=lambda _: frozen.append(gc.get_freeze_count())
+    )
+    assert summary.committed_rows == 5 and len(frozen) == 3 and min(frozen) > 0
+    assert gc.get_freeze_count() == 0
+    _assert_conversation(db, human.subject, 5)
+    dangling = new("x", "t", [{"role": "r", "target": {"local": "nope"}}])
+    bad = _jsonl(tmp_path / "gc-bad.jsonl", [dangling])
+    with pytest.raises(GraphsvcError):
+        import_file(service, human, bad, batch_size=2)
+    assert gc.get_freeze_count() == 0
