@@ -9,14 +9,15 @@ has no bound is a connection (``edges { cursor node }``, ``pageInfo``) whose
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from enum import Enum
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar, cast
 
 import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
-from graphsvc.api.graph_loaders import loaders_of
+from graphsvc.api.graph_loaders import MISSING, cached, loaders_of
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
 
@@ -358,15 +359,39 @@ class Link:
         description="The target: a Revision for an observed link, an Atom for a logical one "
         "(read its head); null when unavailable."
     )
-    async def target(self, info: Info) -> LinkTarget | None:
+    def target(self, info: Info) -> LinkTarget | None:
+        # Synchronous when the target's row is in the request's loaders already (the
+        # links page primes it): most targets of a walk then cost no coroutine. Else
+        # the awaitable of the load, which graphql-core awaits.
         if self.unavailable or self.row.get("atomId") is None:
             return None
         loaders = loaders_of(info)
+        atom_id = self.row["atomId"]
         if self.row.get("rev") is None:
-            atom = await loaders.atom.load(self.row["atomId"])
-            return None if atom is None else atom_from_row(atom)
-        rev = await loaders.revision.load((self.row["atomId"], int(self.row["rev"])))
-        return None if rev is None else revision_from_row(rev)
+            atom = cached(loaders.atom, atom_id)
+            if atom is MISSING:
+                return _later(_atom_target(info, atom_id))
+            return None if atom is None else atom_from_row(cast(Row, atom))
+        key = (atom_id, int(self.row["rev"]))
+        rev = cached(loaders.revision, key)
+        if rev is MISSING:
+            return _later(_revision_target(info, key))
+        return None if rev is None else revision_from_row(cast(Row, rev))
+
+
+def _later(load: Awaitable[Revision | Atom | None]) -> Revision | Atom | None:
+    """The awaitable, typed as its value: graphql-core awaits what a resolver returns."""
+    return cast("Revision | Atom | None", load)
+
+
+async def _atom_target(info: Info, atom_id: str) -> Atom | None:
+    row = await loaders_of(info).atom.load(atom_id)
+    return None if row is None else atom_from_row(row)
+
+
+async def _revision_target(info: Info, key: tuple[str, int]) -> Revision | None:
+    row = await loaders_of(info).revision.load(key)
+    return None if row is None else revision_from_row(row)
 
 
 LinkTarget = Annotated[

@@ -554,6 +554,10 @@ def test_purge_pending_refuses_every_graph_root(
             data, errors = gql(service, human, q, **variables)
             assert codes(errors) == ["PURGE_PENDING"], q
             assert g.a.atom_id not in json.dumps(data)
+        # The check runs beside a root's first load; its refusal still wins over the
+        # root's own errors (an id that does not decode), as when it ran first.
+        _, errors = gql(service, human, 'query { node(id: "not-an-id") { id } }')
+        assert codes(errors) == ["PURGE_PENDING"]
     finally:
         cypher(db, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
 
