@@ -17,7 +17,7 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
-from graphsvc.api.graph_loaders import MISSING, cached, loaders_of
+from graphsvc.api.graph_loaders import MISSING, cached, loaders_of, then
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
 
@@ -161,11 +161,9 @@ class Citation:
     verified: bool = strawberry.field(
         description="The range was checked against a stored atom's text (atom: sources)."
     )
+    # Built with the citation (a plain field costs less than a resolver per field).
+    source: Source = strawberry.field(description="The cited source.")
     row: strawberry.Private[Row]
-
-    @strawberry.field(description="The cited source.")
-    def source(self) -> Source:
-        return source_from_row(self.row)
 
     @strawberry.field(description="The revision that holds this citation.")
     async def citing(self, info: Info) -> Revision:
@@ -227,7 +225,7 @@ class Revision(Node):
         description="Outgoing links in stored order. A purged or unpermitted target has the "
         "safe form of LNK-2 (unavailable, no target)."
     )
-    async def links(
+    def links(
         self,
         info: Info,
         role: str | None = None,
@@ -237,27 +235,30 @@ class Revision(Node):
         loaders = loaders_of(info)
         n = loaders.reader.page_size(first)
         pos = decode_cursor("links", after, int)[0] if after is not None else None
-        rows = await loaders.link_page.load((str(self.atom_id), self.rev, role, pos, n + 1)) or []
-        for r in rows[:n]:
-            if r.get("targetRevision"):
-                loaders.prime_revision(r["targetRevision"])
-            if r.get("targetAtom"):
-                loaders.prime_atom(r["targetAtom"])
-        items = [
-            (
-                encode_cursor("links", int(r["ordinal"])),
-                _link(r, str(self.atom_id), self.rev),
-            )
-            for r in rows
-        ]
-        return page(items, n, after)
+        atom_id, rev = str(self.atom_id), self.rev
+
+        def shown(found: list[Row] | None) -> Connection[Link]:
+            rows = found or []
+            for r in rows[:n]:
+                if r.get("targetRevision"):
+                    loaders.prime_revision(r["targetRevision"])
+                if r.get("targetAtom"):
+                    loaders.prime_atom(r["targetAtom"])
+            items = [
+                (encode_cursor("links", int(r["ordinal"])), _link(r, atom_id, rev)) for r in rows
+            ]
+            return page(items, n, after)
+
+        return then(loaders.link_page.load((atom_id, rev, role, pos, n + 1)), shown)
 
     @strawberry.field(description="Source citations in declared order (at most 128).")
-    async def citations(self, info: Info) -> list[Citation]:
-        rows = await loaders_of(info).citations.load((str(self.atom_id), self.rev)) or []
-        return [
-            _citation({**c, "citingAtomId": str(self.atom_id), "citingRev": self.rev}) for c in rows
-        ]
+    def citations(self, info: Info) -> list[Citation]:
+        atom_id, rev = str(self.atom_id), self.rev
+
+        def shown(rows: list[Row] | None) -> list[Citation]:
+            return [_citation({**c, "citingAtomId": atom_id, "citingRev": rev}) for c in rows or []]
+
+        return then(loaders_of(info).citations.load((atom_id, rev)), shown)
 
     @strawberry.field(description="Signed lineage: the parent revisions this one derives from.")
     async def derives_from(self, info: Info) -> list[Derivation]:
@@ -273,11 +274,10 @@ class Atom(Node):
     atom_id: strawberry.ID = strawberry.field(description="The library-issued atom id.")
     state: AtomState = strawberry.field(description="State of the head revision.")
     created_at: str | None = strawberry.field(description="When the atom was created.")
+    # Built with the atom: its row holds the head (a plain field costs less than a
+    # resolver per field).
+    head: Revision = strawberry.field(description="The current head revision.")
     row: strawberry.Private[Row]
-
-    @strawberry.field(description="The current head revision.")
-    def head(self) -> Revision:
-        return revision_from_row(self.row["head"])
 
     @strawberry.field(description="One revision by number (null when there is none).")
     async def revision(self, info: Info, rev: int) -> Revision | None:
@@ -426,6 +426,7 @@ def atom_from_row(row: Row) -> Atom:
         atom_id=strawberry.ID(row["atomId"]),
         state=AtomState(row["head"]["state"]),
         created_at=row.get("createdAt"),
+        head=revision_from_row(row["head"]),
         row=row,
     )
 
@@ -463,6 +464,7 @@ def _citation(row: Row) -> Citation:
         ordinal=int(row.get("ordinal") or 0),
         range=rng,
         verified=bool(row.get("verified")),
+        source=source_from_row(row),
         row=row,
     )
 
