@@ -30,8 +30,8 @@ V = TypeVar("V")
 RevKey = tuple[str, int]
 # (atomId, before rev, limit)
 RevPageKey = tuple[str, int | None, int]
-# (atomId, rev, role, after ordinal, limit)
-LinkPageKey = tuple[str, int, str | None, int | None, int]
+# (atomId, rev, role, after ordinal, limit, with the targets' citations)
+LinkPageKey = tuple[str, int, str | None, int | None, int, bool]
 # (atomId, role, at, after atomId, after ordinal, limit)
 IncomingKey = tuple[str, str | None, str | None, str | None, int | None, int]
 # (sourceKey, uri, after atomId, after ordinal, limit)
@@ -123,6 +123,8 @@ class GraphLoaders:
         self.settings = settings
         self._open: asyncio.Task[None] | None = None
         self._keys: dict[str, bytes] | None = None
+        # Look-ahead answers per field node of the document (see graph_lookahead).
+        self.lookahead: dict[int, bool] = {}
         self.atom: DataLoader[str, Row | None] = _loader(reader.atoms, lambda: None)
         self.revision: DataLoader[RevKey, Row | None] = _loader(reader.revisions, lambda: None)
         self.citations: DataLoader[RevKey, list[Row] | None] = _loader(reader.citations, list)
@@ -140,7 +142,14 @@ class GraphLoaders:
         self.link_page: DataLoader[LinkPageKey, list[Row] | None] = _loader(
             _paged(
                 reader.link_pages,
-                lambda k: {"atomId": k[0], "rev": k[1], "role": k[2], "after": k[3], "limit": k[4]},
+                lambda k: {
+                    "atomId": k[0],
+                    "rev": k[1],
+                    "role": k[2],
+                    "after": k[3],
+                    "limit": k[4],
+                    "withCitations": k[5],
+                },
             ),
             list,
         )
@@ -215,6 +224,11 @@ class GraphLoaders:
 
     def prime_revision(self, row: Row) -> None:
         self.revision.prime((row["atomId"], int(row["rev"])), row)
+
+    def prime_citations(self, revision: Row, citations: list[Row | None]) -> None:
+        """Remember a revision's citations loaded with it (a links page's targets)."""
+        key = (revision["atomId"], int(revision["rev"]))
+        self.citations.prime(key, [c for c in citations if c])
 
 
 def loaders_of(info: Info) -> GraphLoaders:

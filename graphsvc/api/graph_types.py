@@ -18,6 +18,7 @@ from strawberry.types import Info
 
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
 from graphsvc.api.graph_loaders import MISSING, cached, loaders_of, then
+from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
 
@@ -236,20 +237,27 @@ class Revision(Node):
         n = loaders.reader.page_size(first)
         pos = decode_cursor("links", after, int)[0] if after is not None else None
         atom_id, rev = str(self.atom_id), self.rev
+        # Asked for the targets' citations: they come with the page (no round trip).
+        with_citations = wants_target_citations(info)
 
         def shown(found: list[Row] | None) -> Connection[Link]:
             rows = found or []
             for r in rows[:n]:
-                if r.get("targetRevision"):
-                    loaders.prime_revision(r["targetRevision"])
+                target = r.get("targetRevision")
+                if target:
+                    loaders.prime_revision(target)
                 if r.get("targetAtom"):
                     loaders.prime_atom(r["targetAtom"])
+                    target = r["targetAtom"]["head"]
+                if target and r.get("targetCitations") is not None:
+                    loaders.prime_citations(target, r["targetCitations"])
             items = [
                 (encode_cursor("links", int(r["ordinal"])), _link(r, atom_id, rev)) for r in rows
             ]
             return page(items, n, after)
 
-        return then(loaders.link_page.load((atom_id, rev, role, pos, n + 1)), shown)
+        key = (atom_id, rev, role, pos, n + 1, with_citations)
+        return then(loaders.link_page.load(key), shown)
 
     @strawberry.field(description="Source citations in declared order (at most 128).")
     def citations(self, info: Info) -> list[Citation]:
