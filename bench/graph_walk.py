@@ -33,12 +33,13 @@ per walk, and writes ``bench/results/graph_walk.json``.
 **The collector** (``--gc``): ``frozen`` is what ``graphsvc serve`` applies when it
 starts (graphsvc/api/gc_policy.py: the startup heap, the embedding model included,
 frozen out of collections; larger thresholds); ``default`` is CPython's collector.
-``both`` (the default) is a paired A/B in this one process: alternating blocks of
-``--block`` walks under each (``--runs`` walks per arm), switched between walks
-(``gc.unfreeze()`` and a full collection, untimed, for ``default``; the serve
-policy for ``frozen``), with each walk's collector pauses read from
-``gc.callbacks``. The walks run on one event loop with the served default
-executor (``worker_threads`` threads), as in ``graphsvc serve``.
+``both`` (the default) is an A/B in this one process (random cursors, fresh for
+each walk): ``--runs`` walks under CPython's collector as the process started, then
+``--runs`` under the serve policy (or alternating blocks of ``--block`` walks,
+switched untimed between walks: ``gc.unfreeze()`` and a full collection for
+``default``), with each walk's collector pauses read from ``gc.callbacks``. The
+walks run on one event loop with the served default executor (``worker_threads``
+threads), as in ``graphsvc serve``.
 
 Neo4j is the managed one (started for the run, stopped at the end) unless
 ``GRAPHSVC_NEO4J_URI`` points at a server.
@@ -252,12 +253,12 @@ def set_gc(arm: str) -> None:
 
     ``frozen`` is what ``graphsvc serve`` does when it starts
     (:func:`graphsvc.api.gc_policy.apply_gc_policy`); ``default`` is CPython's
-    collector with the startup heap back in its oldest generation, just after a
-    full collection (the state a default process is in after each one).
+    collector as the process started, or, after a frozen block, with the startup
+    heap back in its oldest generation just after a full collection.
     """
     if arm == "frozen":
         apply_gc_policy("frozen")
-    else:
+    elif gc.get_freeze_count():
         gc.unfreeze()
         gc.set_threshold(*DEFAULT_THRESHOLDS)
         gc.collect()
@@ -286,7 +287,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="collector of the walks: graphsvc serve's policy (frozen), CPython's "
         "(default), or both in alternating blocks of --block walks (paired A/B)",
     )
-    p.add_argument("--block", type=int, default=10)
+    p.add_argument(
+        "--block",
+        type=int,
+        default=0,
+        help="with --gc both: walks per block, the arms alternating (0: one block per "
+        "arm, default first). Short blocks favour default: each switch to it ends in a "
+        "full collection, which a real process would pay for within the walks",
+    )
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "graph_walk.json"))
     args = p.parse_args(argv)
 
@@ -323,13 +331,21 @@ def main(argv: Sequence[str] | None = None) -> int:
                 per_field_walk(db, subject, start, args.page)
         pauses = GcPauses()
         res = {
-            arm: {"typed": [], "base": [], "typedTrips": [], "baseTrips": [], "gc": []}
+            arm: {
+                "typed": [],
+                "typedCpu": [],
+                "base": [],
+                "typedTrips": [],
+                "baseTrips": [],
+                "gc": [],
+            }
             for arm in arms
         }
         loads: list[float] = []
         current = None
         for n, start in enumerate(starts):
-            arm = arms[(n // args.block) % len(arms)]
+            block = args.block or args.runs
+            arm = arms[(n // block) % len(arms)]
             if arm != current:
                 set_gc(arm)
                 current = arm
@@ -342,10 +358,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 trips = round_trips()
                 pauses.take()
                 t0 = time.perf_counter()
+                c0 = time.process_time()
                 if which == "typed":
                     cursor = encode_cursor("atoms", start)
                     data = typed_walk(loop, service, schema, auth, token, cursor, args.page)
                     r["typed"].append((time.perf_counter() - t0) * 1000)
+                    r["typedCpu"].append((time.process_time() - c0) * 1000)
                     r["typedTrips"].append(round_trips() - trips)
                     r["gc"].append(pauses.take())
                     answers["typed"] = typed_as_rows(data)
@@ -381,6 +399,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             r = res[arm]
             walk_gc = [sum(ms for _, ms in w) for w in r["gc"]]
             typed = summary(r["typed"], r["typedTrips"])
+            # CPU of this process (all its threads, the driver's included; not Neo4j's)
+            # per walk: less sensitive to other work on the machine than the wall time.
+            typed["cpuMsP50"] = round(statistics.median(r["typedCpu"]), 2)
             typed["gcMsPerWalkP50"] = round(statistics.median(walk_gc), 2)
             typed["gcMsPerWalkMax"] = round(max(walk_gc), 2)
             typed["fullCollectionsPerWalk"] = round(
@@ -396,7 +417,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             lines.append(
                 f"gc {arm}: typed graph p50 {typed['p50Ms']} ms p95 {typed['p95Ms']} ms "
-                f"({typed['roundTrips']} round trips; gc {typed['gcMsPerWalkP50']} ms/walk "
+                f"({typed['roundTrips']} round trips; cpu {typed['cpuMsP50']} ms/walk p50; "
+                f"gc {typed['gcMsPerWalkP50']} ms/walk "
                 f"p50, longest pause {typed['longestPauseMs']} ms, "
                 f"{typed['fullCollectionsPerWalk']} full collections/walk); per-field "
                 f"baseline p50 {base['p50Ms']} ms p95 {base['p95Ms']} ms "
