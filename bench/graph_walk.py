@@ -3,7 +3,8 @@
 Run::
 
     .venv/bin/python bench/graph_walk.py [--atoms 10000] [--page 100] [--runs 50]
-                                         [--warmup 20] [--json PATH]
+                                         [--warmup 40] [--gc both|frozen|default]
+                                         [--block 10] [--json PATH]
 
 The corpus: ``--atoms`` atoms in one subject, each with one revision, two links
 (one observed to another atom's revision, one logical to another atom) and one
@@ -29,6 +30,17 @@ favours the baseline). Both answers are checked to hold the same targets and
 citations. Prints p50/p95 of each, the ratio baseline/typed and the round trips
 per walk, and writes ``bench/results/graph_walk.json``.
 
+**The collector** (``--gc``): ``frozen`` is what ``graphsvc serve`` applies when it
+starts (graphsvc/api/gc_policy.py: the startup heap, the embedding model included,
+frozen out of collections; larger thresholds); ``default`` is CPython's collector.
+``both`` (the default) is an A/B in this one process (random cursors, fresh for
+each walk): ``--runs`` walks under CPython's collector as the process started, then
+``--runs`` under the serve policy (or alternating blocks of ``--block`` walks,
+switched untimed between walks: ``gc.unfreeze()`` and a full collection for
+``default``), with each walk's collector pauses read from ``gc.callbacks``. The
+walks run on one event loop with the served default executor (``worker_threads``
+threads), as in ``graphsvc serve``.
+
 Neo4j is the managed one (started for the run, stopped at the end) unless
 ``GRAPHSVC_NEO4J_URI`` points at a server.
 """
@@ -37,6 +49,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import json
 import os
 import platform
@@ -47,6 +60,7 @@ import sys
 import time
 import uuid
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -58,6 +72,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.context import Context  # noqa: E402  (path set up just above)
+from graphsvc.api.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy  # noqa: E402
 from graphsvc.api.graph_ids import encode_cursor  # noqa: E402
 from graphsvc.api.schema import build_schema  # noqa: E402
 from graphsvc.auth import AuthTable  # noqa: E402
@@ -71,6 +86,8 @@ from graphsvc.store.connection import Database, round_trips  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 CHUNK = 5_000
+# CPython's thresholds, as this process started (nothing has changed them yet).
+DEFAULT_THRESHOLDS = gc.get_threshold()
 SOURCES = 100
 
 CREATE_ATOMS = """
@@ -147,10 +164,16 @@ def load(service: Service, subject: str, n: int, seed: int) -> tuple[list[str], 
 
 
 def typed_walk(
-    service: Service, schema: Any, auth: AuthTable, token: str, after: str, page: int
+    loop: asyncio.AbstractEventLoop,
+    service: Service,
+    schema: Any,
+    auth: AuthTable,
+    token: str,
+    after: str,
+    page: int,
 ) -> Any:
     ctx = Context(service=service, auth=auth, authorization=f"Bearer {token}")
-    result = asyncio.run(
+    result = loop.run_until_complete(
         schema.execute(WALK, variable_values={"first": page, "after": after}, context_value=ctx)
     )
     if result.errors:
@@ -205,13 +228,73 @@ def pct(values: Sequence[float], q: float) -> float:
     return s[min(len(s) - 1, round(q * (len(s) - 1)))]
 
 
+class GcPauses:
+    """Collector pauses seen through ``gc.callbacks`` (all generations, this process)."""
+
+    def __init__(self) -> None:
+        self.started = 0
+        self.pauses: list[tuple[int, float]] = []
+        gc.callbacks.append(self._callback)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self.started = time.perf_counter_ns()
+        else:
+            ms = (time.perf_counter_ns() - self.started) / 1e6
+            self.pauses.append((int(info["generation"]), ms))
+
+    def take(self) -> list[tuple[int, float]]:
+        out, self.pauses = self.pauses, []
+        return out
+
+
+def set_gc(arm: str) -> None:
+    """Put the collector into ``arm``'s state (untimed, between walks).
+
+    ``frozen`` is what ``graphsvc serve`` does when it starts
+    (:func:`graphsvc.api.gc_policy.apply_gc_policy`); ``default`` is CPython's
+    collector as the process started, or, after a frozen block, with the startup
+    heap back in its oldest generation just after a full collection.
+    """
+    if arm == "frozen":
+        apply_gc_policy("frozen")
+    elif gc.get_freeze_count():
+        gc.unfreeze()
+        gc.set_threshold(*DEFAULT_THRESHOLDS)
+        gc.collect()
+
+
+def summary(ms: list[float], trips: list[int]) -> dict[str, Any]:
+    return {
+        "p50Ms": round(statistics.median(ms), 2),
+        "p95Ms": round(pct(ms, 0.95), 2),
+        "maxMs": round(max(ms), 2),
+        "roundTrips": max(trips),
+    }
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--atoms", type=int, default=10_000)
     p.add_argument("--page", type=int, default=100)
-    p.add_argument("--runs", type=int, default=50)
-    p.add_argument("--warmup", type=int, default=20)
+    p.add_argument("--runs", type=int, default=50, help="walks per collector arm")
+    p.add_argument("--warmup", type=int, default=40)
     p.add_argument("--seed", type=int, default=11)
+    p.add_argument(
+        "--gc",
+        choices=("frozen", "default", "both"),
+        default="both",
+        help="collector of the walks: graphsvc serve's policy (frozen), CPython's "
+        "(default), or both in alternating blocks of --block walks (paired A/B)",
+    )
+    p.add_argument(
+        "--block",
+        type=int,
+        default=0,
+        help="with --gc both: walks per block, the arms alternating (0: one block per "
+        "arm, default first). Short blocks favour default: each switch to it ends in a "
+        "full collection, which a real process would pay for within the walks",
+    )
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "graph_walk.json"))
     args = p.parse_args(argv)
 
@@ -219,6 +302,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     neo = BenchNeo4j("walk")
     settings = neo.settings
     db = neo.database()
+    # One event loop for the whole run with the served default executor, as in
+    # `graphsvc serve` (a loop per walk would time thread start-ups, not the walk).
+    loop = asyncio.new_event_loop()
+    pool = ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="bench-worker")
+    loop.set_default_executor(pool)
     try:
         db.apply_schema()
         service = service_for(settings, db, get_embedder(), get_tokenizer())
@@ -230,81 +318,139 @@ def main(argv: Sequence[str] | None = None) -> int:
         token = uuid.uuid4().hex
         auth.add(token, binding)
         schema = build_schema(settings)
+        arms = ["default", "frozen"] if args.gc == "both" else [args.gc]
         rng = random.Random(args.seed + 1)
         # Pages start at random atoms that leave a full page after them.
-        starts = [ids[rng.randrange(0, len(ids) - args.page - 1)] for _ in range(args.runs)]
+        total = args.runs * len(arms)
+        starts = [ids[rng.randrange(0, len(ids) - args.page - 1)] for _ in range(total)]
         for i in range(args.warmup):
             start = ids[rng.randrange(0, len(ids) - args.page - 1)]
-            typed_walk(service, schema, auth, token, encode_cursor("atoms", start), args.page)
+            cursor = encode_cursor("atoms", start)
+            typed_walk(loop, service, schema, auth, token, cursor, args.page)
             if i < args.warmup // 4:
                 per_field_walk(db, subject, start, args.page)
-        typed_ms: list[float] = []
-        base_ms: list[float] = []
-        typed_trips: list[int] = []
-        base_trips: list[int] = []
-        for start in starts:
+        pauses = GcPauses()
+        res = {
+            arm: {
+                "typed": [],
+                "typedCpu": [],
+                "base": [],
+                "typedTrips": [],
+                "baseTrips": [],
+                "gc": [],
+            }
+            for arm in arms
+        }
+        loads: list[float] = []
+        current = None
+        for n, start in enumerate(starts):
+            block = args.block or args.runs
+            arm = arms[(n // block) % len(arms)]
+            if arm != current:
+                set_gc(arm)
+                current = arm
+                loads.append(os.getloadavg()[0])
+            r: dict[str, list[Any]] = res[arm]
             # Alternate which path goes first, so neither always runs on a warmer cache.
-            order = ("typed", "base") if len(typed_ms) % 2 == 0 else ("base", "typed")
+            order = ("typed", "base") if n % 2 == 0 else ("base", "typed")
             answers: dict[str, Any] = {}
             for which in order:
                 trips = round_trips()
+                pauses.take()
                 t0 = time.perf_counter()
+                c0 = time.process_time()
                 if which == "typed":
-                    data = typed_walk(
-                        service, schema, auth, token, encode_cursor("atoms", start), args.page
-                    )
-                    typed_ms.append((time.perf_counter() - t0) * 1000)
-                    typed_trips.append(round_trips() - trips)
+                    cursor = encode_cursor("atoms", start)
+                    data = typed_walk(loop, service, schema, auth, token, cursor, args.page)
+                    r["typed"].append((time.perf_counter() - t0) * 1000)
+                    r["typedCpu"].append((time.process_time() - c0) * 1000)
+                    r["typedTrips"].append(round_trips() - trips)
+                    r["gc"].append(pauses.take())
                     answers["typed"] = typed_as_rows(data)
                 else:
                     answers["base"] = per_field_walk(db, subject, start, args.page)
-                    base_ms.append((time.perf_counter() - t0) * 1000)
-                    base_trips.append(round_trips() - trips)
+                    r["base"].append((time.perf_counter() - t0) * 1000)
+                    r["baseTrips"].append(round_trips() - trips)
             if answers["typed"] != answers["base"]:
                 raise RuntimeError("the typed walk and the per-field walk disagree")
-        report = {
+        gc.callbacks.remove(pauses._callback)
+        report: dict[str, Any] = {
             "benchmark": "graph_walk",
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "machine": {
                 "python": platform.python_version(),
                 "cpus": os.cpu_count(),
                 "loadavg": os.getloadavg(),
+                "loadavg1DuringRuns": [min(loads), max(loads)],
             },
             "atoms": args.atoms,
             "page": args.page,
             "runs": args.runs,
             "warmup": args.warmup,
+            "gc": args.gc,
+            "block": args.block,
+            "frozenThresholds": list(FROZEN_THRESHOLDS),
             "linksPerAtom": 2,
             "loadSeconds": round(load_s, 2),
-            "typed": {
-                "p50Ms": round(statistics.median(typed_ms), 2),
-                "p95Ms": round(pct(typed_ms, 0.95), 2),
-                "roundTrips": max(typed_trips),
-            },
-            "perFieldBaseline": {
-                "p50Ms": round(statistics.median(base_ms), 2),
-                "p95Ms": round(pct(base_ms, 0.95), 2),
-                "roundTrips": max(base_trips),
-            },
+            "arms": {},
         }
-        report["ratioP50"] = round(
-            report["perFieldBaseline"]["p50Ms"] / report["typed"]["p50Ms"], 2
-        )
-        report["ratioP95"] = round(
-            report["perFieldBaseline"]["p95Ms"] / report["typed"]["p95Ms"], 2
-        )
+        lines = []
+        for arm in arms:
+            r = res[arm]
+            walk_gc = [sum(ms for _, ms in w) for w in r["gc"]]
+            typed = summary(r["typed"], r["typedTrips"])
+            # CPU of this process (all its threads, the driver's included; not Neo4j's)
+            # per walk: less sensitive to other work on the machine than the wall time.
+            typed["cpuMsP50"] = round(statistics.median(r["typedCpu"]), 2)
+            typed["gcMsPerWalkP50"] = round(statistics.median(walk_gc), 2)
+            typed["gcMsPerWalkMax"] = round(max(walk_gc), 2)
+            typed["fullCollectionsPerWalk"] = round(
+                sum(1 for w in r["gc"] for g, _ in w if g == 2) / len(r["gc"]), 3
+            )
+            typed["longestPauseMs"] = round(max((ms for w in r["gc"] for _, ms in w), default=0), 2)
+            base = summary(r["base"], r["baseTrips"])
+            report["arms"][arm] = {
+                "typed": typed,
+                "perFieldBaseline": base,
+                "ratioP50": round(base["p50Ms"] / typed["p50Ms"], 2),
+                "ratioP95": round(base["p95Ms"] / typed["p95Ms"], 2),
+            }
+            lines.append(
+                f"gc {arm}: typed graph p50 {typed['p50Ms']} ms p95 {typed['p95Ms']} ms "
+                f"({typed['roundTrips']} round trips; cpu {typed['cpuMsP50']} ms/walk p50; "
+                f"gc {typed['gcMsPerWalkP50']} ms/walk "
+                f"p50, longest pause {typed['longestPauseMs']} ms, "
+                f"{typed['fullCollectionsPerWalk']} full collections/walk); per-field "
+                f"baseline p50 {base['p50Ms']} ms p95 {base['p95Ms']} ms "
+                f"({base['roundTrips']} round trips); baseline/typed p50 "
+                f"×{report['arms'][arm]['ratioP50']}, p95 ×{report['arms'][arm]['ratioP95']}"
+            )
+        served = "frozen" if "frozen" in arms else arms[0]
+        # The top-level figures are those of the collector `graphsvc serve` runs with.
+        report["typed"] = report["arms"][served]["typed"]
+        report["perFieldBaseline"] = report["arms"][served]["perFieldBaseline"]
+        if len(arms) == 2:
+            d, f = report["arms"]["default"]["typed"], report["arms"]["frozen"]["typed"]
+            report["frozenVsDefault"] = {
+                "p50": round(f["p50Ms"] / d["p50Ms"], 2),
+                "p95": round(f["p95Ms"] / d["p95Ms"], 2),
+            }
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=2) + "\n")
-        t, b = report["typed"], report["perFieldBaseline"]
         print(
-            f"{args.atoms} atoms, page {args.page}, {args.runs} runs: typed graph p50 "
-            f"{t['p50Ms']} ms p95 {t['p95Ms']} ms ({t['roundTrips']} round trips); per-field "
-            f"baseline p50 {b['p50Ms']} ms p95 {b['p95Ms']} ms ({b['roundTrips']} round "
-            f"trips); baseline/typed p50 ×{report['ratioP50']}, p95 ×{report['ratioP95']}"
+            f"{args.atoms} atoms, page {args.page}, {args.runs} runs per arm, load "
+            f"{min(loads):.2f}–{max(loads):.2f}"
         )
+        for line in lines:
+            print(line)
+        if "frozenVsDefault" in report:
+            v = report["frozenVsDefault"]
+            print(f"frozen/default: p50 ×{v['p50']}, p95 ×{v['p95']}")
         print(f"wrote {out}")
     finally:
+        loop.close()
+        pool.shutdown(wait=False, cancel_futures=True)
         db.close()
         neo.close()
     return 0

@@ -90,6 +90,10 @@ class Settings:
     # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
     # has its own. Each holds at most one Neo4j connection plus side work.
     worker_threads: int = 16
+    # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
+    # keeps the startup heap (the model) out of every collection; "default" is
+    # CPython's collector unchanged.
+    gc_policy: str = "frozen"
     # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
     retry_after_s: int = 2
     # "json" (one object per line) or "text"; level as in logging.
@@ -230,6 +234,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
         if not self.erasure_max_delay_s > 0:  # NaN fails too
             raise InvalidInputError("GRAPHSVC_ERASURE_MAX_DELAY_S must be positive")
+        if self.gc_policy not in {"frozen", "default"}:
+            raise InvalidInputError("GRAPHSVC_GC_POLICY must be frozen or default")
         if self.log_format not in {"json", "text"}:
             raise InvalidInputError("GRAPHSVC_LOG_FORMAT must be json or text")
         for name in (

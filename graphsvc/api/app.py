@@ -35,6 +35,7 @@ from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
 from graphsvc.api.explore_page import explore_route
+from graphsvc.api.gc_policy import apply_gc_policy
 from graphsvc.api.health import Health
 from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
@@ -292,6 +293,8 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
         # here on purpose instead of Python's min(32, cores + 4).
         pool = ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="graphsvc-worker")
         asyncio.get_running_loop().set_default_executor(pool)
+        # Everything is loaded now (the model too): keep it out of later collections.
+        apply_gc_policy(settings.gc_policy)
         try:
             yield
         finally:

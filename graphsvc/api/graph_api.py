@@ -1,8 +1,9 @@
 """Root fields of the typed graph: ``node``, ``nodes``, ``atom``, ``atoms``, ``source``,
 ``lineageGraph`` (docs/graphql.md).
 
-Every root field first checks, once per request, that no purge of the caller's
-subject is pending (LNK-6), then loads through the request's DataLoaders. Ids of
+Every root field checks, once per request, that no purge of the caller's subject
+is pending (LNK-6), beside its first load (``GraphLoaders.opened``: nothing it read
+is shown unless the check passed), and loads through the request's DataLoaders. Ids of
 another subject, purged atoms and ids that never existed all answer null.
 """
 
@@ -155,8 +156,7 @@ class GraphQuery:
         "the caller (never written, purged, or another subject's)."
     )
     async def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        await loaders_of(info).open()
-        return await _node(info, str(id))
+        return await loaders_of(info).opened(_node(info, str(id)))
 
     @strawberry.field(
         description="Several objects by global id, in the order asked (at most "
@@ -166,14 +166,12 @@ class GraphQuery:
         loaders = loaders_of(info)
         if len(ids) > service_of(info).settings.graph_first_max:
             raise InvalidInputError(f"ids: at most {service_of(info).settings.graph_first_max} ids")
-        await loaders.open()
-        return list(await asyncio.gather(*(_node(info, str(i)) for i in ids)))
+        return list(await loaders.opened(asyncio.gather(*(_node(info, str(i)) for i in ids))))
 
     @strawberry.field(description="One atom of the caller's subject by atomId, or null.")
     async def atom(self, info: Info, atom_id: strawberry.ID) -> Atom | None:
         loaders = loaders_of(info)
-        await loaders.open()
-        row = await loaders.atom.load(str(atom_id))
+        row = await loaders.opened(loaders.atom.load(str(atom_id)))
         return None if row is None else atom_from_row(row)
 
     @strawberry.field(
@@ -191,13 +189,14 @@ class GraphQuery:
         loaders = loaders_of(info)
         n = loaders.reader.page_size(first)
         pos = decode_cursor("atoms", after, str)[0] if after is not None else None
-        await loaders.open()
-        rows = await asyncio.to_thread(
-            loaders.reader.atoms_page,
-            after=pos,
-            state=str(state.value) if state else None,
-            text=text,
-            limit=n + 1,
+        rows = await loaders.opened(
+            asyncio.to_thread(
+                loaders.reader.atoms_page,
+                after=pos,
+                state=str(state.value) if state else None,
+                text=text,
+                limit=n + 1,
+            )
         )
         for r in rows:
             loaders.prime_atom(r)
@@ -217,8 +216,9 @@ class GraphQuery:
         digest: str | None = None,
     ) -> Source | None:
         loaders = loaders_of(info)
-        await loaders.open()
-        row = await asyncio.to_thread(loaders.reader.source_lookup, uri, version, digest)
+        row = await loaders.opened(
+            asyncio.to_thread(loaders.reader.source_lookup, uri, version, digest)
+        )
         return None if row is None else source_from_row(row)
 
     @strawberry.field(

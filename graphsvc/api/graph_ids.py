@@ -15,6 +15,7 @@ from __future__ import annotations
 import base64
 import binascii
 import json
+from json.encoder import encode_basestring as _json_str
 from typing import Any
 
 from graphsvc.errors import InvalidInputError
@@ -26,8 +27,14 @@ _MAX_CHARS = 2048
 
 
 def _encode(parts: list[Any]) -> str:
-    raw = json.dumps(parts, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
-    return base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+    # The text json.dumps(parts, separators=(",", ":"), ensure_ascii=False) gives,
+    # built here for the usual str/int parts at about half its cost (a walk of the
+    # typed graph encodes an id or a cursor per object); anything else goes through it.
+    if all(type(p) is str or type(p) is int for p in parts):
+        text = "[" + ",".join(_json_str(p) if type(p) is str else str(p) for p in parts) + "]"
+    else:
+        text = json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
+    return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
 
 
 def _decode(text: str) -> Any:

@@ -11,8 +11,8 @@ the same page share one load.
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Sequence
-from typing import Any, TypeVar
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, TypeVar, cast
 
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
@@ -21,7 +21,7 @@ from graphsvc.api.context import Context, binding_of, service_of
 from graphsvc.ops.graph import GraphReader, PageSizes
 from graphsvc.settings import Settings
 
-__all__ = ["GraphLoaders", "loaders_of"]
+__all__ = ["MISSING", "GraphLoaders", "cached", "loaders_of", "then"]
 
 Row = dict[str, Any]
 K = TypeVar("K")
@@ -30,12 +30,68 @@ V = TypeVar("V")
 RevKey = tuple[str, int]
 # (atomId, before rev, limit)
 RevPageKey = tuple[str, int | None, int]
-# (atomId, rev, role, after ordinal, limit)
-LinkPageKey = tuple[str, int, str | None, int | None, int]
+# (atomId, rev, role, after ordinal, limit, with the targets' citations)
+LinkPageKey = tuple[str, int, str | None, int | None, int, bool]
 # (atomId, role, at, after atomId, after ordinal, limit)
 IncomingKey = tuple[str, str | None, str | None, str | None, int | None, int]
 # (sourceKey, uri, after atomId, after ordinal, limit)
 CitedByKey = tuple[str | None, str | None, str | None, int | None, int]
+
+
+class _Missing:
+    """Not in a loader's cache yet (distinct from a cached ``None``: not found)."""
+
+    def __repr__(self) -> str:
+        return "MISSING"
+
+
+MISSING = _Missing()
+
+
+def cached(loader: DataLoader[K, V], key: K) -> V | _Missing:
+    """What ``loader`` already holds for ``key`` (loaded or primed), without awaiting.
+
+    A resolver whose value is already known answers synchronously: graphql-core then
+    completes it without a coroutine, a future and an event-loop turn per field.
+    """
+    future = loader.cache_map.get(key)
+    if future is None or not future.done() or future.cancelled() or future.exception():
+        return MISSING
+    value: V = future.result()
+    return value
+
+
+W = TypeVar("W")
+
+
+def then(load: Awaitable[V], convert: Callable[[V], W]) -> W:
+    """``convert`` of a load's value: now when the load is done, else a future of it.
+
+    For resolvers that only reshape what a loader gives: declared synchronous, they
+    return the value itself or a future that graphql-core awaits, so a field costs
+    no coroutine of its own (strawberry's async resolver path is about twice a sync
+    one per field). The future is typed as its value for strawberry's schema.
+    """
+    source = asyncio.ensure_future(load)
+    if source.done():
+        return convert(source.result())
+    out: asyncio.Future[W] = source.get_loop().create_future()
+
+    def done(f: asyncio.Future[V]) -> None:
+        if out.done():
+            return
+        if f.cancelled():
+            out.cancel()
+        elif (failed := f.exception()) is not None:
+            out.set_exception(failed)
+        else:
+            try:
+                out.set_result(convert(f.result()))
+            except Exception as exc:  # delivered to the awaiting field as its error
+                out.set_exception(exc)
+
+    source.add_done_callback(done)
+    return cast(W, out)
 
 
 def _loader(
@@ -67,6 +123,8 @@ class GraphLoaders:
         self.settings = settings
         self._open: asyncio.Task[None] | None = None
         self._keys: dict[str, bytes] | None = None
+        # Look-ahead answers per field node of the document (see graph_lookahead).
+        self.lookahead: dict[int, bool] = {}
         self.atom: DataLoader[str, Row | None] = _loader(reader.atoms, lambda: None)
         self.revision: DataLoader[RevKey, Row | None] = _loader(reader.revisions, lambda: None)
         self.citations: DataLoader[RevKey, list[Row] | None] = _loader(reader.citations, list)
@@ -84,7 +142,14 @@ class GraphLoaders:
         self.link_page: DataLoader[LinkPageKey, list[Row] | None] = _loader(
             _paged(
                 reader.link_pages,
-                lambda k: {"atomId": k[0], "rev": k[1], "role": k[2], "after": k[3], "limit": k[4]},
+                lambda k: {
+                    "atomId": k[0],
+                    "rev": k[1],
+                    "role": k[2],
+                    "after": k[3],
+                    "limit": k[4],
+                    "withCitations": k[5],
+                },
             ),
             list,
         )
@@ -126,6 +191,23 @@ class GraphLoaders:
             self._open = asyncio.ensure_future(asyncio.to_thread(self.reader.check_open))
         await asyncio.shield(self._open)
 
+    async def opened(self, load: Awaitable[V]) -> V:
+        """``load``'s answer once the request's purge check (:meth:`open`) has passed.
+
+        The two run side by side (one round trip of latency instead of two); what
+        ``load`` read is never shown while a purge is pending, and the purge check's
+        refusal wins over any error of ``load``, as when the check ran first.
+
+        Raises:
+            PurgePendingError: a purge of the caller's subject has not finished.
+        """
+        check, value = await asyncio.gather(self.open(), load, return_exceptions=True)
+        if isinstance(check, BaseException):
+            raise check
+        if isinstance(value, BaseException):
+            raise value
+        return value
+
     async def public_keys(self) -> dict[str, bytes]:
         """The deployment's public keys (loaded once per request, in a worker thread)."""
         if self._keys is None:
@@ -142,6 +224,11 @@ class GraphLoaders:
 
     def prime_revision(self, row: Row) -> None:
         self.revision.prime((row["atomId"], int(row["rev"])), row)
+
+    def prime_citations(self, revision: Row, citations: list[Row | None]) -> None:
+        """Remember a revision's citations loaded with it (a links page's targets)."""
+        key = (revision["atomId"], int(revision["rev"]))
+        self.citations.prime(key, [c for c in citations if c])
 
 
 def loaders_of(info: Info) -> GraphLoaders:

@@ -9,14 +9,16 @@ has no bound is a connection (``edges { cursor node }``, ``pageInfo``) whose
 
 from __future__ import annotations
 
+from collections.abc import Awaitable
 from enum import Enum
-from typing import Annotated, Any, Generic, TypeVar
+from typing import Annotated, Any, Generic, TypeVar, cast
 
 import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
-from graphsvc.api.graph_loaders import loaders_of
+from graphsvc.api.graph_loaders import MISSING, cached, loaders_of, then
+from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
 
@@ -160,11 +162,9 @@ class Citation:
     verified: bool = strawberry.field(
         description="The range was checked against a stored atom's text (atom: sources)."
     )
+    # Built with the citation (a plain field costs less than a resolver per field).
+    source: Source = strawberry.field(description="The cited source.")
     row: strawberry.Private[Row]
-
-    @strawberry.field(description="The cited source.")
-    def source(self) -> Source:
-        return source_from_row(self.row)
 
     @strawberry.field(description="The revision that holds this citation.")
     async def citing(self, info: Info) -> Revision:
@@ -226,7 +226,7 @@ class Revision(Node):
         description="Outgoing links in stored order. A purged or unpermitted target has the "
         "safe form of LNK-2 (unavailable, no target)."
     )
-    async def links(
+    def links(
         self,
         info: Info,
         role: str | None = None,
@@ -236,27 +236,37 @@ class Revision(Node):
         loaders = loaders_of(info)
         n = loaders.reader.page_size(first)
         pos = decode_cursor("links", after, int)[0] if after is not None else None
-        rows = await loaders.link_page.load((str(self.atom_id), self.rev, role, pos, n + 1)) or []
-        for r in rows[:n]:
-            if r.get("targetRevision"):
-                loaders.prime_revision(r["targetRevision"])
-            if r.get("targetAtom"):
-                loaders.prime_atom(r["targetAtom"])
-        items = [
-            (
-                encode_cursor("links", int(r["ordinal"])),
-                _link(r, str(self.atom_id), self.rev),
-            )
-            for r in rows
-        ]
-        return page(items, n, after)
+        atom_id, rev = str(self.atom_id), self.rev
+        # Asked for the targets' citations: they come with the page (no round trip).
+        with_citations = wants_target_citations(info)
+
+        def shown(found: list[Row] | None) -> Connection[Link]:
+            rows = found or []
+            for r in rows[:n]:
+                target = r.get("targetRevision")
+                if target:
+                    loaders.prime_revision(target)
+                if r.get("targetAtom"):
+                    loaders.prime_atom(r["targetAtom"])
+                    target = r["targetAtom"]["head"]
+                if target and r.get("targetCitations") is not None:
+                    loaders.prime_citations(target, r["targetCitations"])
+            items = [
+                (encode_cursor("links", int(r["ordinal"])), _link(r, atom_id, rev)) for r in rows
+            ]
+            return page(items, n, after)
+
+        key = (atom_id, rev, role, pos, n + 1, with_citations)
+        return then(loaders.link_page.load(key), shown)
 
     @strawberry.field(description="Source citations in declared order (at most 128).")
-    async def citations(self, info: Info) -> list[Citation]:
-        rows = await loaders_of(info).citations.load((str(self.atom_id), self.rev)) or []
-        return [
-            _citation({**c, "citingAtomId": str(self.atom_id), "citingRev": self.rev}) for c in rows
-        ]
+    def citations(self, info: Info) -> list[Citation]:
+        atom_id, rev = str(self.atom_id), self.rev
+
+        def shown(rows: list[Row] | None) -> list[Citation]:
+            return [_citation({**c, "citingAtomId": atom_id, "citingRev": rev}) for c in rows or []]
+
+        return then(loaders_of(info).citations.load((atom_id, rev)), shown)
 
     @strawberry.field(description="Signed lineage: the parent revisions this one derives from.")
     async def derives_from(self, info: Info) -> list[Derivation]:
@@ -272,11 +282,10 @@ class Atom(Node):
     atom_id: strawberry.ID = strawberry.field(description="The library-issued atom id.")
     state: AtomState = strawberry.field(description="State of the head revision.")
     created_at: str | None = strawberry.field(description="When the atom was created.")
+    # Built with the atom: its row holds the head (a plain field costs less than a
+    # resolver per field).
+    head: Revision = strawberry.field(description="The current head revision.")
     row: strawberry.Private[Row]
-
-    @strawberry.field(description="The current head revision.")
-    def head(self) -> Revision:
-        return revision_from_row(self.row["head"])
 
     @strawberry.field(description="One revision by number (null when there is none).")
     async def revision(self, info: Info, rev: int) -> Revision | None:
@@ -358,15 +367,39 @@ class Link:
         description="The target: a Revision for an observed link, an Atom for a logical one "
         "(read its head); null when unavailable."
     )
-    async def target(self, info: Info) -> LinkTarget | None:
+    def target(self, info: Info) -> LinkTarget | None:
+        # Synchronous when the target's row is in the request's loaders already (the
+        # links page primes it): most targets of a walk then cost no coroutine. Else
+        # the awaitable of the load, which graphql-core awaits.
         if self.unavailable or self.row.get("atomId") is None:
             return None
         loaders = loaders_of(info)
+        atom_id = self.row["atomId"]
         if self.row.get("rev") is None:
-            atom = await loaders.atom.load(self.row["atomId"])
-            return None if atom is None else atom_from_row(atom)
-        rev = await loaders.revision.load((self.row["atomId"], int(self.row["rev"])))
-        return None if rev is None else revision_from_row(rev)
+            atom = cached(loaders.atom, atom_id)
+            if atom is MISSING:
+                return _later(_atom_target(info, atom_id))
+            return None if atom is None else atom_from_row(cast(Row, atom))
+        key = (atom_id, int(self.row["rev"]))
+        rev = cached(loaders.revision, key)
+        if rev is MISSING:
+            return _later(_revision_target(info, key))
+        return None if rev is None else revision_from_row(cast(Row, rev))
+
+
+def _later(load: Awaitable[Revision | Atom | None]) -> Revision | Atom | None:
+    """The awaitable, typed as its value: graphql-core awaits what a resolver returns."""
+    return cast("Revision | Atom | None", load)
+
+
+async def _atom_target(info: Info, atom_id: str) -> Atom | None:
+    row = await loaders_of(info).atom.load(atom_id)
+    return None if row is None else atom_from_row(row)
+
+
+async def _revision_target(info: Info, key: tuple[str, int]) -> Revision | None:
+    row = await loaders_of(info).revision.load(key)
+    return None if row is None else revision_from_row(row)
 
 
 LinkTarget = Annotated[
@@ -401,6 +434,7 @@ def atom_from_row(row: Row) -> Atom:
         atom_id=strawberry.ID(row["atomId"]),
         state=AtomState(row["head"]["state"]),
         created_at=row.get("createdAt"),
+        head=revision_from_row(row["head"]),
         row=row,
     )
 
@@ -438,6 +472,7 @@ def _citation(row: Row) -> Citation:
         ordinal=int(row.get("ordinal") or 0),
         range=rng,
         verified=bool(row.get("verified")),
+        source=source_from_row(row),
         row=row,
     )
 

@@ -79,7 +79,7 @@ def revision_pages(db: Database, subject: str, keys: Sequence[Row]) -> dict[str,
 
 
 def link_pages(db: Database, subject: str, keys: Sequence[Row]) -> dict[str, list[Row]]:
-    """Per key ``{key, atomId, rev, role, after, limit}``: outgoing links in order."""
+    """Per key ``{key, atomId, rev, role, after, limit, withCitations?}``: links in order."""
     return _paged(db, "graph/links_page", subject, keys, "links")
 
 

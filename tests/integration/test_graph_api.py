@@ -505,6 +505,84 @@ def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
     assert max(counts.values()) <= 6, counts
 
 
+def test_targets_citations_come_with_the_links_page_when_the_query_asks_for_them(
+    service: Service, human: Binding
+) -> None:
+    targets = write(
+        service,
+        human,
+        [
+            new(f"t{i}", f"Target {i}.", sources=[{"uri": f"https://example.org/{i}"}])
+            for i in range(4)
+        ],
+    ).changes
+    write(
+        service,
+        human,
+        [
+            new(
+                f"h{i}",
+                f"holder {i}",
+                links=[
+                    {"role": "a", "target": {"ref": ref(targets[f"t{i}"]), "at": "observed"}},
+                    {"role": "b", "target": {"ref": ref(targets[f"t{i + 1}"]), "at": "logical"}},
+                ],
+            )
+            for i in range(3)
+        ],
+    )
+    inline = _walk_query(3)
+    # The same selection through named fragments (the look-ahead follows them).
+    named = """query { atoms(first: 3, text: "holder") { edges { node { atomId
+      head { rev links { edges { node { role target { ...R ...A } } } } } } } } }
+    fragment R on Revision { text citations { verified source { uri } } }
+    fragment A on Atom { head { text ...C } }
+    fragment C on Revision { citations { source { uri } } }"""
+    plain = """query { atoms(first: 3, text: "holder") { edges { node { atomId
+      head { rev links { edges { node { role target {
+        ... on Revision { text } ... on Atom { head { text } } } } } } } } } } }"""
+    answers = {}
+    for name, q in (("inline", inline), ("named", named), ("plain", plain)):
+        before = round_trips()
+        answers[name] = gql_ok(service, human, q)
+        # The purge check, the atoms page, the links page with the targets (and, when
+        # asked for, the targets' citations): nothing per level after that.
+        assert round_trips() - before == 3, name
+    uris = [
+        [
+            (t.get("citations") or t["head"]["citations"])[0]["source"]["uri"]
+            for t in (link["node"]["target"] for link in _links_of(edge))
+        ]
+        for edge in answers["inline"]["atoms"]["edges"]
+    ]
+    # Atoms come in atomId order: holder i's targets are t_i (observed) and t_i+1 (logical).
+    expected = [[f"https://example.org/{i}", f"https://example.org/{i + 1}"] for i in range(3)]
+    assert sorted(uris) == expected
+    assert answers["named"] == answers["inline"]
+    assert "citations" not in json.dumps(answers["plain"])
+    # What the links page does not bring still loads, through the loaders: t0's atom
+    # (the others came as logical targets) and the heads' citations, batched (the
+    # cached heads and t0's may or may not share a batch).
+    before = round_trips()
+    cited = gql_ok(
+        service,
+        human,
+        """query { atoms(first: 3, text: "holder") { edges { node {
+          head { links { edges { node { target { ... on Revision { atom { head {
+            citations { source { uri } } } } } } } } } } } } } }""",
+    )
+    assert 3 < round_trips() - before <= 6
+    observed = [_links_of(e)[0]["node"]["target"] for e in cited["atoms"]["edges"]]
+    assert sorted(t["atom"]["head"]["citations"][0]["source"]["uri"] for t in observed) == [
+        f"https://example.org/{i}" for i in range(3)
+    ]
+
+
+def _links_of(edge: dict[str, Any]) -> list[dict[str, Any]]:
+    links: list[dict[str, Any]] = edge["node"]["head"]["links"]["edges"]
+    return links
+
+
 @pytest.mark.req("CORE-2")
 def test_graph_reads_change_no_body_link_or_usage_state(
     service: Service, human: Binding, db: Database
@@ -554,6 +632,10 @@ def test_purge_pending_refuses_every_graph_root(
             data, errors = gql(service, human, q, **variables)
             assert codes(errors) == ["PURGE_PENDING"], q
             assert g.a.atom_id not in json.dumps(data)
+        # The check runs beside a root's first load; its refusal still wins over the
+        # root's own errors (an id that does not decode), as when it ran first.
+        _, errors = gql(service, human, 'query { node(id: "not-an-id") { id } }')
+        assert codes(errors) == ["PURGE_PENDING"]
     finally:
         cypher(db, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
 
