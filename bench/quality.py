@@ -391,7 +391,8 @@ def use_analyzer(db: Database, analyzer: str) -> None:
 
 def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
-    ``beta=0.3`` / ``depth=1``, joined by ``;``."""
+    ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
+    ``pool=128`` / ``scope=hits|candidates``, joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -409,6 +410,14 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["depth"] = int(value)
         elif key == "prox":
             changes["lexical_proximity"] = int(value)
+        elif key == "stats":
+            changes["lexical_statistics"] = value
+        elif key == "norm":
+            changes["lexical_normalisation"] = value
+        elif key == "pool":
+            changes["lexical_pool"] = int(value)
+        elif key == "scope":
+            changes["lexical_scope"] = value
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
@@ -516,14 +525,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
         use_analyzer(db, FULLTEXT_ANALYZER)
-        first = convs[0]
-        load(first)
-        alone: list[list[tuple[str, float]]] = []
-        if not args.no_independence:
-            alone = [top10(service, first, q) for q in first.questions]
-        for c in convs[1:]:
-            load(c)
-
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
         systems: dict[str, Scores] = {n: Scores() for n in ("cosine", "bm25", "fusion")}
@@ -532,6 +533,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             v: service_for(settings.with_(**ch), db, embedder, tokenizer)
             for v, ch in variants.items()
         }
+        # Tenant independence of the shipped defaults and of every variant.
+        independent = {"graphsvc": service, **variant_services}
+        first = convs[0]
+        load(first)
+        alone: dict[str, list[list[tuple[str, float]]]] = {}
+        if not args.no_independence:
+            alone = {
+                n: [top10(s, first, q) for q in first.questions] for n, s in independent.items()
+            }
+        for c in convs[1:]:
+            load(c)
         peer = None if args.no_peer else Peer(db, embed)
         indep: dict[str, Any] = {}
         for phase, analyzer in enumerate(analyzers):
@@ -581,8 +593,9 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ranked = [c.dia_of[h["atom"]["atomId"]] for h in hits]
                     systems["graphsvc" + tag].add(ranked, q, ms)
             if alone and analyzer == FULLTEXT_ANALYZER:
-                beside = [top10(service, first, q) for q in first.questions]
-                indep = {"conversation": first.name, **independence(alone, beside)}
+                for n, svc in independent.items():
+                    beside = [top10(svc, first, q) for q in first.questions]
+                    indep[n] = {"conversation": first.name, **independence(alone[n], beside)}
         use_analyzer(db, FULLTEXT_ANALYZER)
 
         report = {
@@ -602,11 +615,17 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "roleWeights": settings.role_weights,
                 "maxSeeds": settings.max_seeds,
                 "candidateOversample": settings.candidate_oversample,
+                "lexicalProximity": settings.lexical_proximity,
+                "lexicalStatistics": settings.lexical_statistics,
+                "lexicalNormalisation": settings.lexical_normalisation,
+                "lexicalPool": settings.lexical_pool,
+                "lexicalScope": settings.lexical_scope,
                 "depth": settings.depth,
                 "embeddingModel": embedder.model_name,
             },
             "systems": {name: s.summary() for name, s in systems.items()},
-            "tenantIndependence": indep,
+            "tenantIndependence": indep.get("graphsvc", {}),
+            "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
         }
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -631,11 +650,14 @@ def print_table(report: dict[str, Any]) -> None:
         cells = " ".join(f"{by[c]['recall@10']:>10.3f}" if c in by else f"{'-':>10}" for c in cats)
         lat = f" {s.get('p50Ms', ''):>7} {s.get('p95Ms', ''):>7}"
         print(f"{name:<28} {s['recall@5']:>6.3f} {s['recall@10']:>6.3f} {cells}{lat}")
-    ind = report.get("tenantIndependence")
-    if ind:
+    every = {"graphsvc": report.get("tenantIndependence") or {}}
+    every.update(report.get("tenantIndependenceVariants") or {})
+    for name, ind in every.items():
+        if not ind:
+            continue
         print(
-            f"tenant independence ({ind['conversation']}): top 10 order changed for "
-            f"{ind['top10Changed']}/{ind['questions']} questions, its set for "
+            f"tenant independence of {name} ({ind['conversation']}): top 10 order changed "
+            f"for {ind['top10Changed']}/{ind['questions']} questions, its set for "
             f"{ind['top10SetChanged']}, "
             f"largest score change {ind['largestScoreChange']:.2e}"
         )

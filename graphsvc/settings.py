@@ -154,6 +154,19 @@ class Settings:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
     # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
     lexical_proximity: int = 3
+    # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
+    # "subject" scores each candidate with its subject's own body count, average length
+    # and term document frequencies, so a subject's ranking does not depend on other
+    # subjects' data; "index" keeps Lucene's score (statistics of the whole index).
+    lexical_statistics: str = "subject"
+    # "max": lexical = score / best score among the candidates; "bound": score / the
+    # query's BM25 upper bound (needs lexical_statistics=subject).
+    lexical_normalisation: str = "max"
+    # How many of the subject's top Lucene hits become lexical candidates (0: max_seeds).
+    lexical_pool: int = 0
+    # "hits": only the lexical candidates get a lexical score; "candidates": every
+    # candidate whose body is read (the semantic ones too), with subject statistics.
+    lexical_scope: str = "hits"
 
     # Embedding
     embed_batch: int = 64
@@ -216,6 +229,14 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
         if not 0 <= self.lexical_proximity <= 32:
             raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
+        if self.lexical_statistics not in {"subject", "index"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS must be subject or index")
+        if self.lexical_normalisation not in {"max", "bound"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_NORMALISATION must be max or bound")
+        if self.lexical_scope not in {"hits", "candidates"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
+        if not 0 <= self.lexical_pool <= 4096:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
         if self.curator not in {"none", "rule", "ollama"}:

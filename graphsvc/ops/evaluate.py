@@ -1,9 +1,13 @@
 """One evaluation (RD-1, CUR-1): candidates → fusion → retrieval graph → usage → solve.
 
-Shared by ``search`` and ``read``. Lexical scores are normalised within the
-candidate set by dividing by the largest Lucene score among the candidates (so
-the best lexical hit has 1, a non-hit has 0); a candidate without an embedding
-has its semantic signal *missing* and is ranked lexically alone (ACT-1).
+Shared by ``search`` and ``read``. The lexical score of a candidate is its BM25
+with the subject's own statistics (``GRAPHSVC_LEXICAL_STATISTICS=subject``,
+graphsvc.core.bm25; ``index``: Lucene's score with the statistics of the whole
+index), normalised as ``GRAPHSVC_LEXICAL_NORMALISATION`` says: ``max`` divides by
+the largest score among the candidates (the best lexical hit has 1, a non-hit 0),
+``bound`` by the query's BM25 upper bound (candidate-independent). A candidate
+without an embedding has its semantic signal *missing* and is ranked lexically
+alone (ACT-1).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from graphsvc.core.activation import (
     cosine_from_neo4j,
     fuse_match,
     normalise_lexical,
+    normalise_lexical_by,
     propagate,
     usage_boost,
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
+from graphsvc.core.bm25 import query_terms, score_bodies
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
@@ -61,6 +67,10 @@ class EvaluationLimits:
     max_nodes: int
     max_edges: int
     lexical_proximity: int
+    lexical_statistics: str
+    lexical_normalisation: str
+    lexical_pool: int
+    lexical_scope: str
     beta: float
     role_weights: str
     propagation: float
@@ -76,6 +86,10 @@ class EvaluationLimits:
             max_nodes=settings.max_nodes,
             max_edges=settings.max_edges,
             lexical_proximity=settings.lexical_proximity,
+            lexical_statistics=settings.lexical_statistics,
+            lexical_normalisation=settings.lexical_normalisation,
+            lexical_pool=settings.lexical_pool,
+            lexical_scope=settings.lexical_scope,
             beta=settings.beta,
             role_weights=settings.role_weights,
             propagation=settings.propagation,
@@ -281,13 +295,41 @@ class _Fusion:
     """The candidates' fused match (filled when the acquisition asks for seeds)."""
 
     max_seeds: int
+    text: str = ""
+    limits: EvaluationLimits | None = None
     fused: _Fused = field(default_factory=dict)
+    normalisation: str = "lucene score / max lucene score among candidates"
+
+    def lexical_signal(self, acq: Acquired, ids: list[str]) -> dict[str, float]:
+        """Each candidate's normalised fulltext score (absent: 0)."""
+        lim = self.limits
+        stats = acq.subject_stats
+        if lim is None or stats is None:
+            return normalise_lexical(acq.lexical)
+        terms = query_terms(self.text, lim.lexical_proximity)
+        # Score the lexical hits (their texts came with them), or every candidate
+        # whose body is known (a semantic candidate can match the query's words too).
+        scored = [
+            a
+            for a in (ids if lim.lexical_scope == "candidates" else acq.lexical)
+            if acq.texts.get(a) is not None
+        ]
+        raw, bound = score_bodies(
+            terms, [acq.texts[a] or "" for a in scored], stats, slop=lim.lexical_proximity
+        )
+        by_id = dict(zip(scored, raw, strict=True))
+        if lim.lexical_normalisation == "bound" and bound > 0:
+            self.normalisation = "subject BM25 / the query's BM25 upper bound"
+            return normalise_lexical_by(by_id, bound)
+        self.normalisation = "subject BM25 / max subject BM25 among candidates"
+        return normalise_lexical(by_id)
 
     def seeds_from(self, acq: Acquired) -> list[str]:
         fused = self.fused
-        lex_norm = normalise_lexical(acq.lexical)
-        lexical_missing = acq.lexical_mode == "rebuilding"
         ids = sorted(set(acq.semantic) | set(acq.lexical))
+        lex_norm = self.lexical_signal(acq, ids)
+        lexical_missing = acq.lexical_mode == "rebuilding"
+
         for atom_id in ids:
             if atom_id in acq.semantic:
                 sem: float | None = cosine_from_neo4j(acq.semantic[atom_id])
@@ -309,7 +351,7 @@ def _evaluate_in(
     """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
     lim = req.limits
     model = AdaptiveUseModel()
-    fusion = _Fusion(lim.max_seeds)
+    fusion = _Fusion(lim.max_seeds, req.text, lim)
     embedded: list[list[float] | None] = []
 
     def embedding() -> list[float] | None:
@@ -329,6 +371,8 @@ def _evaluate_in(
         max_edges=lim.max_edges,
         include_archived=req.include_archived,
         proximity=lim.lexical_proximity,
+        lexical_pool=lim.lexical_pool,
+        subject_stats=lim.lexical_statistics == "subject",
     )
     acq = acquire(
         tx,
@@ -372,7 +416,7 @@ def _evaluate_in(
         candidates=len(fused),
         result=result,
         diagnostics=_diagnostics(
-            req, acq, fused, atom_ids, m, len(hidden), embedding() is not None, result, model.id
+            req, acq, fusion, atom_ids, m, len(hidden), embedding() is not None, result, model.id
         ),
     )
 
@@ -400,7 +444,7 @@ def _propagate(
 def _diagnostics(
     req: _Request,
     acq: Acquired,
-    fused: _Fused,
+    fusion: _Fusion,
     atom_ids: list[str],
     m: list[float],
     hidden: int,
@@ -408,6 +452,7 @@ def _diagnostics(
     result: ActivationResult,
     model_id: str,
 ) -> dict[str, Any]:
+    fused = fusion.fused
     missing = {a: fused[a][3] for a in atom_ids if a in fused and fused[a][3]}
     return {
         "acquisition": {
@@ -419,7 +464,10 @@ def _diagnostics(
             "lexicalMode": acq.lexical_mode,
             "queryEmbedding": query_embedding,
             "missingSignals": missing,
-            "lexicalNormalisation": "lucene score / max lucene score among candidates",
+            "lexicalNormalisation": fusion.normalisation,
+            "lexicalStatistics": (
+                "subject" if acq.subject_stats is not None else "index" if acq.lexical else "none"
+            ),
             "hiddenArchived": hidden,
             "evaluatedAt": req.now,
         },

@@ -21,7 +21,8 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.core.activation import neo4j_cosines
-from graphsvc.core.lucene import fulltext_query
+from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
+from graphsvc.core.lucene import fulltext_query, term_query
 from graphsvc.store.connection import Database, run
 
 __all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_candidates"]
@@ -43,6 +44,11 @@ class Acquired:
     lexical_embeddings: dict[str, list[float] | None] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Bodies of the candidates (lexical and semantic), for scoring them with the
+    # subject's own statistics; those statistics (None: Lucene's index-wide score).
+    texts: dict[str, str | None] = field(default_factory=dict)
+    subject_stats: SubjectStats | None = None
+    index_analyzer: str | None = None  # read only when subject statistics are asked for
     vector_mode: str = "index"
     lexical_mode: str = "index"
     truncated: bool = False
@@ -120,6 +126,10 @@ class AcquireQuery:
     max_edges: int
     include_archived: bool
     proximity: int = 0
+    # How many of the subject's top Lucene hits become lexical candidates (0: max_seeds).
+    lexical_pool: int = 0
+    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score.
+    subject_stats: bool = False
 
 
 def acquire(
@@ -148,15 +158,25 @@ def acquire(
     # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
     # the candidate and expansion rows themselves (no per-node lookup afterwards).
     head_facts: dict[str, dict[str, Any]] = {}
-    k = q.max_seeds * q.oversample
+    # Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
+    # an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
+    # scored by Lucene. Read beside the fulltext query, every evaluation.
+    analyzer = db.read_soon("index/fulltext_state") if q.subject_stats else None
+    pool = q.lexical_pool or q.max_seeds
+    k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
     # query would shrink to nothing and match no atom.
     state = None
     if _has_word(text):
         state = _lexical(
-            tx, acq, head_facts, text, subject, k, q.max_seeds, q.include_archived, q.proximity
+            tx, acq, head_facts, text, subject, k, pool, q.include_archived, q.proximity
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
+    if analyzer is not None:
+        rows = analyzer.result()
+        acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+        if acq.lexical and acq.index_analyzer == ANALYZER:
+            acq.subject_stats = _subject_stats(tx, subject, text, q.proximity)
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
@@ -166,6 +186,7 @@ def acquire(
         for row in hits.rows:
             acq.semantic[row["atomId"]] = float(row["semantic"])
             head_facts[row["atomId"]] = _facts(row)
+            acq.texts.setdefault(row["atomId"], row.get("text"))
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
     nodes = _expand(
@@ -244,11 +265,31 @@ def _lexical(
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
     # The query fetched the embedding of every hit that can be in this top `limit`
     # (ties at its edge included), so each candidate's embedding is here.
-    for atom_id, rev, score, into, arch, vector in hits[:limit]:
+    for atom_id, rev, score, into, arch, vector, body in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
         acq.lexical_embeddings[atom_id] = vector
+        acq.texts[atom_id] = body
     return first
+
+
+def _subject_stats(
+    tx: ManagedTransaction, subject: str, text: str, proximity: int
+) -> SubjectStats | None:
+    """The subject's own statistics for ``text``'s terms (search/term_statistics);
+    None when the text has no term the analysis keeps."""
+    terms = query_terms(text, proximity)
+    if not terms.surface:
+        return None
+    row = run(
+        tx,
+        "search/term_statistics",
+        subject=subject,
+        terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
+    )[0]
+    docs = int(row["docs"])
+    avg = float(row["words"]) / docs if docs else 0.0
+    return SubjectStats(docs, avg, {t: int(df) for t, df in row["dfs"]})
 
 
 def _lexical_semantic(acq: Acquired, query: list[float]) -> None:
