@@ -461,6 +461,96 @@ def independence(
     }
 
 
+# ----------------------------------------------------------------------------- profile
+
+
+def profile(
+    live: Live, service: Service, convs: Sequence[Conversation], tokens: dict[str, str], n: int
+) -> dict[str, Any]:
+    """Where the HTTP search time goes: per phase p50/p95 over ``n`` questions (spans
+    may overlap: the vector leg and the embedding run beside the fulltext query)."""
+    import contextlib
+
+    import graphsvc.ops.evaluate as evaluate_mod
+    import graphsvc.store.connection as connection_mod
+
+    spans: list[tuple[str, float]] = []
+    lock = threading.Lock()
+
+    def record(name: str, seconds: float) -> None:
+        with lock:
+            spans.append((name, seconds * 1000))
+
+    original_timed = vars(connection_mod)["timed_query"]
+
+    @contextlib.contextmanager
+    def timed(name: str) -> Any:
+        t0 = time.perf_counter()
+        try:
+            with original_timed(name):
+                yield
+        finally:
+            record(f"cypher {name}", time.perf_counter() - t0)
+
+    def wrap(owner: Any, attr: str, label: str) -> Callable[[], None]:
+        original = getattr(owner, attr)
+
+        def wrapped(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(*a, **kw)
+            finally:
+                record(label, time.perf_counter() - t0)
+
+        setattr(owner, attr, wrapped)
+        return lambda: setattr(owner, attr, original)
+
+    vars(connection_mod)["timed_query"] = timed
+    undo = [
+        wrap(service, "search", "service.search (server total)"),
+        wrap(service.embedder, "embed", "query embedding"),
+        wrap(evaluate_mod, "_propagate", "solve (build edges + propagate)"),
+        wrap(evaluate_mod._Fusion, "lexical_signal", "lexical scoring (python)"),
+        wrap(evaluate_mod, "_evaluate_in", "evaluation (in transaction)"),
+    ]
+    per: dict[str, list[float]] = {}
+    try:
+        questions = [(c, q) for c in convs for q in c.questions]
+        step = max(1, len(questions) // max(1, n))
+        for c, q in questions[::step][:n]:
+            spans.clear()
+            t0 = time.perf_counter()
+            live.gql(tokens[c.name], SEARCH, {"q": q.text})
+            total = (time.perf_counter() - t0) * 1000
+            sums: dict[str, float] = {"HTTP total (client)": total}
+            with lock:
+                for name, ms in spans:
+                    sums[name] = sums.get(name, 0.0) + ms
+            server = sums.get("service.search (server total)", 0.0)
+            sums["HTTP + GraphQL outside service.search"] = total - server
+            for name, ms in sums.items():
+                per.setdefault(name, []).append(ms)
+    finally:
+        vars(connection_mod)["timed_query"] = original_timed
+        for u in undo:
+            u()
+    out = {
+        name: {
+            "calls": len(v),
+            "p50Ms": round(percentile(v, 50), 2),
+            "p95Ms": round(percentile(v, 95), 2),
+            "meanMs": round(float(np.mean(v)), 2),
+        }
+        for name, v in sorted(per.items(), key=lambda kv: -float(np.mean(kv[1])))
+    }
+    print(f"{'phase':<48} {'n':>4} {'p50 ms':>7} {'p95 ms':>7} {'mean':>7}")
+    for name, row in out.items():
+        print(
+            f"{name:<48} {row['calls']:>4} {row['p50Ms']:>7} {row['p95Ms']:>7} {row['meanMs']:>7}"
+        )
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -482,6 +572,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--no-independence", action="store_true")
+    p.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        help="after the run, time N searches over HTTP phase by phase",
+    )
     args = p.parse_args(argv)
 
     files = sorted(Path(args.data).glob("*.json"))
@@ -597,6 +693,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                     beside = [top10(svc, first, q) for q in first.questions]
                     indep[n] = {"conversation": first.name, **independence(alone[n], beside)}
         use_analyzer(db, FULLTEXT_ANALYZER)
+        profiled = profile(live, service, convs, tokens, args.profile) if args.profile else {}
 
         report = {
             "benchmark": "quality",
@@ -626,6 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "systems": {name: s.summary() for name, s in systems.items()},
             "tenantIndependence": indep.get("graphsvc", {}),
             "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
+            "profile": profiled,
         }
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ The evaluation that follows is computed once from these facts and frozen (RD-1).
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -160,8 +161,11 @@ def acquire(
     head_facts: dict[str, dict[str, Any]] = {}
     # Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
     # an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
-    # scored by Lucene. Read beside the fulltext query, every evaluation.
-    analyzer = db.read_soon("index/fulltext_state") if q.subject_stats else None
+    # scored by Lucene. Both are read beside the fulltext query, every evaluation.
+    analyzer = stats = None
+    if q.subject_stats and _has_word(text):
+        analyzer = db.read_soon("index/fulltext_state")
+        stats = _subject_stats_soon(db, subject, text, q.proximity)
     pool = q.lexical_pool or q.max_seeds
     k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
@@ -172,11 +176,12 @@ def acquire(
             tx, acq, head_facts, text, subject, k, pool, q.include_archived, q.proximity
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
-    if analyzer is not None:
+    if analyzer is not None and stats is not None:
         rows = analyzer.result()
         acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+        subject_stats = stats.result()
         if acq.lexical and acq.index_analyzer == ANALYZER:
-            acq.subject_stats = _subject_stats(tx, subject, text, q.proximity)
+            acq.subject_stats = subject_stats
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
@@ -273,23 +278,30 @@ def _lexical(
     return first
 
 
-def _subject_stats(
-    tx: ManagedTransaction, subject: str, text: str, proximity: int
-) -> SubjectStats | None:
-    """The subject's own statistics for ``text``'s terms (search/term_statistics);
-    None when the text has no term the analysis keeps."""
+def _subject_stats_soon(
+    db: Database, subject: str, text: str, proximity: int
+) -> Future[SubjectStats | None]:
+    """Start reading the subject's own statistics for ``text``'s terms
+    (search/term_statistics) beside the caller's transaction; the future holds None
+    when the text has no term the analysis keeps, or the fulltext index is being
+    rebuilt (it is not called then)."""
     terms = query_terms(text, proximity)
-    if not terms.surface:
-        return None
-    row = run(
-        tx,
-        "search/term_statistics",
-        subject=subject,
-        terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
-    )[0]
-    docs = int(row["docs"])
-    avg = float(row["words"]) / docs if docs else 0.0
-    return SubjectStats(docs, avg, {t: int(df) for t, df in row["dfs"]})
+
+    def read() -> SubjectStats | None:
+        if not terms.surface:
+            return None
+        rows = db.read_rows(
+            "search/term_statistics",
+            subject=subject,
+            terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
+        )
+        if not rows:  # the rebuild marker is set
+            return None
+        docs = int(rows[0]["docs"])
+        avg = float(rows[0]["words"]) / docs if docs else 0.0
+        return SubjectStats(docs, avg, {t: int(df) for t, df in rows[0]["dfs"]})
+
+    return db.soon(read, label="search/term_statistics")
 
 
 def _lexical_semantic(acq: Acquired, query: list[float]) -> None:

@@ -6,6 +6,10 @@
 // so each count is the subject's own, whatever other subjects hold.
 // Cost: the length sum reads every current body of the subject, and each count
 // every body of the subject holding the term (linear in the subject's size).
+// No row while `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild):
+// the half-populated index is not called.
+OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
+WITH f WHERE f IS NULL
 CALL () {
   MATCH (r:Revision:Current {subject: $subject})
   RETURN count(r) AS docs, sum(size(split(coalesce(r.text, ''), ' '))) AS words

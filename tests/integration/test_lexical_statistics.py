@@ -1,0 +1,112 @@
+"""The lexical signal is scored with the subject's own statistics (graphsvc.core.bm25):
+another subject's data cannot change a subject's lexical scores (SPEC API-2, ACT-1).
+
+With Lucene's index-wide statistics (``GRAPHSVC_LEXICAL_STATISTICS=index``) the
+same writes of another subject do change them: that is what the default removes.
+"""
+
+from __future__ import annotations
+
+import math
+import uuid
+
+import pytest
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.bm25 import SubjectStats, query_terms, score_bodies
+from graphsvc.inputs import parse_changes
+from graphsvc.runtime import service_for
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+
+QUERY = "rowing boat harbour keeper"
+TEXTS = {
+    "boat": "The lighthouse keeper painted the rowing boat blue",
+    "club": "A rowing club meets at the harbour every Sunday morning",
+    "log": "The keeper's logbook records storms and fog",
+    "bread": "Fresh bread from the bakery near the harbour",
+    "none": "Quarterly figures were presented to the board",
+}
+
+
+def _write(service: Service, binding: Binding, texts: dict[str, str]) -> dict[str, str]:
+    changes = [
+        {"id": key, "op": "create", "content": {"text": text, "links": []}, "sources": []}
+        for key, text in texts.items()
+    ]
+    outcome = service.write(binding, parse_changes(changes))
+    assert outcome.indexing == "complete"
+    return {key: outcome.changes[key].atom_id for key in texts}
+
+
+def _lexical(service: Service, binding: Binding) -> dict[str, float | None]:
+    result = service.search(binding, QUERY, depth=0, limit=20)
+    return {h.atom.atom_id: h.breakdown["lexical"] for h in result.hits}
+
+
+def _binding(name: str) -> Binding:
+    return Binding(f"t-lexstats-{name}-{uuid.uuid4().hex[:10]}", "default", "human", "alice")
+
+
+@pytest.mark.req("ACT-1")
+def test_another_subjects_skewed_vocabulary_leaves_the_lexical_scores_unchanged(
+    service: Service, test_settings: Settings
+) -> None:
+    assert service.settings.lexical_statistics == "subject"
+    lucene = service_for(
+        test_settings.with_(lexical_statistics="index"),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    mine = _binding("mine")
+    ids = _write(service, mine, TEXTS)
+    alone = _lexical(service, mine)
+    alone_lucene = _lexical(lucene, mine)
+    result = service.search(mine, QUERY, depth=0)
+    assert result.diagnostics["acquisition"]["lexicalStatistics"] == "subject"
+    # Every body holding a query word has a lexical score, the best 1 (÷ max).
+    assert max(v or 0.0 for v in alone.values()) == 1.0
+    assert (alone.get(ids["none"]) or 0.0) == 0.0
+    assert all((alone[ids[k]] or 0.0) > 0.0 for k in ("boat", "club", "log", "bread"))
+
+    # Another subject, its vocabulary skewed: "rowing" and "harbour" everywhere, in
+    # long bodies (other document frequencies, body count and average length).
+    theirs = _binding("theirs")
+    filler = " ".join(f"w{i}" for i in range(40))
+    _write(
+        service,
+        theirs,
+        {f"t{i}": f"rowing harbour rowing harbour {filler} {i}" for i in range(40)},
+    )
+
+    assert _lexical(service, mine) == alone  # exactly: nothing of theirs counts
+    beside_lucene = _lexical(lucene, mine)
+    assert beside_lucene.keys() == alone_lucene.keys()
+    assert any(
+        not math.isclose(beside_lucene[a] or 0.0, alone_lucene[a] or 0.0, rel_tol=1e-9)
+        for a in alone_lucene
+    )
+
+
+@pytest.mark.req("ACT-1")
+def test_the_lexical_score_is_the_subjects_own_bm25_normalised_by_the_best(
+    service: Service,
+) -> None:
+    mine = _binding("exact")
+    ids = _write(service, mine, TEXTS)
+    got = _lexical(service, mine)
+    # The subject's statistics, counted by hand from TEXTS: five bodies; "rowing" in
+    # two, "boat" in one, "harbour" in two, "keeper" in two (the possessive counts).
+    words = sum(len(t.split(" ")) for t in TEXTS.values())
+    stats = SubjectStats(5, words / 5, {"row": 2, "boat": 1, "harbour": 2, "keeper": 2})
+    keys = list(TEXTS)
+    raw, _ = score_bodies(
+        query_terms(QUERY, service.settings.lexical_proximity),
+        [TEXTS[k] for k in keys],
+        stats,
+        slop=service.settings.lexical_proximity,
+    )
+    best = max(raw)
+    for key, score in zip(keys, raw, strict=True):
+        assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
