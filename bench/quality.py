@@ -392,7 +392,7 @@ def use_analyzer(db: Database, analyzer: str) -> None:
 def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
-    ``pool=128`` / ``scope=hits|candidates``, joined by ``;``."""
+    ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000``, joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -418,6 +418,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["lexical_pool"] = int(value)
         elif key == "scope":
             changes["lexical_scope"] = value
+        elif key == "vexact":
+            changes["vector_exact_max"] = int(value)
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
@@ -717,6 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "lexicalNormalisation": settings.lexical_normalisation,
                 "lexicalPool": settings.lexical_pool,
                 "lexicalScope": settings.lexical_scope,
+                "vectorExactMax": settings.vector_exact_max,
                 "depth": settings.depth,
                 "embeddingModel": embedder.model_name,
             },

@@ -167,6 +167,10 @@ class Settings:
     # "hits": only the lexical candidates get a lexical score; "candidates": every
     # candidate whose body is read (the semantic ones too), with subject statistics.
     lexical_scope: str = "hits"
+    # A subject with at most this many current bodies is scanned exactly by the vector
+    # leg instead of asking the shared (approximate) index: its semantic candidates are
+    # then its own, whatever other subjects hold (0: always the index first).
+    vector_exact_max: int = 0
 
     # Embedding
     embed_batch: int = 64
@@ -235,6 +239,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_NORMALISATION must be max or bound")
         if self.lexical_scope not in {"hits", "candidates"}:
             raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
+        if self.vector_exact_max < 0:
+            raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
         if not 0 <= self.lexical_pool <= 4096:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:

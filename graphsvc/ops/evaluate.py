@@ -71,6 +71,7 @@ class EvaluationLimits:
     lexical_normalisation: str
     lexical_pool: int
     lexical_scope: str
+    vector_exact_max: int
     beta: float
     role_weights: str
     propagation: float
@@ -90,6 +91,7 @@ class EvaluationLimits:
             lexical_normalisation=settings.lexical_normalisation,
             lexical_pool=settings.lexical_pool,
             lexical_scope=settings.lexical_scope,
+            vector_exact_max=settings.vector_exact_max,
             beta=settings.beta,
             role_weights=settings.role_weights,
             propagation=settings.propagation,
@@ -261,6 +263,7 @@ def evaluate_then(
                 k=limits.max_seeds * limits.candidate_oversample,
                 limit=limits.max_seeds,
                 include_archived=include_archived,
+                exact_max=limits.vector_exact_max,
             ),
             label="vector candidates",
         )

@@ -80,15 +80,30 @@ def semantic_candidates(
     k: int,
     limit: int,
     include_archived: bool,
+    exact_max: int = 0,
 ) -> SemanticHits:
     """The subject's top ``limit`` vector hits.
 
-    The vector index is shared by all subjects and filtered afterwards, so a
-    subject may hold few of the global top-k: widen k once, then scan the
-    subject exactly (cheap exactly when the subject is small). While the index is
-    being rebuilt (``graphsvc index rebuild``) the index query returns no rows
-    without touching the index, so the exact scan answers.
+    A subject of at most ``exact_max`` current heads is scanned exactly (mode
+    ``"exact"``): the answer is its own, independent of other subjects' vectors
+    (an approximate index's top k is not). Otherwise: the vector index is shared
+    by all subjects and filtered afterwards, so a subject may hold few of the
+    global top-k: widen k once, then scan the subject exactly (cheap exactly when
+    the subject is small). While the index is being rebuilt (``graphsvc index
+    rebuild``) the index query returns no rows without touching the index, so the
+    exact scan answers.
     """
+    if exact_max > 0:
+        small = db.read_rows(
+            "search/vector_candidates_small",
+            embedding=vector,
+            subject=subject,
+            includeArchived=include_archived,
+            limit=limit,
+            exactMax=exact_max,
+        )[0]
+        if int(small["size"]) <= exact_max:
+            return SemanticHits(list(small["hits"]), "exact")
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):
         rows = db.read_rows(
