@@ -110,3 +110,36 @@ def test_the_lexical_score_is_the_subjects_own_bm25_normalised_by_the_best(
     best = max(raw)
     for key, score in zip(keys, raw, strict=True):
         assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
+
+
+@pytest.mark.req("ACT-1", "ACT-4")
+def test_a_small_subjects_whole_ranking_is_its_own(
+    service: Service, test_settings: Settings
+) -> None:
+    # Subject statistics, every candidate scored lexically, and the exact vector scan
+    # for a small subject: scores and order are the same beside another subject.
+    svc = service_for(
+        test_settings.with_(
+            lexical_statistics="subject", lexical_scope="candidates", vector_exact_max=2000
+        ),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    mine = _binding("whole")
+    _write(svc, mine, TEXTS)
+
+    def ranking() -> list[tuple[str, float, float | None]]:
+        result = svc.search(mine, QUERY, limit=20)
+        assert result.diagnostics["acquisition"]["vectorMode"] == "exact"
+        return [(h.atom.atom_id, h.score, h.breakdown["lexical"]) for h in result.hits]
+
+    alone = ranking()
+    assert len(alone) >= 4  # every body holding a query word (the last may score 0)
+    theirs = _binding("whole-theirs")
+    _write(
+        svc,
+        theirs,
+        {f"t{i}": f"the rowing boat of the harbour keeper, number {i}" for i in range(40)},
+    )
+    assert ranking() == alone
