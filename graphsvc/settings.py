@@ -162,15 +162,16 @@ class Settings:
     # "max": lexical = score / best score among the candidates; "bound": score / the
     # query's BM25 upper bound (needs lexical_statistics=subject).
     lexical_normalisation: str = "max"
-    # How many of the subject's top Lucene hits become lexical candidates (0: max_seeds).
+    # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
+    # max_seeds of them by the subject's own BM25 become the lexical candidates.
     lexical_pool: int = 0
     # "hits": only the lexical candidates get a lexical score; "candidates": every
     # candidate whose body is read (the semantic ones too), with subject statistics.
-    lexical_scope: str = "hits"
+    lexical_scope: str = "candidates"
     # A subject with at most this many current bodies is scanned exactly by the vector
     # leg instead of asking the shared (approximate) index: its semantic candidates are
     # then its own, whatever other subjects hold (0: always the index first).
-    vector_exact_max: int = 0
+    vector_exact_max: int = 2000
 
     # Embedding
     embed_batch: int = 64

@@ -327,6 +327,24 @@ class _Fusion:
         self.normalisation = "subject BM25 / max subject BM25 among candidates"
         return normalise_lexical(by_id)
 
+    def keep_lexical(self, acq: Acquired) -> list[str]:
+        """The lexical candidates: the best ``max_seeds`` of the pool of Lucene hits, by
+        the subject's own BM25 when its statistics are there (so which hits are kept
+        is the subject's own decision too), else in Lucene's order."""
+        ids = list(acq.lexical)  # Lucene's order (score, then atomId)
+        lim = self.limits
+        if lim is None or acq.subject_stats is None or len(ids) <= self.max_seeds:
+            return ids[: self.max_seeds]
+        scored = [a for a in ids if acq.texts.get(a) is not None]
+        raw, _ = score_bodies(
+            query_terms(self.text, lim.lexical_proximity),
+            [acq.texts[a] or "" for a in scored],
+            acq.subject_stats,
+            slop=lim.lexical_proximity,
+        )
+        order = sorted(zip(scored, raw, strict=True), key=lambda x: (-x[1], x[0]))
+        return [a for a, _ in order[: self.max_seeds]]
+
     def seeds_from(self, acq: Acquired) -> list[str]:
         fused = self.fused
         ids = sorted(set(acq.semantic) | set(acq.lexical))
@@ -384,6 +402,7 @@ def _evaluate_in(
         embedding=embedding,
         semantic=lambda: None if req.hits is None else req.hits.result(),
         seeds_from=fusion.seeds_from,
+        keep_lexical=fusion.keep_lexical,
         check_state=check_state,
     )
     fused = fusion.fused

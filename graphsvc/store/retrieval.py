@@ -142,7 +142,8 @@ class AcquireQuery:
     max_edges: int
     include_archived: bool
     proximity: int = 0
-    # How many of the subject's top Lucene hits become lexical candidates (0: max_seeds).
+    # How many of the subject's top Lucene hits are read (0: max_seeds); the caller
+    # keeps the best max_seeds of them (keep_lexical).
     lexical_pool: int = 0
     # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score.
     subject_stats: bool = False
@@ -156,6 +157,7 @@ def acquire(
     embedding: Callable[[], list[float] | None],
     semantic: Callable[[], SemanticHits | None],
     seeds_from: Callable[[Acquired], list[str]],
+    keep_lexical: Callable[[Acquired], list[str]] | None = None,
     check_state: Callable[[dict[str, Any]], None],
 ) -> Acquired:
     """Read candidates, the retrieval graph and node facts for ``q`` in ``tx``.
@@ -165,9 +167,10 @@ def acquire(
     else is read, and raises to stop (a purge pending). ``embedding()`` returns the
     query embedding (or None) and ``semantic()`` the vector hits (or None without
     an embedding), each waiting for it if still running; they are called after the
-    fulltext query. ``seeds_from(acquired)`` picks the seed atom ids from the fused
-    candidates (the pure core decides; the store only reads). ``db`` runs the
-    second half of a big BFS level.
+    fulltext query. ``keep_lexical(acquired)`` names the lexical hits to keep as
+    candidates (the caller scores the pool of hits). ``seeds_from(acquired)``
+    picks the seed atom ids from the fused candidates (the pure core decides; the
+    store only reads). ``db`` runs the second half of a big BFS level.
     """
     subject, policy, model_id, text = q.subject, q.policy, q.model_id, q.text
     acq = Acquired()
@@ -197,6 +200,12 @@ def acquire(
         subject_stats = stats.result()
         if acq.lexical and acq.index_analyzer == ANALYZER:
             acq.subject_stats = subject_stats
+    if keep_lexical is not None and acq.lexical:
+        # The caller rescored the pool of Lucene hits and keeps its best.
+        kept = set(keep_lexical(acq))
+        for atom_id in [a for a in acq.lexical if a not in kept]:
+            del acq.lexical[atom_id]
+            acq.lexical_embeddings.pop(atom_id, None)
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
