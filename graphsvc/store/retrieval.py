@@ -15,7 +15,6 @@ The evaluation that follows is computed once from these facts and frozen (RD-1).
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -197,7 +196,7 @@ def acquire(
     if analyzer is not None and stats is not None:
         rows = analyzer.result()
         acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
-        subject_stats = stats.result()
+        subject_stats = stats()
         if acq.lexical and acq.index_analyzer == ANALYZER:
             acq.subject_stats = subject_stats
     if keep_lexical is not None and acq.lexical:
@@ -304,9 +303,10 @@ def _lexical(
 
 def _subject_stats_soon(
     db: Database, subject: str, text: str, proximity: int
-) -> Future[SubjectStats | None]:
+) -> Callable[[], SubjectStats | None]:
     """Start reading the subject's own statistics for ``text``'s terms
-    (search/term_statistics) beside the caller's transaction; the future holds None
+    (search/term_statistics) beside the caller's transaction; returns the wait for
+    them, which gives None
     when the text has no term the analysis keeps, or the fulltext index is being
     rebuilt (it is not called then)."""
     terms = query_terms(text, proximity)
@@ -325,7 +325,7 @@ def _subject_stats_soon(
         avg = float(rows[0]["words"]) / docs if docs else 0.0
         return SubjectStats(docs, avg, {t: int(df) for t, df in rows[0]["dfs"]})
 
-    return db.soon(read, label="search/term_statistics")
+    return db.soon(read, label="search/term_statistics").result
 
 
 def _lexical_semantic(acq: Acquired, query: list[float]) -> None:
