@@ -143,3 +143,40 @@ def test_a_small_subjects_whole_ranking_is_its_own(
         {f"t{i}": f"the rowing boat of the harbour keeper, number {i}" for i in range(40)},
     )
     assert ranking() == alone
+
+
+@pytest.mark.req("ACT-1")
+def test_every_candidate_gets_its_bodys_lexical_score_by_default(
+    service: Service, test_settings: Settings
+) -> None:
+    # Three seeds: Lucene's three best hits are the short bodies; the vector leg's
+    # three nearest are the long ones, which hold the rare word once.
+    assert service.settings.lexical_scope == "candidates"
+    texts = {
+        "short1": "zorblax",
+        "short2": "zorblax zorblax",
+        "short3": "zorblax zorblax zorblax",
+        # Near the query's meaning, with none of its words beside "zorblax".
+        "long1": "zorblax: a small falcon hangs in the air over the grassland, stalking rodents",
+        "long2": "zorblax notes: a bird of prey floats on the wind over fields seeking rodents",
+        "long3": "zorblax diary: raptors circled over the pasture, chasing little field creatures",
+    }
+    mine = _binding("scope")
+    ids = _write(service, mine, texts)
+    query = "zorblax kestrel hovering above a meadow hunting voles and mice"
+    lexical: dict[str, dict[str, float]] = {}
+    for scope in ("hits", "candidates"):
+        svc = service_for(
+            test_settings.with_(max_seeds=3, lexical_scope=scope),
+            service.db,
+            service.embedder,
+            service.tokenizer,
+        )
+        result = svc.search(mine, query, depth=0, limit=10)
+        assert result.diagnostics["acquisition"]["lexicalCandidates"] == 3
+        lexical[scope] = {h.atom.atom_id: h.breakdown["lexical"] or 0.0 for h in result.hits}
+    # With only the hits scored, a seed from the vector leg has no lexical score ...
+    assert any(v == 0.0 for v in lexical["hits"].values())
+    # ... by default every candidate holding the query's words has its own.
+    assert set(lexical["candidates"]) <= set(ids.values())
+    assert all(v > 0 for v in lexical["candidates"].values())
