@@ -471,7 +471,12 @@ def independence(
 
 
 def profile(
-    live: Live, service: Service, convs: Sequence[Conversation], tokens: dict[str, str], n: int
+    live: Live,
+    service: Service,
+    convs: Sequence[Conversation],
+    tokens: dict[str, str],
+    n: int,
+    variants: dict[str, Service] | None = None,
 ) -> dict[str, Any]:
     """Where the HTTP search time goes: per phase p50/p95 over ``n`` questions (spans
     may overlap: the vector leg and the embedding run beside the fulltext query)."""
@@ -545,6 +550,11 @@ def profile(
                     sums[name] = sums.get(name, 0.0) + ms
             server = sums.get("service.search (server total)", 0.0)
             sums["HTTP + GraphQL outside service.search"] = total - server
+            binding = Binding(c.subject, "default", "human", "bench")
+            for vname, vservice in {"shipped defaults": service, **(variants or {})}.items():
+                t0 = time.perf_counter()
+                vservice.search(binding, q.text, limit=10)
+                sums[f"in process: {vname}"] = (time.perf_counter() - t0) * 1000
             for name, ms in sums.items():
                 per.setdefault(name, []).append(ms)
     finally:
@@ -710,7 +720,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                     beside = [top10(svc, first, q) for q in first.questions]
                     indep[n] = {"conversation": first.name, **independence(alone[n], beside)}
         use_analyzer(db, FULLTEXT_ANALYZER)
-        profiled = profile(live, service, convs, tokens, args.profile) if args.profile else {}
+        profiled = (
+            profile(live, service, convs, tokens, args.profile, variant_services)
+            if args.profile
+            else {}
+        )
 
         report = {
             "benchmark": "quality",

@@ -164,7 +164,7 @@ class Settings:
     lexical_normalisation: str = "max"
     # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
     # max_seeds of them by the subject's own BM25 become the lexical candidates.
-    lexical_pool: int = 0
+    lexical_pool: int = 256
     # "hits": only the lexical candidates get a lexical score; "candidates": every
     # candidate whose body is read (the semantic ones too), with subject statistics.
     lexical_scope: str = "candidates"

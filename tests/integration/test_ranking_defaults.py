@@ -47,7 +47,7 @@ def test_the_shipped_defaults() -> None:
         defaults.lexical_pool,
         defaults.lexical_scope,
         defaults.vector_exact_max,
-    ) == ("subject", "max", 0, "candidates", 2000)
+    ) == ("subject", "max", 256, "candidates", 2000)
     # The reference implementation's value stays the core's constant and a setting.
     assert DEFAULT_PROPAGATION == 0.5
     assert Settings.from_env({"GRAPHSVC_PROPAGATION": "0.5"}).propagation == 0.5
