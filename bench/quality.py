@@ -396,7 +396,8 @@ def use_analyzer(db: Database, analyzer: str) -> None:
 def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
-    ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000``, joined by ``;``."""
+    ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
+    ``clause=first|fallback``, joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -424,6 +425,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["lexical_scope"] = value
         elif key == "vexact":
             changes["vector_exact_max"] = int(value)
+        elif key == "clause":
+            changes["fulltext_subject_clause"] = value
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes

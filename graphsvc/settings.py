@@ -172,6 +172,9 @@ class Settings:
     # leg instead of asking the shared (approximate) index: its semantic candidates are
     # then its own, whatever other subjects hold (0: always the index first).
     vector_exact_max: int = 2000
+    # "fallback": ask Lucene for the index's top hits without the subject clause and
+    # again with it when too few were the subject's; "first": with the clause at once.
+    fulltext_subject_clause: str = "fallback"
 
     # Embedding
     embed_batch: int = 64
@@ -240,6 +243,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_NORMALISATION must be max or bound")
         if self.lexical_scope not in {"hits", "candidates"}:
             raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
+        if self.fulltext_subject_clause not in {"first", "fallback"}:
+            raise InvalidInputError("GRAPHSVC_FULLTEXT_SUBJECT_CLAUSE must be first or fallback")
         if self.vector_exact_max < 0:
             raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
         if not 0 <= self.lexical_pool <= 4096:

@@ -72,6 +72,7 @@ class EvaluationLimits:
     lexical_pool: int
     lexical_scope: str
     vector_exact_max: int
+    fulltext_subject_clause: str
     beta: float
     role_weights: str
     propagation: float
@@ -92,6 +93,7 @@ class EvaluationLimits:
             lexical_pool=settings.lexical_pool,
             lexical_scope=settings.lexical_scope,
             vector_exact_max=settings.vector_exact_max,
+            fulltext_subject_clause=settings.fulltext_subject_clause,
             beta=settings.beta,
             role_weights=settings.role_weights,
             propagation=settings.propagation,
@@ -394,6 +396,7 @@ def _evaluate_in(
         proximity=lim.lexical_proximity,
         lexical_pool=lim.lexical_pool,
         subject_stats=lim.lexical_statistics == "subject",
+        subject_clause_first=lim.fulltext_subject_clause == "first",
     )
     acq = acquire(
         tx,

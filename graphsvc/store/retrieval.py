@@ -146,6 +146,8 @@ class AcquireQuery:
     lexical_pool: int = 0
     # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score.
     subject_stats: bool = False
+    # Ask Lucene with the subject clause at once, not after an unscoped top k.
+    subject_clause_first: bool = False
 
 
 def acquire(
@@ -190,7 +192,16 @@ def acquire(
     state = None
     if _has_word(text):
         state = _lexical(
-            tx, acq, head_facts, text, subject, k, pool, q.include_archived, q.proximity
+            tx,
+            acq,
+            head_facts,
+            text,
+            subject,
+            k,
+            pool,
+            q.include_archived,
+            q.proximity,
+            scoped_first=q.subject_clause_first,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     if analyzer is not None and stats is not None:
@@ -255,6 +266,8 @@ def _lexical(
     limit: int,
     include_archived: bool,
     proximity: int,
+    *,
+    scoped_first: bool = False,
 ) -> dict[str, Any] | None:
     """The subject's top ``limit`` fulltext hits; returns the first query's row
     (with the subject's state), None when the text makes no Lucene query.
@@ -264,15 +277,18 @@ def _lexical(
     The index is shared by all subjects. Its top ``k`` without a subject clause,
     filtered here, holds exactly the subject's top hits when it holds ``limit`` of
     them or was not full; otherwise ask again with the subject clause (same
-    scores: that clause has boost 0). The caller checks the state before it uses
-    the hits.
+    scores: that clause has boost 0). With ``scoped_first`` the subject clause is
+    asked at once (one query where a subject holds a minority of the index). The
+    caller checks the state before it uses the hits.
     """
     hits: list[list[Any]] = []
     first: dict[str, Any] | None = None
-    for scoped in (False, True):
+    for scoped in (True,) if scoped_first else (False, True):
         lucene = fulltext_query(text, subject if scoped else None, proximity)
         if lucene is None:
             return first
+        if scoped:
+            acq.lexical_mode = "subject clause"
         row = run(
             tx,
             "search/fulltext_candidates",
@@ -289,7 +305,6 @@ def _lexical(
         hits = [h for h in row["hits"] if h is not None]
         if len(hits) >= limit or row["seen"] < k:
             break
-        acq.lexical_mode = "subject clause"
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
     # The query fetched the embedding of every hit that can be in this top `limit`
     # (ties at its edge included), so each candidate's embedding is here.
