@@ -202,6 +202,7 @@ def acquire(
             q.include_archived,
             q.proximity,
             scoped_first=q.subject_clause_first,
+            embed=q.max_seeds,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     if analyzer is not None and stats is not None:
@@ -211,11 +212,16 @@ def acquire(
         if acq.lexical and acq.index_analyzer == ANALYZER:
             acq.subject_stats = subject_stats
     if keep_lexical is not None and acq.lexical:
-        # The caller rescored the pool of Lucene hits and keeps its best.
+        # The caller rescored the pool of Lucene hits and keeps its best; the fulltext
+        # rows brought the embeddings of Lucene's best max_seeds only.
         kept = set(keep_lexical(acq))
         for atom_id in [a for a in acq.lexical if a not in kept]:
             del acq.lexical[atom_id]
             acq.lexical_embeddings.pop(atom_id, None)
+    missing = [a for a in acq.lexical if a not in acq.lexical_embeddings]
+    if missing:
+        for row in run(tx, "search/embeddings_of", subject=subject, atomIds=missing):
+            acq.lexical_embeddings[row["atomId"]] = row["embedding"]
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
@@ -268,6 +274,7 @@ def _lexical(
     proximity: int,
     *,
     scoped_first: bool = False,
+    embed: int = 0,
 ) -> dict[str, Any] | None:
     """The subject's top ``limit`` fulltext hits; returns the first query's row
     (with the subject's state), None when the text makes no Lucene query.
@@ -294,7 +301,7 @@ def _lexical(
             "search/fulltext_candidates",
             lucene=lucene,
             k=k,
-            limit=limit,
+            limit=embed or limit,
             subject=subject,
             includeArchived=include_archived,
         )[0]
@@ -306,12 +313,16 @@ def _lexical(
         if len(hits) >= limit or row["seen"] < k:
             break
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
-    # The query fetched the embedding of every hit that can be in this top `limit`
-    # (ties at its edge included), so each candidate's embedding is here.
+    # The query fetched the embedding of every hit that can be in Lucene's top
+    # `embed` (ties at its edge included): those scoring at least the edge. The rest
+    # of the pool has none yet (the caller fetches what it keeps, search/embeddings_of).
+    bound = embed or limit
+    edge = float(hits[bound - 1][2]) if len(hits) > bound else None
     for atom_id, rev, score, into, arch, vector, body in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
-        acq.lexical_embeddings[atom_id] = vector
+        if edge is None or float(score) >= edge:
+            acq.lexical_embeddings[atom_id] = vector
         acq.texts[atom_id] = body
     return first
 
