@@ -153,8 +153,12 @@ class Live:
     server: Any
     thread: threading.Thread
 
+    client: httpx.Client = field(default_factory=lambda: httpx.Client(timeout=120))
+
     def gql(self, token: str, query: str, variables: dict[str, Any]) -> dict[str, Any]:
-        r = httpx.post(
+        # One kept-alive connection, as an agent host's client holds (a new TCP
+        # connection per request costs the client ~1 ms more and the server more).
+        r = self.client.post(
             f"{self.url}/graphql",
             json={"query": query, "variables": variables},
             headers={"Authorization": f"Bearer {token}"},
@@ -391,7 +395,9 @@ def use_analyzer(db: Database, analyzer: str) -> None:
 
 def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
-    ``beta=0.3`` / ``depth=1``, joined by ``;``."""
+    ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
+    ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
+    ``clause=first|fallback``, joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -409,6 +415,18 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["depth"] = int(value)
         elif key == "prox":
             changes["lexical_proximity"] = int(value)
+        elif key == "stats":
+            changes["lexical_statistics"] = value
+        elif key == "norm":
+            changes["lexical_normalisation"] = value
+        elif key == "pool":
+            changes["lexical_pool"] = int(value)
+        elif key == "scope":
+            changes["lexical_scope"] = value
+        elif key == "vexact":
+            changes["vector_exact_max"] = int(value)
+        elif key == "clause":
+            changes["fulltext_subject_clause"] = value
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
@@ -452,6 +470,117 @@ def independence(
     }
 
 
+# ----------------------------------------------------------------------------- profile
+
+
+def profile(
+    live: Live,
+    service: Service,
+    convs: Sequence[Conversation],
+    tokens: dict[str, str],
+    n: int,
+    variants: dict[str, Service] | None = None,
+) -> dict[str, Any]:
+    """Where the HTTP search time goes: per phase p50/p95 over ``n`` questions (spans
+    may overlap: the vector leg and the embedding run beside the fulltext query)."""
+    import contextlib
+
+    import graphsvc.ops.evaluate as evaluate_mod
+    import graphsvc.store.connection as connection_mod
+
+    spans: list[tuple[str, float]] = []
+    lock = threading.Lock()
+
+    def record(name: str, seconds: float) -> None:
+        with lock:
+            spans.append((name, seconds * 1000))
+
+    original_timed = vars(connection_mod)["timed_query"]
+
+    @contextlib.contextmanager
+    def timed(name: str) -> Any:
+        t0 = time.perf_counter()
+        try:
+            with original_timed(name):
+                yield
+        finally:
+            record(f"cypher {name}", time.perf_counter() - t0)
+
+    def wrap(owner: Any, attr: str, label: str) -> Callable[[], None]:
+        original = getattr(owner, attr)
+
+        def wrapped(*a: Any, **kw: Any) -> Any:
+            t0 = time.perf_counter()
+            try:
+                return original(*a, **kw)
+            finally:
+                record(label, time.perf_counter() - t0)
+
+        setattr(owner, attr, wrapped)
+        return lambda: setattr(owner, attr, original)
+
+    vars(connection_mod)["timed_query"] = timed
+    undo = [
+        wrap(service, "search", "service.search (server total)"),
+        wrap(service.embedder, "embed", "query embedding"),
+        wrap(evaluate_mod, "_propagate", "solve (build edges + propagate)"),
+        wrap(evaluate_mod._Fusion, "lexical_signal", "lexical scoring (python)"),
+        wrap(evaluate_mod, "_evaluate_in", "evaluation (in transaction)"),
+    ]
+    per: dict[str, list[float]] = {}
+    try:
+        questions = [(c, q) for c in convs for q in c.questions]
+        step = max(1, len(questions) // max(1, n))
+        for c, q in questions[::step][:n]:
+            t0 = time.perf_counter()
+            httpx.post(
+                f"{live.url}/graphql",
+                json={"query": SEARCH, "variables": {"q": q.text}},
+                headers={"Authorization": f"Bearer {tokens[c.name]}"},
+                timeout=120,
+            )
+            fresh = (time.perf_counter() - t0) * 1000
+            spans.clear()
+            t0 = time.perf_counter()
+            live.gql(tokens[c.name], SEARCH, {"q": q.text})
+            total = (time.perf_counter() - t0) * 1000
+            sums: dict[str, float] = {
+                "HTTP total (client, kept-alive connection)": total,
+                "HTTP total, a new connection per request": fresh,
+            }
+            with lock:
+                for name, ms in spans:
+                    sums[name] = sums.get(name, 0.0) + ms
+            server = sums.get("service.search (server total)", 0.0)
+            sums["HTTP + GraphQL outside service.search"] = total - server
+            binding = Binding(c.subject, "default", "human", "bench")
+            for vname, vservice in {"shipped defaults": service, **(variants or {})}.items():
+                t0 = time.perf_counter()
+                vservice.search(binding, q.text, limit=10)
+                sums[f"in process: {vname}"] = (time.perf_counter() - t0) * 1000
+            for name, ms in sums.items():
+                per.setdefault(name, []).append(ms)
+    finally:
+        vars(connection_mod)["timed_query"] = original_timed
+        for u in undo:
+            u()
+    out = {
+        name: {
+            "calls": len(v),
+            "p50Ms": round(percentile(v, 50), 2),
+            "p95Ms": round(percentile(v, 95), 2),
+            "meanMs": round(float(np.mean(v)), 2),
+        }
+        for name, v in sorted(per.items(), key=lambda kv: -float(np.mean(kv[1])))
+    }
+    print(f"{'phase':<48} {'n':>4} {'p50 ms':>7} {'p95 ms':>7} {'mean':>7}")
+    for name, row in out.items():
+        print(
+            f"{name:<48} {row['calls']:>4} {row['p50Ms']:>7} {row['p95Ms']:>7} {row['meanMs']:>7}"
+        )
+    return out
+
+
 # ----------------------------------------------------------------------------- main
 
 
@@ -473,6 +602,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--no-independence", action="store_true")
+    p.add_argument(
+        "--profile",
+        type=int,
+        default=0,
+        help="after the run, time N searches over HTTP phase by phase",
+    )
     args = p.parse_args(argv)
 
     files = sorted(Path(args.data).glob("*.json"))
@@ -516,14 +651,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             )
 
         use_analyzer(db, FULLTEXT_ANALYZER)
-        first = convs[0]
-        load(first)
-        alone: list[list[tuple[str, float]]] = []
-        if not args.no_independence:
-            alone = [top10(service, first, q) for q in first.questions]
-        for c in convs[1:]:
-            load(c)
-
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
         systems: dict[str, Scores] = {n: Scores() for n in ("cosine", "bm25", "fusion")}
@@ -532,6 +659,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             v: service_for(settings.with_(**ch), db, embedder, tokenizer)
             for v, ch in variants.items()
         }
+        # Tenant independence of the shipped defaults and of every variant.
+        independent = {"graphsvc": service, **variant_services}
+        first = convs[0]
+        load(first)
+        alone: dict[str, list[list[tuple[str, float]]]] = {}
+        if not args.no_independence:
+            alone = {
+                n: [top10(s, first, q) for q in first.questions] for n, s in independent.items()
+            }
+        for c in convs[1:]:
+            load(c)
         peer = None if args.no_peer else Peer(db, embed)
         indep: dict[str, Any] = {}
         for phase, analyzer in enumerate(analyzers):
@@ -581,9 +719,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                     ranked = [c.dia_of[h["atom"]["atomId"]] for h in hits]
                     systems["graphsvc" + tag].add(ranked, q, ms)
             if alone and analyzer == FULLTEXT_ANALYZER:
-                beside = [top10(service, first, q) for q in first.questions]
-                indep = {"conversation": first.name, **independence(alone, beside)}
+                for n, svc in independent.items():
+                    beside = [top10(svc, first, q) for q in first.questions]
+                    indep[n] = {"conversation": first.name, **independence(alone[n], beside)}
         use_analyzer(db, FULLTEXT_ANALYZER)
+        profiled = (
+            profile(live, service, convs, tokens, args.profile, variant_services)
+            if args.profile
+            else {}
+        )
 
         report = {
             "benchmark": "quality",
@@ -602,11 +746,19 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "roleWeights": settings.role_weights,
                 "maxSeeds": settings.max_seeds,
                 "candidateOversample": settings.candidate_oversample,
+                "lexicalProximity": settings.lexical_proximity,
+                "lexicalStatistics": settings.lexical_statistics,
+                "lexicalNormalisation": settings.lexical_normalisation,
+                "lexicalPool": settings.lexical_pool,
+                "lexicalScope": settings.lexical_scope,
+                "vectorExactMax": settings.vector_exact_max,
                 "depth": settings.depth,
                 "embeddingModel": embedder.model_name,
             },
             "systems": {name: s.summary() for name, s in systems.items()},
-            "tenantIndependence": indep,
+            "tenantIndependence": indep.get("graphsvc", {}),
+            "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
+            "profile": profiled,
         }
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
@@ -631,11 +783,14 @@ def print_table(report: dict[str, Any]) -> None:
         cells = " ".join(f"{by[c]['recall@10']:>10.3f}" if c in by else f"{'-':>10}" for c in cats)
         lat = f" {s.get('p50Ms', ''):>7} {s.get('p95Ms', ''):>7}"
         print(f"{name:<28} {s['recall@5']:>6.3f} {s['recall@10']:>6.3f} {cells}{lat}")
-    ind = report.get("tenantIndependence")
-    if ind:
+    every = {"graphsvc": report.get("tenantIndependence") or {}}
+    every.update(report.get("tenantIndependenceVariants") or {})
+    for name, ind in every.items():
+        if not ind:
+            continue
         print(
-            f"tenant independence ({ind['conversation']}): top 10 order changed for "
-            f"{ind['top10Changed']}/{ind['questions']} questions, its set for "
+            f"tenant independence of {name} ({ind['conversation']}): top 10 order changed "
+            f"for {ind['top10Changed']}/{ind['questions']} questions, its set for "
             f"{ind['top10SetChanged']}, "
             f"largest score change {ind['largestScoreChange']:.2e}"
         )

@@ -158,6 +158,27 @@ class Settings:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
     # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
     lexical_proximity: int = 3
+    # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
+    # "subject" scores each candidate with its subject's own body count, average length
+    # and term document frequencies, so a subject's ranking does not depend on other
+    # subjects' data; "index" keeps Lucene's score (statistics of the whole index).
+    lexical_statistics: str = "subject"
+    # "max": lexical = score / best score among the candidates; "bound": score / the
+    # query's BM25 upper bound (needs lexical_statistics=subject).
+    lexical_normalisation: str = "max"
+    # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
+    # max_seeds of them by the subject's own BM25 become the lexical candidates.
+    lexical_pool: int = 256
+    # "hits": only the lexical candidates get a lexical score; "candidates": every
+    # candidate whose body is read (the semantic ones too), with subject statistics.
+    lexical_scope: str = "candidates"
+    # A subject with at most this many current bodies is scanned exactly by the vector
+    # leg instead of asking the shared (approximate) index: its semantic candidates are
+    # then its own, whatever other subjects hold (0: always the index first).
+    vector_exact_max: int = 2000
+    # "fallback": ask Lucene for the index's top hits without the subject clause and
+    # again with it when too few were the subject's; "first": with the clause at once.
+    fulltext_subject_clause: str = "fallback"
 
     # Embedding
     embed_batch: int = 64
@@ -228,6 +249,18 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
         if not 0 <= self.lexical_proximity <= 32:
             raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
+        if self.lexical_statistics not in {"subject", "index"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS must be subject or index")
+        if self.lexical_normalisation not in {"max", "bound"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_NORMALISATION must be max or bound")
+        if self.lexical_scope not in {"hits", "candidates"}:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
+        if self.fulltext_subject_clause not in {"first", "fallback"}:
+            raise InvalidInputError("GRAPHSVC_FULLTEXT_SUBJECT_CLAUSE must be first or fallback")
+        if self.vector_exact_max < 0:
+            raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
+        if not 0 <= self.lexical_pool <= 4096:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
         if self.curator not in {"none", "rule", "ollama"}:

@@ -47,6 +47,7 @@ __all__ = [
     "fuse_match",
     "neo4j_cosines",
     "normalise_lexical",
+    "normalise_lexical_by",
     "propagate",
     "transition_matrix",
     "usage_boost",
@@ -157,6 +158,27 @@ def normalise_lexical(raw: Mapping[K, float]) -> dict[K, float]:
         return dict.fromkeys(keys, 0.0)
     scaled = values / top
     return {k: float(v) for k, v in zip(keys, scaled, strict=True)}
+
+
+def normalise_lexical_by(raw: Mapping[K, float], scale: float) -> dict[K, float]:
+    """Bring fulltext scores into ``[0, 1]`` by a query-dependent scale that does not
+    depend on the candidates (e.g. the query's BM25 upper bound): ``min(1, s / scale)``.
+
+    Unlike :func:`normalise_lexical` the best hit gets 1 only when it matches the
+    query fully; a weak best match stays weak.
+
+    Raises:
+        InvalidInputError: a negative or non-finite score, or a scale that is not positive.
+    """
+    if not math.isfinite(scale) or scale <= 0.0:
+        raise InvalidInputError("lexical scale must be positive and finite")
+    out: dict[K, float] = {}
+    for k, v in raw.items():
+        x = float(v)
+        if not math.isfinite(x) or x < 0.0:
+            raise InvalidInputError("lexical scores must be finite and non-negative")
+        out[k] = min(1.0, x / scale)
+    return out
 
 
 def fuse_match(

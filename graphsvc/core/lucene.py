@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 
-__all__ = ["escape_term", "fulltext_query"]
+__all__ = ["escape_term", "fulltext_query", "term_query"]
 
 _SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
 _MAX_TERMS = 64
@@ -47,3 +47,11 @@ def fulltext_query(text: str, subject: str | None, proximity: int = 0) -> str | 
     quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
     # The subject clause filters only: boost 0 keeps it out of the score.
     return f'text:({clause}) AND subject:"{quoted_subject}"^0'
+
+
+def term_query(word: str, subject: str) -> str:
+    """The Lucene query for the bodies of ``subject`` holding ``word`` (one analysed
+    word, e.g. :attr:`graphsvc.core.bm25.QueryTerms.surface`): counts a document
+    frequency within the subject."""
+    quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
+    return f'text:({escape_term(word)}) AND subject:"{quoted_subject}"'

@@ -1,9 +1,13 @@
 """One evaluation (RD-1, CUR-1): candidates → fusion → retrieval graph → usage → solve.
 
-Shared by ``search`` and ``read``. Lexical scores are normalised within the
-candidate set by dividing by the largest Lucene score among the candidates (so
-the best lexical hit has 1, a non-hit has 0); a candidate without an embedding
-has its semantic signal *missing* and is ranked lexically alone (ACT-1).
+Shared by ``search`` and ``read``. The lexical score of a candidate is its BM25
+with the subject's own statistics (``GRAPHSVC_LEXICAL_STATISTICS=subject``,
+graphsvc.core.bm25; ``index``: Lucene's score with the statistics of the whole
+index), normalised as ``GRAPHSVC_LEXICAL_NORMALISATION`` says: ``max`` divides by
+the largest score among the candidates (the best lexical hit has 1, a non-hit 0),
+``bound`` by the query's BM25 upper bound (candidate-independent). A candidate
+without an embedding has its semantic signal *missing* and is ranked lexically
+alone (ACT-1).
 """
 
 from __future__ import annotations
@@ -25,11 +29,13 @@ from graphsvc.core.activation import (
     cosine_from_neo4j,
     fuse_match,
     normalise_lexical,
+    normalise_lexical_by,
     propagate,
     usage_boost,
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
+from graphsvc.core.bm25 import query_terms, score_bodies
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
@@ -61,6 +67,12 @@ class EvaluationLimits:
     max_nodes: int
     max_edges: int
     lexical_proximity: int
+    lexical_statistics: str
+    lexical_normalisation: str
+    lexical_pool: int
+    lexical_scope: str
+    vector_exact_max: int
+    fulltext_subject_clause: str
     beta: float
     role_weights: str
     propagation: float
@@ -76,6 +88,12 @@ class EvaluationLimits:
             max_nodes=settings.max_nodes,
             max_edges=settings.max_edges,
             lexical_proximity=settings.lexical_proximity,
+            lexical_statistics=settings.lexical_statistics,
+            lexical_normalisation=settings.lexical_normalisation,
+            lexical_pool=settings.lexical_pool,
+            lexical_scope=settings.lexical_scope,
+            vector_exact_max=settings.vector_exact_max,
+            fulltext_subject_clause=settings.fulltext_subject_clause,
             beta=settings.beta,
             role_weights=settings.role_weights,
             propagation=settings.propagation,
@@ -247,6 +265,7 @@ def evaluate_then(
                 k=limits.max_seeds * limits.candidate_oversample,
                 limit=limits.max_seeds,
                 include_archived=include_archived,
+                exact_max=limits.vector_exact_max,
             ),
             label="vector candidates",
         )
@@ -281,13 +300,59 @@ class _Fusion:
     """The candidates' fused match (filled when the acquisition asks for seeds)."""
 
     max_seeds: int
+    text: str = ""
+    limits: EvaluationLimits | None = None
     fused: _Fused = field(default_factory=dict)
+    normalisation: str = "lucene score / max lucene score among candidates"
+
+    def lexical_signal(self, acq: Acquired, ids: list[str]) -> dict[str, float]:
+        """Each candidate's normalised fulltext score (absent: 0)."""
+        lim = self.limits
+        stats = acq.subject_stats
+        if lim is None or stats is None:
+            return normalise_lexical(acq.lexical)
+        terms = query_terms(self.text, lim.lexical_proximity)
+        # Score the lexical hits (their texts came with them), or every candidate
+        # whose body is known (a semantic candidate can match the query's words too).
+        scored = [
+            a
+            for a in (ids if lim.lexical_scope == "candidates" else acq.lexical)
+            if acq.texts.get(a) is not None
+        ]
+        raw, bound = score_bodies(
+            terms, [acq.texts[a] or "" for a in scored], stats, slop=lim.lexical_proximity
+        )
+        by_id = dict(zip(scored, raw, strict=True))
+        if lim.lexical_normalisation == "bound" and bound > 0:
+            self.normalisation = "subject BM25 / the query's BM25 upper bound"
+            return normalise_lexical_by(by_id, bound)
+        self.normalisation = "subject BM25 / max subject BM25 among candidates"
+        return normalise_lexical(by_id)
+
+    def keep_lexical(self, acq: Acquired) -> list[str]:
+        """The lexical candidates: the best ``max_seeds`` of the pool of Lucene hits, by
+        the subject's own BM25 when its statistics are there (so which hits are kept
+        is the subject's own decision too), else in Lucene's order."""
+        ids = list(acq.lexical)  # Lucene's order (score, then atomId)
+        lim = self.limits
+        if lim is None or acq.subject_stats is None or len(ids) <= self.max_seeds:
+            return ids[: self.max_seeds]
+        scored = [a for a in ids if acq.texts.get(a) is not None]
+        raw, _ = score_bodies(
+            query_terms(self.text, lim.lexical_proximity),
+            [acq.texts[a] or "" for a in scored],
+            acq.subject_stats,
+            slop=lim.lexical_proximity,
+        )
+        order = sorted(zip(scored, raw, strict=True), key=lambda x: (-x[1], x[0]))
+        return [a for a, _ in order[: self.max_seeds]]
 
     def seeds_from(self, acq: Acquired) -> list[str]:
         fused = self.fused
-        lex_norm = normalise_lexical(acq.lexical)
-        lexical_missing = acq.lexical_mode == "rebuilding"
         ids = sorted(set(acq.semantic) | set(acq.lexical))
+        lex_norm = self.lexical_signal(acq, ids)
+        lexical_missing = acq.lexical_mode == "rebuilding"
+
         for atom_id in ids:
             if atom_id in acq.semantic:
                 sem: float | None = cosine_from_neo4j(acq.semantic[atom_id])
@@ -309,7 +374,7 @@ def _evaluate_in(
     """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
     lim = req.limits
     model = AdaptiveUseModel()
-    fusion = _Fusion(lim.max_seeds)
+    fusion = _Fusion(lim.max_seeds, req.text, lim)
     embedded: list[list[float] | None] = []
 
     def embedding() -> list[float] | None:
@@ -329,6 +394,9 @@ def _evaluate_in(
         max_edges=lim.max_edges,
         include_archived=req.include_archived,
         proximity=lim.lexical_proximity,
+        lexical_pool=lim.lexical_pool,
+        subject_stats=lim.lexical_statistics == "subject",
+        subject_clause_first=lim.fulltext_subject_clause == "first",
     )
     acq = acquire(
         tx,
@@ -337,6 +405,7 @@ def _evaluate_in(
         embedding=embedding,
         semantic=lambda: None if req.hits is None else req.hits.result(),
         seeds_from=fusion.seeds_from,
+        keep_lexical=fusion.keep_lexical,
         check_state=check_state,
     )
     fused = fusion.fused
@@ -372,7 +441,7 @@ def _evaluate_in(
         candidates=len(fused),
         result=result,
         diagnostics=_diagnostics(
-            req, acq, fused, atom_ids, m, len(hidden), embedding() is not None, result, model.id
+            req, acq, fusion, atom_ids, m, len(hidden), embedding() is not None, result, model.id
         ),
     )
 
@@ -400,7 +469,7 @@ def _propagate(
 def _diagnostics(
     req: _Request,
     acq: Acquired,
-    fused: _Fused,
+    fusion: _Fusion,
     atom_ids: list[str],
     m: list[float],
     hidden: int,
@@ -408,6 +477,7 @@ def _diagnostics(
     result: ActivationResult,
     model_id: str,
 ) -> dict[str, Any]:
+    fused = fusion.fused
     missing = {a: fused[a][3] for a in atom_ids if a in fused and fused[a][3]}
     return {
         "acquisition": {
@@ -419,7 +489,10 @@ def _diagnostics(
             "lexicalMode": acq.lexical_mode,
             "queryEmbedding": query_embedding,
             "missingSignals": missing,
-            "lexicalNormalisation": "lucene score / max lucene score among candidates",
+            "lexicalNormalisation": fusion.normalisation,
+            "lexicalStatistics": (
+                "subject" if acq.subject_stats is not None else "index" if acq.lexical else "none"
+            ),
             "hiddenArchived": hidden,
             "evaluatedAt": req.now,
         },

@@ -21,7 +21,8 @@ from typing import Any
 from neo4j import ManagedTransaction
 
 from graphsvc.core.activation import neo4j_cosines
-from graphsvc.core.lucene import fulltext_query
+from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
+from graphsvc.core.lucene import fulltext_query, term_query
 from graphsvc.store.connection import Database, run
 
 __all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_candidates"]
@@ -43,6 +44,11 @@ class Acquired:
     lexical_embeddings: dict[str, list[float] | None] = field(default_factory=dict)
     edges: list[tuple[str, str, str]] = field(default_factory=list)
     facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Bodies of the candidates (lexical and semantic), for scoring them with the
+    # subject's own statistics; those statistics (None: Lucene's index-wide score).
+    texts: dict[str, str | None] = field(default_factory=dict)
+    subject_stats: SubjectStats | None = None
+    index_analyzer: str | None = None  # read only when subject statistics are asked for
     vector_mode: str = "index"
     lexical_mode: str = "index"
     truncated: bool = False
@@ -73,15 +79,30 @@ def semantic_candidates(
     k: int,
     limit: int,
     include_archived: bool,
+    exact_max: int = 0,
 ) -> SemanticHits:
     """The subject's top ``limit`` vector hits.
 
-    The vector index is shared by all subjects and filtered afterwards, so a
-    subject may hold few of the global top-k: widen k once, then scan the
-    subject exactly (cheap exactly when the subject is small). While the index is
-    being rebuilt (``graphsvc index rebuild``) the index query returns no rows
-    without touching the index, so the exact scan answers.
+    A subject of at most ``exact_max`` current heads is scanned exactly (mode
+    ``"exact"``): the answer is its own, independent of other subjects' vectors
+    (an approximate index's top k is not). Otherwise: the vector index is shared
+    by all subjects and filtered afterwards, so a subject may hold few of the
+    global top-k: widen k once, then scan the subject exactly (cheap exactly when
+    the subject is small). While the index is being rebuilt (``graphsvc index
+    rebuild``) the index query returns no rows without touching the index, so the
+    exact scan answers.
     """
+    if exact_max > 0:
+        small = db.read_rows(
+            "search/vector_candidates_small",
+            embedding=vector,
+            subject=subject,
+            includeArchived=include_archived,
+            limit=limit,
+            exactMax=exact_max,
+        )[0]
+        if int(small["size"]) <= exact_max:
+            return SemanticHits(list(small["hits"]), "exact")
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):
         rows = db.read_rows(
@@ -120,6 +141,13 @@ class AcquireQuery:
     max_edges: int
     include_archived: bool
     proximity: int = 0
+    # How many of the subject's top Lucene hits are read (0: max_seeds); the caller
+    # keeps the best max_seeds of them (keep_lexical).
+    lexical_pool: int = 0
+    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score.
+    subject_stats: bool = False
+    # Ask Lucene with the subject clause at once, not after an unscoped top k.
+    subject_clause_first: bool = False
 
 
 def acquire(
@@ -130,6 +158,7 @@ def acquire(
     embedding: Callable[[], list[float] | None],
     semantic: Callable[[], SemanticHits | None],
     seeds_from: Callable[[Acquired], list[str]],
+    keep_lexical: Callable[[Acquired], list[str]] | None = None,
     check_state: Callable[[dict[str, Any]], None],
 ) -> Acquired:
     """Read candidates, the retrieval graph and node facts for ``q`` in ``tx``.
@@ -139,24 +168,60 @@ def acquire(
     else is read, and raises to stop (a purge pending). ``embedding()`` returns the
     query embedding (or None) and ``semantic()`` the vector hits (or None without
     an embedding), each waiting for it if still running; they are called after the
-    fulltext query. ``seeds_from(acquired)`` picks the seed atom ids from the fused
-    candidates (the pure core decides; the store only reads). ``db`` runs the
-    second half of a big BFS level.
+    fulltext query. ``keep_lexical(acquired)`` names the lexical hits to keep as
+    candidates (the caller scores the pool of hits). ``seeds_from(acquired)``
+    picks the seed atom ids from the fused candidates (the pure core decides; the
+    store only reads). ``db`` runs the second half of a big BFS level.
     """
     subject, policy, model_id, text = q.subject, q.policy, q.model_id, q.text
     acq = Acquired()
     # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
     # the candidate and expansion rows themselves (no per-node lookup afterwards).
     head_facts: dict[str, dict[str, Any]] = {}
-    k = q.max_seeds * q.oversample
+    # Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
+    # an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
+    # scored by Lucene. Both are read beside the fulltext query, every evaluation.
+    analyzer = stats = None
+    if q.subject_stats and _has_word(text):
+        analyzer = db.read_soon("index/fulltext_state")
+        stats = _subject_stats_soon(db, subject, text, q.proximity)
+    pool = q.lexical_pool or q.max_seeds
+    k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
     # query would shrink to nothing and match no atom.
     state = None
     if _has_word(text):
         state = _lexical(
-            tx, acq, head_facts, text, subject, k, q.max_seeds, q.include_archived, q.proximity
+            tx,
+            acq,
+            head_facts,
+            text,
+            subject,
+            k,
+            pool,
+            q.include_archived,
+            q.proximity,
+            scoped_first=q.subject_clause_first,
+            embed=q.max_seeds,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
+    if analyzer is not None and stats is not None:
+        rows = analyzer.result()
+        acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+        subject_stats = stats()
+        if acq.lexical and acq.index_analyzer == ANALYZER:
+            acq.subject_stats = subject_stats
+    if keep_lexical is not None and acq.lexical:
+        # The caller rescored the pool of Lucene hits and keeps its best; the fulltext
+        # rows brought the embeddings of Lucene's best max_seeds only.
+        kept = set(keep_lexical(acq))
+        for atom_id in [a for a in acq.lexical if a not in kept]:
+            del acq.lexical[atom_id]
+            acq.lexical_embeddings.pop(atom_id, None)
+    missing = [a for a in acq.lexical if a not in acq.lexical_embeddings]
+    if missing:
+        for row in run(tx, "search/embeddings_of", subject=subject, atomIds=missing):
+            acq.lexical_embeddings[row["atomId"]] = row["embedding"]
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
@@ -166,6 +231,7 @@ def acquire(
         for row in hits.rows:
             acq.semantic[row["atomId"]] = float(row["semantic"])
             head_facts[row["atomId"]] = _facts(row)
+            acq.texts.setdefault(row["atomId"], row.get("text"))
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
     nodes = _expand(
@@ -206,6 +272,9 @@ def _lexical(
     limit: int,
     include_archived: bool,
     proximity: int,
+    *,
+    scoped_first: bool = False,
+    embed: int = 0,
 ) -> dict[str, Any] | None:
     """The subject's top ``limit`` fulltext hits; returns the first query's row
     (with the subject's state), None when the text makes no Lucene query.
@@ -215,21 +284,24 @@ def _lexical(
     The index is shared by all subjects. Its top ``k`` without a subject clause,
     filtered here, holds exactly the subject's top hits when it holds ``limit`` of
     them or was not full; otherwise ask again with the subject clause (same
-    scores: that clause has boost 0). The caller checks the state before it uses
-    the hits.
+    scores: that clause has boost 0). With ``scoped_first`` the subject clause is
+    asked at once (one query where a subject holds a minority of the index). The
+    caller checks the state before it uses the hits.
     """
     hits: list[list[Any]] = []
     first: dict[str, Any] | None = None
-    for scoped in (False, True):
+    for scoped in (True,) if scoped_first else (False, True):
         lucene = fulltext_query(text, subject if scoped else None, proximity)
         if lucene is None:
             return first
+        if scoped:
+            acq.lexical_mode = "subject clause"
         row = run(
             tx,
             "search/fulltext_candidates",
             lucene=lucene,
             k=k,
-            limit=limit,
+            limit=embed or limit,
             subject=subject,
             includeArchived=include_archived,
         )[0]
@@ -240,15 +312,46 @@ def _lexical(
         hits = [h for h in row["hits"] if h is not None]
         if len(hits) >= limit or row["seen"] < k:
             break
-        acq.lexical_mode = "subject clause"
     hits.sort(key=lambda h: (-float(h[2]), h[0]))
-    # The query fetched the embedding of every hit that can be in this top `limit`
-    # (ties at its edge included), so each candidate's embedding is here.
-    for atom_id, rev, score, into, arch, vector in hits[:limit]:
+    # The query fetched the embedding of every hit that can be in Lucene's top
+    # `embed` (ties at its edge included): those scoring at least the edge. The rest
+    # of the pool has none yet (the caller fetches what it keeps, search/embeddings_of).
+    bound = embed or limit
+    edge = float(hits[bound - 1][2]) if len(hits) > bound else None
+    for atom_id, rev, score, into, arch, vector, body in hits[:limit]:
         acq.lexical[atom_id] = float(score)
         head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
-        acq.lexical_embeddings[atom_id] = vector
+        if edge is None or float(score) >= edge:
+            acq.lexical_embeddings[atom_id] = vector
+        acq.texts[atom_id] = body
     return first
+
+
+def _subject_stats_soon(
+    db: Database, subject: str, text: str, proximity: int
+) -> Callable[[], SubjectStats | None]:
+    """Start reading the subject's own statistics for ``text``'s terms
+    (search/term_statistics) beside the caller's transaction; returns the wait for
+    them, which gives None
+    when the text has no term the analysis keeps, or the fulltext index is being
+    rebuilt (it is not called then)."""
+    terms = query_terms(text, proximity)
+
+    def read() -> SubjectStats | None:
+        if not terms.surface:
+            return None
+        rows = db.read_rows(
+            "search/term_statistics",
+            subject=subject,
+            terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
+        )
+        if not rows:  # the rebuild marker is set
+            return None
+        docs = int(rows[0]["docs"])
+        avg = float(rows[0]["words"]) / docs if docs else 0.0
+        return SubjectStats(docs, avg, {t: int(df) for t, df in rows[0]["dfs"]})
+
+    return db.soon(read, label="search/term_statistics").result
 
 
 def _lexical_semantic(acq: Acquired, query: list[float]) -> None:

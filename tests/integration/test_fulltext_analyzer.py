@@ -110,6 +110,10 @@ def test_rebuild_migrates_an_old_analyzer_and_searches_rank_semantically_meanwhi
     before = _lexical(service, binding, query)
     assert before[ids["filler"]] == 1.0
     assert before.get(ids["paint"], 0.0) == 0.0
+    # graphsvc's own BM25 analyses as the English analyzer does: with another one in
+    # the index it keeps Lucene's score instead of mixing the two analyses.
+    diagnostics = service.search(binding, query, depth=0).diagnostics["acquisition"]
+    assert diagnostics["lexicalStatistics"] == "index"
 
     # Marked: the index is not called, the lexical signal is missing for everyone.
     db.write("index/mark_fulltext_rebuild", since="2026-12-01T00:00:00+00:00")
@@ -137,6 +141,8 @@ def test_rebuild_migrates_an_old_analyzer_and_searches_rank_semantically_meanwhi
     after = _lexical(service, binding, query)
     assert after[ids["paint"]] == 1.0
     assert after.get(ids["filler"], 0.0) == 0.0
+    diagnostics = service.search(binding, query, depth=0).diagnostics["acquisition"]
+    assert diagnostics["lexicalStatistics"] == "subject"
 
 
 @pytest.mark.req("ACT-1")

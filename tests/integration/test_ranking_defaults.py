@@ -39,6 +39,15 @@ def _subject(
 def test_the_shipped_defaults() -> None:
     defaults = Settings.from_env({})
     assert (defaults.propagation, defaults.lexical_proximity, defaults.beta) == (0.1, 3, 0.3)
+    # The lexical signal: the subject's own BM25 of every candidate, ÷ the best; the
+    # vector leg: an exact scan for subjects up to 2,000 bodies (docs/search-quality.md).
+    assert (
+        defaults.lexical_statistics,
+        defaults.lexical_normalisation,
+        defaults.lexical_pool,
+        defaults.lexical_scope,
+        defaults.vector_exact_max,
+    ) == ("subject", "max", 256, "candidates", 2000)
     # The reference implementation's value stays the core's constant and a setting.
     assert DEFAULT_PROPAGATION == 0.5
     assert Settings.from_env({"GRAPHSVC_PROPAGATION": "0.5"}).propagation == 0.5

@@ -71,7 +71,7 @@ def test_lexical_hits_tied_at_the_edge_all_carry_their_embedding(service: Servic
     edge = scores[4]
     tied = [h for h in hits if h[2] == edge]
     assert len(tied) == 12  # the equal-length bodies, straddling the 5th place
-    for atom_id, _rev, score, _into, _arch, embedding in hits:
+    for atom_id, _rev, score, _into, _arch, embedding, _text in hits:
         if score >= edge:
             assert embedding is not None and len(embedding) == 384, atom_id
         else:

@@ -3,7 +3,8 @@
 // query over every atom of the subject); `seen` tells the caller whether the
 // top $k was full, so it can retry with the clause when too few were its own.
 // Hits come in the index's order (score, highest first) as [atomId, rev, score,
-// atomisedInto, archivedAt, embedding]. Every hit that can be among the caller's
+// atomisedInto, archivedAt, embedding, text] (the text, of every hit, lets the caller
+// score it with the subject's own statistics, graphsvc.core.bm25). Every hit that can be among the caller's
 // top $limit carries its embedding (null only for a head without one): the first
 // $limit, and every hit that ties the $limit-th score (BM25 scores tie often and
 // the caller breaks ties by atomId). The caller computes their semantic signal
@@ -40,4 +41,5 @@ WITH pending, purgeEpoch, schemaVersion, rebuilding, seen, nodes, scores,
 RETURN pending, purgeEpoch, schemaVersion, rebuilding, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
-         nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END]] AS hits
+         nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END,
+         nodes[i].text]] AS hits

@@ -8,6 +8,7 @@ YIELD node, score
 WHERE node.subject = $subject
   AND ($includeArchived OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
 RETURN node.atomId AS atomId, node.rev AS rev, score AS semantic,
-       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt
+       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt,
+       node.text AS text
 ORDER BY semantic DESC
 LIMIT $limit

@@ -7,4 +7,5 @@ WITH node, vector.similarity.cosine(node.embedding, $embedding) AS semantic
 ORDER BY semantic DESC
 LIMIT $limit
 RETURN node.atomId AS atomId, node.rev AS rev, semantic,
-       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt
+       node.atomisedInto AS atomisedInto, node.archivedAt AS archivedAt,
+       node.text AS text

@@ -1,0 +1,223 @@
+"""The lexical signal's BM25, scored with one subject's own statistics (ACT-1).
+
+Lucene scores a fulltext hit with the statistics of the whole index (every
+subject's bodies together): the number of bodies, each term's document frequency
+and the average body length. A subject's ranking would then depend on other
+subjects' data (an inference channel, SPEC API-2). Here the same BM25 (Lucene 9's
+form: ``idf · tf / (tf + k1·(1 − b + b·dl/avgdl))``, ``idf = ln(1 + (N − df + 0.5)
+/ (df + 0.5))``) is computed from the subject's statistics, passed in by the caller,
+over bodies analysed the way Lucene's English analyzer does (:func:`analyse`:
+word tokens, possessive ``'s`` removed, lower case, Lucene's English stop set
+dropped with its position kept, Porter stemming).
+
+Neighbouring query terms also count as a sloppy phrase (the proximity clause of
+:func:`graphsvc.core.lucene.fulltext_query`): its idf is the sum of its two
+terms' idfs (as Lucene's phrase weight) and its frequency the sum of
+``1 / (1 + distance)`` over the body's matches within ``slop`` positions.
+
+Body lengths are counted in space-separated words (:func:`body_length`, stop
+words included), for the body and for the subject's average alike: the average is
+then one aggregate over the subject's stored texts (Cypher's ``split(text, ' ')``
+splits the same way), without analysing them.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Final
+
+import Stemmer
+
+from graphsvc.errors import InvalidInputError
+
+__all__ = [
+    "ANALYZER",
+    "BM25_B",
+    "BM25_K1",
+    "ENGLISH_STOP_WORDS",
+    "Analysed",
+    "QueryTerms",
+    "SubjectStats",
+    "analyse",
+    "bm25_idf",
+    "body_length",
+    "query_terms",
+    "score_bodies",
+]
+
+# The Lucene analyzer :func:`analyse` mimics: a fulltext index with another one (a
+# database from before graphsvc switched to it) is scored by Lucene instead.
+ANALYZER: Final = "english"
+BM25_K1: Final = 1.2
+BM25_B: Final = 0.75
+# Lucene's EnglishAnalyzer.ENGLISH_STOP_WORDS_SET.
+ENGLISH_STOP_WORDS: Final = frozenset(
+    "a an and are as at be but by for if in into is it no not of on or such that the "  # noqa: SIM905
+    "their then there these they this to was will with".split()
+)
+# Word tokens (letters, digits, underscore), joined by an inner apostrophe or dot
+# (don't, caroline's, 3.5) as Lucene's StandardTokenizer keeps them.
+_WORD = re.compile(r"\w+(?:['’.]\w+)*")
+_POSSESSIVE = ("'s", "’s")
+_MAX_QUERY_TERMS = 64
+
+
+@functools.cache
+def _stemmer() -> Stemmer.Stemmer:
+    return Stemmer.Stemmer("porter")
+
+
+@functools.lru_cache(maxsize=65_536)
+def _stem(word: str) -> str:
+    stemmed: str = _stemmer().stemWord(word)
+    return stemmed
+
+
+@dataclass(frozen=True)
+class Analysed:
+    """One text's analysed terms: ``terms[i]`` at position ``positions[i]``; ``surface``
+    the lower-cased word (possessive removed, before stemming) each term came from."""
+
+    terms: tuple[str, ...]
+    positions: tuple[int, ...]
+    surface: tuple[str, ...]
+
+
+def analyse(text: str) -> Analysed:
+    """Tokens of ``text`` as Lucene's English analyzer makes them (an approximation of
+    its StandardTokenizer; stop words leave a gap in the positions)."""
+    terms: list[str] = []
+    positions: list[int] = []
+    surface: list[str] = []
+    for pos, match in enumerate(_WORD.finditer(text.lower())):
+        word = match.group(0)
+        if word.endswith(_POSSESSIVE):
+            word = word[:-2]
+        if not word or word in ENGLISH_STOP_WORDS:
+            continue
+        terms.append(_stem(word))
+        positions.append(pos)
+        surface.append(word)
+    return Analysed(tuple(terms), tuple(positions), tuple(surface))
+
+
+@dataclass(frozen=True)
+class QueryTerms:
+    """A query's scoring clauses: each analysed term (repeats count again, as repeated
+    clauses do in Lucene), the neighbouring pairs ``(a, b, offset)`` asked as sloppy
+    phrases, and for each distinct term one surface word to count it with."""
+
+    terms: tuple[str, ...]
+    pairs: tuple[tuple[str, str, int], ...]
+    surface: Mapping[str, str]
+
+
+def query_terms(text: str, proximity: int) -> QueryTerms:
+    """The clauses of ``text`` (at most 64 terms); pairs only with ``proximity`` > 0."""
+    a = analyse(text)
+    terms = a.terms[:_MAX_QUERY_TERMS]
+    pos = a.positions[:_MAX_QUERY_TERMS]
+    surface: dict[str, str] = {}
+    for term, word in zip(terms, a.surface, strict=False):
+        surface.setdefault(term, word)
+    pairs: tuple[tuple[str, str, int], ...] = ()
+    if proximity > 0:
+        pairs = tuple(
+            (terms[i], terms[i + 1], pos[i + 1] - pos[i])
+            for i in range(len(terms) - 1)
+            if terms[i] != terms[i + 1]
+        )
+    return QueryTerms(tuple(terms), pairs, surface)
+
+
+@dataclass(frozen=True)
+class SubjectStats:
+    """One subject's statistics: its number of bodies, their average length (in
+    :func:`body_length` words) and each query term's document frequency among them."""
+
+    docs: int
+    avg_length: float
+    df: Mapping[str, int]
+
+
+def body_length(text: str) -> int:
+    """A body's length for BM25: its space-separated words (as Cypher's
+    ``size(split(text, ' '))``)."""
+    return len(text.split(" "))
+
+
+def bm25_idf(docs: int, df: int) -> float:
+    """Lucene's BM25 idf: ``ln(1 + (N − df + 0.5) / (df + 0.5))`` (always > 0)."""
+    return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
+
+
+def _sloppy_freq(
+    positions: Mapping[str, list[int]], a: str, b: str, offset: int, slop: int
+) -> float:
+    """Σ over the occurrences of ``a`` of ``1 / (1 + d)`` for its closest ``b``, where
+    ``d = |pos_b − pos_a − offset|`` (reversed order costs distance) and ``d ≤ slop``."""
+    freq = 0.0
+    bs = positions.get(b)
+    if not bs:
+        return 0.0
+    for pa in positions.get(a, ()):
+        best = min(abs(pb - pa - offset) for pb in bs)
+        if best <= slop:
+            freq += 1.0 / (1.0 + best)
+    return freq
+
+
+def score_bodies(
+    query: QueryTerms,
+    bodies: Sequence[str],
+    stats: SubjectStats,
+    *,
+    slop: int = 0,
+    k1: float = BM25_K1,
+    b: float = BM25_B,
+) -> tuple[list[float], float]:
+    """BM25 of each body for ``query`` with the subject's ``stats``, and the query's
+    upper bound (``Σ idf`` over its clauses: a clause's ``tf / (tf + K)`` is below 1).
+
+    A term missing from ``stats.df`` or counted below the bodies here that hold it
+    (the two analyses disagree on a rare word) takes the larger count, and the body
+    count is at least every document frequency, so idf stays finite and positive.
+
+    Raises:
+        InvalidInputError: negative statistics or parameters.
+    """
+    if stats.docs < 0 or not stats.avg_length >= 0 or k1 < 0 or not 0.0 <= b <= 1.0:
+        raise InvalidInputError("BM25 statistics and parameters must be non-negative")
+    analysed = [analyse(text) for text in bodies]
+    positions: list[dict[str, list[int]]] = []
+    for a in analysed:
+        by_term: dict[str, list[int]] = {}
+        for term, pos in zip(a.terms, a.positions, strict=True):
+            by_term.setdefault(term, []).append(pos)
+        positions.append(by_term)
+    distinct = set(query.terms)
+    df = {t: max(int(stats.df.get(t, 0)), sum(1 for p in positions if t in p)) for t in distinct}
+    docs = max([stats.docs, len(bodies), *df.values()])
+    idf = {t: bm25_idf(docs, df[t]) for t in distinct}
+    avg = stats.avg_length if stats.avg_length > 0 else 1.0
+    bound = sum(idf[t] for t in query.terms) + sum(idf[x] + idf[y] for x, y, _ in query.pairs)
+    scores: list[float] = []
+    for text, by_term in zip(bodies, positions, strict=True):
+        norm = k1 * (1.0 - b + b * body_length(text) / avg)
+        score = 0.0
+        for t in query.terms:
+            tf = len(by_term.get(t, ()))
+            if tf:
+                score += idf[t] * tf / (tf + norm)
+        for x, y, offset in query.pairs:
+            freq = _sloppy_freq(by_term, x, y, offset, slop)
+            if freq:
+                score += (idf[x] + idf[y]) * freq / (freq + norm)
+        scores.append(score)
+    return scores, bound
