@@ -163,6 +163,10 @@ class Settings:
     # and term document frequencies, so a subject's ranking does not depend on other
     # subjects' data; "index" keeps Lucene's score (statistics of the whole index).
     lexical_statistics: str = "subject"
+    # ... for subjects of at most this many current bodies: reading the statistics is
+    # linear in the subject's size; a larger subject keeps Lucene's index-wide ones
+    # (it dominates them anyway; diagnostics `lexicalStatistics: index`).
+    lexical_statistics_max: int = 10_000
     # "max": lexical = score / best score among the candidates; "bound": score / the
     # query's BM25 upper bound (needs lexical_statistics=subject).
     lexical_normalisation: str = "max"
@@ -257,6 +261,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
         if self.fulltext_subject_clause not in {"first", "fallback"}:
             raise InvalidInputError("GRAPHSVC_FULLTEXT_SUBJECT_CLAUSE must be first or fallback")
+        if self.lexical_statistics_max < 0:
+            raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS_MAX must be >= 0")
         if self.vector_exact_max < 0:
             raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
         if not 0 <= self.lexical_pool <= 4096:

@@ -68,6 +68,7 @@ class EvaluationLimits:
     max_edges: int
     lexical_proximity: int
     lexical_statistics: str
+    lexical_statistics_max: int
     lexical_normalisation: str
     lexical_pool: int
     lexical_scope: str
@@ -89,6 +90,7 @@ class EvaluationLimits:
             max_edges=settings.max_edges,
             lexical_proximity=settings.lexical_proximity,
             lexical_statistics=settings.lexical_statistics,
+            lexical_statistics_max=settings.lexical_statistics_max,
             lexical_normalisation=settings.lexical_normalisation,
             lexical_pool=settings.lexical_pool,
             lexical_scope=settings.lexical_scope,
@@ -396,6 +398,7 @@ def _evaluate_in(
         proximity=lim.lexical_proximity,
         lexical_pool=lim.lexical_pool,
         subject_stats=lim.lexical_statistics == "subject",
+        subject_stats_max=lim.lexical_statistics_max,
         subject_clause_first=lim.fulltext_subject_clause == "first",
     )
     acq = acquire(

@@ -144,8 +144,10 @@ class AcquireQuery:
     # How many of the subject's top Lucene hits are read (0: max_seeds); the caller
     # keeps the best max_seeds of them (keep_lexical).
     lexical_pool: int = 0
-    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score.
+    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score,
+    # when the subject holds at most subject_stats_max bodies.
     subject_stats: bool = False
+    subject_stats_max: int = 10_000
     # Ask Lucene with the subject clause at once, not after an unscoped top k.
     subject_clause_first: bool = False
 
@@ -184,7 +186,7 @@ def acquire(
     analyzer = stats = None
     if q.subject_stats and _has_word(text):
         analyzer = db.read_soon("index/fulltext_state")
-        stats = _subject_stats_soon(db, subject, text, q.proximity)
+        stats = _subject_stats_soon(db, subject, text, q.proximity, q.subject_stats_max)
     pool = q.lexical_pool or q.max_seeds
     k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
@@ -328,13 +330,13 @@ def _lexical(
 
 
 def _subject_stats_soon(
-    db: Database, subject: str, text: str, proximity: int
+    db: Database, subject: str, text: str, proximity: int, stats_max: int
 ) -> Callable[[], SubjectStats | None]:
     """Start reading the subject's own statistics for ``text``'s terms
     (search/term_statistics) beside the caller's transaction; returns the wait for
-    them, which gives None
-    when the text has no term the analysis keeps, or the fulltext index is being
-    rebuilt (it is not called then)."""
+    them, which gives None when the text has no term the analysis keeps, the
+    subject holds more than ``stats_max`` bodies (the read is linear in its size),
+    or the fulltext index is being rebuilt (it is not called then)."""
     terms = query_terms(text, proximity)
 
     def read() -> SubjectStats | None:
@@ -344,8 +346,9 @@ def _subject_stats_soon(
             "search/term_statistics",
             subject=subject,
             terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
+            statsMax=stats_max,
         )
-        if not rows:  # the rebuild marker is set
+        if not rows:  # the rebuild marker is set, or the subject is too large
             return None
         docs = int(rows[0]["docs"])
         avg = float(rows[0]["words"]) / docs if docs else 0.0

@@ -180,3 +180,30 @@ def test_every_candidate_gets_its_bodys_lexical_score_by_default(
     # ... by default every candidate holding the query's words has its own.
     assert set(lexical["candidates"]) <= set(ids.values())
     assert all(v > 0 for v in lexical["candidates"].values())
+
+
+@pytest.mark.req("ACT-1")
+def test_a_subject_over_the_statistics_bound_keeps_lucenes_statistics(
+    service: Service, test_settings: Settings
+) -> None:
+    """Reading a subject's statistics is linear in its size: above the bound the
+    lexical score is Lucene's, and the diagnostics say so."""
+    binding = _binding("bound")
+    _write(service, binding, TEXTS)  # five bodies
+    bounded = service_for(
+        test_settings.with_(lexical_statistics_max=len(TEXTS) - 1),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    at_bound = service_for(
+        test_settings.with_(lexical_statistics_max=len(TEXTS)),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    over = bounded.search(binding, QUERY, depth=0, limit=20)
+    within = at_bound.search(binding, QUERY, depth=0, limit=20)
+    assert over.diagnostics["acquisition"]["lexicalStatistics"] == "index"
+    assert within.diagnostics["acquisition"]["lexicalStatistics"] == "subject"
+    assert {h.atom.atom_id for h in over.hits} == {h.atom.atom_id for h in within.hits}

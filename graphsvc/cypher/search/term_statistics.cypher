@@ -5,11 +5,20 @@
 // Lucene query naming one word and the subject (graphsvc.core.lucene.term_query),
 // so each count is the subject's own, whatever other subjects hold.
 // Cost: the length sum reads every current body of the subject, and each count
-// every body of the subject holding the term (linear in the subject's size).
+// every body of the subject holding the term (linear in the subject's size), so a
+// subject of more than $statsMax bodies gets no row and keeps Lucene's index-wide
+// statistics (which such a subject dominates anyway); counting up to that bound
+// reads at most $statsMax + 1 nodes.
 // No row while `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild):
 // the half-populated index is not called.
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
 WITH f WHERE f IS NULL
+CALL () {
+  MATCH (n:Revision:Current {subject: $subject})
+  WITH n LIMIT $statsMax + 1
+  RETURN count(n) AS size
+}
+WITH size WHERE size <= $statsMax
 CALL () {
   MATCH (r:Revision:Current {subject: $subject})
   RETURN count(r) AS docs, sum(size(split(coalesce(r.text, ''), ' '))) AS words
