@@ -293,17 +293,30 @@ def test_import_freezes_the_collector_only_while_it_runs_and_stores_every_row(
     to the collector afterwards, also when the import fails."""
     import gc
 
-    assert gc.get_freeze_count() == 0
-    frozen: list[int] = []
-    path = _jsonl(tmp_path / "gc.jsonl", _conversation(5))
-    summary = import_file(
-        service, human, path, batch_size=2, progress=lambda _: frozen.append(gc.get_freeze_count())
-    )
-    assert summary.committed_rows == 5 and len(frozen) == 3 and min(frozen) > 0
-    assert gc.get_freeze_count() == 0
-    _assert_conversation(db, human.subject, 5)
-    dangling = new("x", "t", [{"role": "r", "target": {"local": "nope"}}])
-    bad = _jsonl(tmp_path / "gc-bad.jsonl", [dangling])
-    with pytest.raises(GraphsvcError):
-        import_file(service, human, bad, batch_size=2)
-    assert gc.get_freeze_count() == 0
+    # A serving process (and the live-server fixture) freezes its start-up heap
+    # (api/gc_policy.py); this test needs a process that froze nothing itself.
+    was_frozen = gc.get_freeze_count() > 0
+    if was_frozen:
+        gc.unfreeze()
+    try:
+        assert gc.get_freeze_count() == 0
+        frozen: list[int] = []
+        path = _jsonl(tmp_path / "gc.jsonl", _conversation(5))
+        summary = import_file(
+            service,
+            human,
+            path,
+            batch_size=2,
+            progress=lambda _: frozen.append(gc.get_freeze_count()),
+        )
+        assert summary.committed_rows == 5 and len(frozen) == 3 and min(frozen) > 0
+        assert gc.get_freeze_count() == 0
+        _assert_conversation(db, human.subject, 5)
+        dangling = new("x", "t", [{"role": "r", "target": {"local": "nope"}}])
+        bad = _jsonl(tmp_path / "gc-bad.jsonl", [dangling])
+        with pytest.raises(GraphsvcError):
+            import_file(service, human, bad, batch_size=2)
+        assert gc.get_freeze_count() == 0
+    finally:
+        if was_frozen:
+            gc.freeze()
