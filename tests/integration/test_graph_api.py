@@ -460,15 +460,15 @@ def _walk_query(n: int) -> str:
     ).replace("FIRST", str(n))
 
 
-def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
-    service: Service, human: Binding
-) -> None:
+def _holders_with_cited_targets(service: Service, human: Binding, n: int) -> None:
+    """``n`` holders, each linking to two of ``n + 1`` cited targets (one observed
+    link, one logical)."""
     targets = write(
         service,
         human,
         [
             new(f"t{i}", f"Target {i}.", sources=[{"uri": f"https://example.org/{i}"}])
-            for i in range(101)
+            for i in range(n + 1)
         ],
     ).changes
     write(
@@ -483,9 +483,15 @@ def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
                     {"role": "b", "target": {"ref": ref(targets[f"t{i + 1}"]), "at": "logical"}},
                 ],
             )
-            for i in range(100)
+            for i in range(n)
         ],
     )
+
+
+def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
+    service: Service, human: Binding
+) -> None:
+    _holders_with_cited_targets(service, human, 100)
     counts = {}
     for n in (10, 100):
         before = round_trips()
@@ -508,29 +514,7 @@ def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
 def test_targets_citations_come_with_the_links_page_when_the_query_asks_for_them(
     service: Service, human: Binding
 ) -> None:
-    targets = write(
-        service,
-        human,
-        [
-            new(f"t{i}", f"Target {i}.", sources=[{"uri": f"https://example.org/{i}"}])
-            for i in range(4)
-        ],
-    ).changes
-    write(
-        service,
-        human,
-        [
-            new(
-                f"h{i}",
-                f"holder {i}",
-                links=[
-                    {"role": "a", "target": {"ref": ref(targets[f"t{i}"]), "at": "observed"}},
-                    {"role": "b", "target": {"ref": ref(targets[f"t{i + 1}"]), "at": "logical"}},
-                ],
-            )
-            for i in range(3)
-        ],
-    )
+    _holders_with_cited_targets(service, human, 3)
     inline = _walk_query(3)
     # The same selection through named fragments (the look-ahead follows them).
     named = """query { atoms(first: 3, text: "holder") { edges { node { atomId
