@@ -24,7 +24,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service, int_in
 from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
 from graphsvc.cli.output import command, emit
 from graphsvc.errors import InvalidInputError
@@ -36,16 +36,6 @@ EXIT_VERIFY_FAILED = 2
 
 
 # --------------------------------------------------------------------- atomise
-def _budget(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError("must be an integer") from exc
-    if not 50 <= value <= 1000:
-        raise argparse.ArgumentTypeError("must be in [50, 1000]")
-    return value
-
-
 @command
 def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.atomise.usecase import require_curator_tier
@@ -165,7 +155,7 @@ def register(sub: Any) -> None:
     p = sub.add_parser("atomise", help="split an atom into signed atoms (ATM-8)")
     p.add_argument("atom_id", metavar="ATOM_ID")
     p.add_argument("--force", action="store_true", help="re-atomise an atomised atom")
-    p.add_argument("--max-atom-tokens", type=_budget, default=None, help="50..1000")
+    p.add_argument("--max-atom-tokens", type=int_in(50, 1000), default=None, help="50..1000")
     add_binding_args(p)
     p.set_defaults(handler=_cmd_atomise)
 

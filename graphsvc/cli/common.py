@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 from graphsvc.cli.output import progress
@@ -11,7 +11,7 @@ from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service"]
+__all__ = ["add_binding_args", "binding_from_args", "connected_service", "int_in"]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -48,3 +48,18 @@ def connected_service(settings: Settings) -> Iterator[Service]:
         yield service
     finally:
         runtime.close()
+
+
+def int_in(low: int, high: int) -> Callable[[str], int]:
+    """An argparse ``type``: an integer in ``[low, high]`` (argparse's usage error else)."""
+
+    def parse(raw: str) -> int:
+        try:
+            value = int(raw)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError("must be an integer") from exc
+        if not low <= value <= high:
+            raise argparse.ArgumentTypeError(f"must be in [{low}, {high}]")
+        return value
+
+    return parse

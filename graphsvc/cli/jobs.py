@@ -20,6 +20,7 @@ import argparse
 import time
 from typing import Any
 
+from graphsvc.cli.common import int_in
 from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
 from graphsvc.cli.output import command, emit, progress
 from graphsvc.errors import InvalidInputError, NotFoundError
@@ -30,16 +31,6 @@ __all__ = ["register"]
 _MAX_LIMIT = 1_000
 
 
-def _limit(raw: str) -> int:
-    try:
-        value = int(raw)
-    except ValueError as exc:
-        raise argparse.ArgumentTypeError("must be an integer") from exc
-    if not 1 <= value <= _MAX_LIMIT:
-        raise argparse.ArgumentTypeError(f"must be in [1, {_MAX_LIMIT}]")
-    return value
-
-
 def register(sub: Any) -> None:
     p = sub.add_parser("jobs", help="list, retry or run the background jobs")
     actions = p.add_subparsers(dest="action", required=True)
@@ -47,7 +38,12 @@ def register(sub: Any) -> None:
     ls = actions.add_parser("list", help="jobs, newest first, and the counts per state")
     ls.add_argument("--subject", help="only this subject's jobs (default: every subject)")
     ls.add_argument("--state", choices=["pending", "done", "failed"])
-    ls.add_argument("--limit", type=_limit, default=50, help=f"at most this many (1..{_MAX_LIMIT})")
+    ls.add_argument(
+        "--limit",
+        type=int_in(1, _MAX_LIMIT),
+        default=50,
+        help=f"at most this many (1..{_MAX_LIMIT})",
+    )
     ls.add_argument("--json", action="store_true", help="print one JSON document")
     ls.set_defaults(handler=_list)
 

@@ -14,13 +14,13 @@ from datetime import UTC, datetime
 from typing import Any, Literal, TypedDict
 
 from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.write_steps import Provenance
 
 __all__ = [
     "JOB_STATES",
     "ClaimedJob",
     "JobHold",
     "JobKind",
-    "JobOrigin",
     "JobRow",
     "NewJob",
     "claim",
@@ -49,19 +49,6 @@ class NewJob(TypedDict):
     maxAtomTokens: int | None
     leaseOwner: str | None
     leaseUntil: float | None
-
-
-@dataclass(frozen=True)
-class JobOrigin:
-    """Who caused the jobs: the write's binding and operation."""
-
-    subject: str
-    policy: str
-    actor_kind: str
-    actor_id: str
-    auth_generation: int
-    operation_id: str
-    now: str
 
 
 @dataclass(frozen=True)
@@ -129,21 +116,11 @@ def _iso(now: float) -> str:
     return datetime.fromtimestamp(now, UTC).isoformat()
 
 
-def create_jobs(tx: Tx, origin: JobOrigin, jobs: list[NewJob]) -> None:
-    """Write ``jobs`` in the caller's transaction (they commit with it)."""
+def create_jobs(tx: Tx, prov: Provenance, auth_generation: int, jobs: list[NewJob]) -> None:
+    """Write ``jobs`` in the caller's transaction (they commit with it), caused by the
+    write ``prov`` describes."""
     if jobs:
-        run(
-            tx,
-            "jobs/create",
-            jobs=jobs,
-            subject=origin.subject,
-            policy=origin.policy,
-            actorKind=origin.actor_kind,
-            actorId=origin.actor_id,
-            authGeneration=origin.auth_generation,
-            operationId=origin.operation_id,
-            now=origin.now,
-        )
+        run(tx, "jobs/create", jobs=jobs, authGeneration=auth_generation, **prov.params())
 
 
 def claimable(db: Database, now: float, limit: int) -> list[str]:

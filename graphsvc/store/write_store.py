@@ -24,7 +24,7 @@ from graphsvc.errors import (
     TokenInvalidError,
 )
 from graphsvc.store.connection import Database, Tx, run
-from graphsvc.store.jobs import JobOrigin, NewJob, create_jobs
+from graphsvc.store.jobs import NewJob, create_jobs
 from graphsvc.store.write_steps import (
     IdempotencyClaim,
     NewRevision,
@@ -148,17 +148,6 @@ class WriteRequest:
     # Background work this batch causes (the outbox): created in its transaction.
     jobs: list[NewJob] = field(default_factory=list)
 
-    def job_origin(self) -> JobOrigin:
-        return JobOrigin(
-            subject=self.subject,
-            policy=self.policy,
-            actor_kind=self.actor_kind,
-            actor_id=self.actor_id,
-            auth_generation=self.auth_generation,
-            operation_id=self.operation_id,
-            now=self.now,
-        )
-
     def provenance(self) -> Provenance:
         return Provenance(
             subject=self.subject,
@@ -271,7 +260,7 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
             raise TokenInvalidError("an InputToken's inputs were purged during the write")
     written = [AtomRef(r["atomId"], r["rev"]) for r in req.revisions]
     record_operation(tx, prov, written, req.token_ids)
-    create_jobs(tx, req.job_origin(), req.jobs)
+    create_jobs(tx, prov, req.auth_generation, req.jobs)
     if req.scope_key is not None:
         finish_idempotency(tx, req.scope_key, req.result)
     return None

@@ -9,17 +9,23 @@ run twice; failures are recorded with a stable code and retried by an operator.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 import time
 import uuid
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
-from atomise_support import THREE_SENTENCES, cli_env, create, cypher, fake_ollama, service_with
+from atomise_support import (
+    THREE_SENTENCES,
+    CliResult,
+    cli_env,
+    create,
+    cypher,
+    fake_ollama,
+    service_with,
+)
 from graph_support import codes, gql
 
 from graphsvc.atomise.worker import worker_for
@@ -30,7 +36,8 @@ from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store import jobs as job_store
 from graphsvc.store.connection import Database
-from graphsvc.store.jobs import JobOrigin, NewJob
+from graphsvc.store.jobs import NewJob
+from graphsvc.store.write_steps import Provenance
 
 BUDGET = 50  # THREE_SENTENCES makes three atoms with the rule curator
 DEFERRED = {
@@ -78,15 +85,7 @@ def orphan_job(
     """A job as a write of a process that died would have left it (default: its
     hold ran out a second ago)."""
     job_id = uuid.uuid4().hex
-    origin = JobOrigin(
-        subject=binding.subject,
-        policy=binding.policy,
-        actor_kind=binding.actor_kind,
-        actor_id=binding.actor_id,
-        auth_generation=binding.auth_generation,
-        operation_id=uuid.uuid4().hex,
-        now="2026-01-01T00:00:00+00:00",
-    )
+    prov = Provenance.of(binding, uuid.uuid4().hex, "2026-01-01T00:00:00+00:00")
     job = NewJob(
         jobId=job_id,
         kind=kind,
@@ -96,21 +95,14 @@ def orphan_job(
         leaseOwner=lease.get("owner", "dead-host:1:00000000"),
         leaseUntil=lease.get("until", time.time() - 1),
     )
-    db.write_tx(lambda tx: job_store.create_jobs(tx, origin, [job]), label="test/orphan_job")
+    db.write_tx(
+        lambda tx: job_store.create_jobs(tx, prov, binding.auth_generation, [job]),
+        label="test/orphan_job",
+    )
     return job_id
 
 
-@dataclass
-class Cli:
-    code: int
-    stdout: str
-    stderr: str
-
-    def json(self) -> Any:
-        return json.loads(self.stdout)
-
-
-def run_cli(args: list[str], env: dict[str, str], timeout: float = 180) -> Cli:
+def run_cli(args: list[str], env: dict[str, str], timeout: float = 180) -> CliResult:
     """The real ``graphsvc`` command line in a subprocess."""
     proc = subprocess.run(
         [sys.executable, "-m", "graphsvc", *args],
@@ -120,7 +112,7 @@ def run_cli(args: list[str], env: dict[str, str], timeout: float = 180) -> Cli:
         timeout=timeout,
         check=False,
     )
-    return Cli(proc.returncode, proc.stdout, proc.stderr)
+    return CliResult(proc.returncode, proc.stdout, proc.stderr)
 
 
 def write_big(service: Service, binding: Binding) -> Any:
