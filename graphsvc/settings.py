@@ -184,7 +184,10 @@ class Settings:
     # again with it when too few were the subject's; "first": with the clause at once.
     fulltext_subject_clause: str = "fallback"
 
-    # Embedding
+    # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
+    # all-mpnet-base-v2). A database keeps the model its embeddings came from;
+    # `graphsvc reembed --model` moves it to another (docs/search-quality.md).
+    embedding_model: str = "all-MiniLM-L6-v2"
     embed_batch: int = 64
 
     # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
@@ -265,6 +268,9 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS_MAX must be >= 0")
         if self.vector_exact_max < 0:
             raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
+        from graphsvc.embed.models import model_spec  # the models import settings
+
+        model_spec(self.embedding_model)
         if not 0 <= self.lexical_pool <= 4096:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:

@@ -335,14 +335,21 @@ class Database:
             yield s
 
     # ------------------------------------------------------------ schema / meta
-    def apply_schema(self) -> int:
-        """Apply every ``cypher/schema`` statement (idempotent) and record the version."""
+    def apply_schema(self, embedding_dimension: int = 384) -> int:
+        """Apply every ``cypher/schema`` statement (idempotent) and record the version.
+
+        Args:
+            embedding_dimension: the vector index's dimension when it is created
+                (the embedding model's; 384 is all-MiniLM-L6-v2's). An existing index
+                keeps its own (:mod:`graphsvc.ops.embedding_model` checks it).
+        """
         files = []
+        params = {"dimension": embedding_dimension}
         for stem, statement in schema_statements():
             with _mapped(f"schema/{stem}"):
                 try:
                     self.driver.execute_query(
-                        statement, database_=self.database, routing_=RoutingControl.WRITE
+                        statement, params, database_=self.database, routing_=RoutingControl.WRITE
                     )
                 except ClientError as exc:
                     # Two processes starting at once (replicas) both found the index

@@ -86,13 +86,22 @@ def clear_rebuild(db: Database, index: IndexName) -> None:
     db.write(_QUERIES[index].clear)
 
 
-def recreate(db: Database, index: IndexName) -> None:
-    """Drop the index and create it again in one transaction (it then populates)."""
+def recreate(db: Database, index: IndexName, dimension: int | None = None) -> None:
+    """Drop the index and create it again in one transaction (it then populates).
+
+    Args:
+        dimension: the vector index's dimension (default: the recorded embedding
+            model's, :func:`graphsvc.store.embedding_model.recorded_dimension`).
+    """
     queries = _QUERIES[index]
+    if index == VECTOR_INDEX and dimension is None:
+        from graphsvc.store.embedding_model import recorded_dimension
+
+        dimension = recorded_dimension(db)
 
     def drop_and_create(tx: Tx) -> None:
         run(tx, queries.drop)
-        run(tx, queries.create)
+        run(tx, queries.create, dimension=dimension)
 
     db.write_tx(drop_and_create, label=queries.drop)
 
