@@ -186,7 +186,8 @@ class Settings:
 
     # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
     # all-mpnet-base-v2). A database keeps the model its embeddings came from;
-    # `graphsvc reembed --model` moves it to another (docs/search-quality.md).
+    # `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
+    # unknown name is refused when the service is built (graphsvc.embed.lazy).
     embedding_model: str = "all-MiniLM-L6-v2"
     embed_batch: int = 64
 
@@ -268,9 +269,6 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS_MAX must be >= 0")
         if self.vector_exact_max < 0:
             raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
-        from graphsvc.embed.models import model_spec  # the models import settings
-
-        model_spec(self.embedding_model)
         if not 0 <= self.lexical_pool <= 4096:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:

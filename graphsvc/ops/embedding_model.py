@@ -144,7 +144,7 @@ def reembed(
     if indexes.index_state(db, indexes.VECTOR_INDEX) is not None:
         indexes.mark_rebuild(db, indexes.VECTOR_INDEX, time.strftime("%Y-%m-%dT%H:%M:%SZ"))
         time.sleep(grace_s)  # searches that read no marker finish on the old index
-        db.write("index/drop_vector")
+        indexes.drop(db, indexes.VECTOR_INDEX)
     pending, total = store.count_pending(db, run_id)
     say(f"graphsvc: reembed {source} -> {target}: {pending} of {total} heads to embed")
     done, batches, idle, started = 0, 0, 0, time.monotonic()

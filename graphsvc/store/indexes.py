@@ -21,6 +21,7 @@ __all__ = [
     "IndexState",
     "clear_rebuild",
     "count_entries",
+    "drop",
     "index_state",
     "mark_rebuild",
     "recreate",
@@ -104,6 +105,11 @@ def recreate(db: Database, index: IndexName, dimension: int | None = None) -> No
         run(tx, queries.create, dimension=dimension)
 
     db.write_tx(drop_and_create, label=queries.drop)
+
+
+def drop(db: Database, index: IndexName) -> None:
+    """Drop the index (if it exists)."""
+    db.write(_QUERIES[index].drop)
 
 
 def count_entries(db: Database, index: IndexName) -> int:
