@@ -268,6 +268,31 @@ class Scores:
         return out
 
 
+def paired_margin(a: Scores, b: Scores, boot: int = 4000) -> dict[str, list[float]]:
+    """``a`` − ``b`` on the same questions: the mean difference of recall@5 and @10 and
+    its 95 % interval by a paired bootstrap over questions (seeded: the same run gives
+    the same interval)."""
+    rng = np.random.default_rng(0)
+    out: dict[str, list[float]] = {}
+    for key, x, y in (("recall@5", a.r5, b.r5), ("recall@10", a.r10, b.r10)):
+        d = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+        means = d[rng.integers(0, len(d), size=(boot, len(d)))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        out[key] = [round(float(d.mean()), 4), round(float(lo), 4), round(float(hi), 4)]
+    return out
+
+
+def margins(systems: dict[str, Scores]) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """graphsvc's paired margin over each baseline and the peer (same questions)."""
+    mine = systems["graphsvc"]
+    others = [n for n in systems if n != "graphsvc" and not n.startswith("graphsvc")]
+    return {
+        "graphsvc": {
+            n: paired_margin(mine, systems[n]) for n in others if len(systems[n].r5) == len(mine.r5)
+        }
+    }
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, int(np.ceil(q / 100 * len(ordered))))
@@ -795,6 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "embeddingModel": embedder.model_name,
             },
             "systems": {name: s.summary() for name, s in systems.items()},
+            "pairedMargins": margins(systems),
             "tenantIndependence": indep.get("graphsvc", {}),
             "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
             "profile": profiled,
@@ -834,6 +860,13 @@ def print_table(report: dict[str, Any]) -> None:
             f"largest score change {ind['largestScoreChange']:.2e}"
         )
     print("(by-category columns: recall@10)")
+    for base, m in (report.get("pairedMargins") or {}).get("graphsvc", {}).items():
+        print(
+            f"graphsvc − {base}: R@5 {m['recall@5'][0]:+.3f} "
+            f"[{m['recall@5'][1]:+.3f}, {m['recall@5'][2]:+.3f}], "
+            f"R@10 {m['recall@10'][0]:+.3f} "
+            f"[{m['recall@10'][1]:+.3f}, {m['recall@10'][2]:+.3f}] (95 % paired bootstrap)"
+        )
 
 
 if __name__ == "__main__":
