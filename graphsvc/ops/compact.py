@@ -37,6 +37,7 @@ from graphsvc.localdb.launcher import SWAP_JOURNAL, start_all, stop_all
 from graphsvc.settings import Settings
 from graphsvc.store.compact import create_schema, index_states
 from graphsvc.store.connection import Database
+from graphsvc.store.embedding_model import recorded_dimension
 from graphsvc.store.graph_copy import copy_graph
 from graphsvc.store.meta import mark_compacted
 
@@ -155,7 +156,7 @@ def _build_copy(
         say("graphsvc: compact: copying live records into a new store...")
         copied = copy_graph(src_db, tgt_db, batch=batch, progress=say)
         t = time.monotonic()
-        create_schema(tgt_db)
+        create_schema(tgt_db, recorded_dimension(src_db))
         _await_indexes(tgt_db, time.monotonic() + index_timeout_s, say)
         index_s = time.monotonic() - t
         now = datetime.fromtimestamp(clock(), UTC).isoformat()

@@ -26,11 +26,15 @@ class IndexState(TypedDict):
     populationPercent: float | None
 
 
-def create_schema(db: Database) -> None:
-    """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait)."""
+def create_schema(db: Database, embedding_dimension: int) -> None:
+    """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait);
+    the vector index gets ``embedding_dimension`` (the source's model's)."""
+    params = {"dimension": embedding_dimension}
     for stem, statement in schema_statements():
         with _mapped(f"schema/{stem}"):
-            db.driver.execute_query(statement, database_=db.database, routing_=RoutingControl.WRITE)
+            db.driver.execute_query(
+                statement, params, database_=db.database, routing_=RoutingControl.WRITE
+            )
 
 
 def index_states(db: Database) -> list[IndexState]:
