@@ -27,8 +27,9 @@ class IndexState(TypedDict):
 
 
 def create_schema(db: Database) -> None:
-    """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait)."""
-    for stem, statement in schema_statements():
+    """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait);
+    on Neo4j 2026.x the vector index gets the subject as filter property."""
+    for stem, statement in schema_statements(filtered_vector=db.filters_vectors()):
         with _mapped(f"schema/{stem}"):
             db.driver.execute_query(statement, database_=db.database, routing_=RoutingControl.WRITE)
 
