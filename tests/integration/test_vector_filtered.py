@@ -109,8 +109,6 @@ def settings_2026(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings
             neo4j_uri=inst.uri,
             key_file=str(state / "signing-key.json"),
             secret_file=str(state / "server-secret"),
-            # The in-index leg for every subject (no small-subject scan first).
-            vector_exact_max=0,
         )
     finally:
         local.stop()
@@ -177,8 +175,10 @@ def _exact(db: Database, subject: str, vector: list[float], *, archived: bool) -
 def _leg(
     db: Database, subject: str, vector: list[float], *, archived: bool = False
 ) -> SemanticHits:
+    # exact_max as the service's default: on 5.26 a subject this small is scanned
+    # exactly first; on 2026.x the filtered index answers every subject.
     return semantic_candidates(
-        db, subject=subject, vector=vector, k=K, limit=10, include_archived=archived
+        db, subject=subject, vector=vector, k=K, limit=10, include_archived=archived, exact_max=2000
     )
 
 
@@ -269,13 +269,17 @@ def test_2026_old_style_index_is_post_filtered_until_rebuilt(
         assert fresh.read("index/vector_properties")[0]["properties"] == ["embedding"]
         assert indexes.vector_filtered(fresh) is False
         old = _leg(fresh, subject, vector)
-        assert old.mode in {"index", "exact"}  # post-filtered, widened, then scanned
+        assert old.mode == "exact"  # the small-subject scan of the post-filter leg
         assert _pairs(old) == truth
+        big = semantic_candidates(
+            fresh, subject=tenants["big"], vector=vector, k=K, limit=10, include_archived=False
+        )
+        assert big.mode == "index"  # the shared index's global top k, post-filtered
         # A Database that still believes in the filter (the index was re-created by
         # another process) falls back to the post-filter leg and looks again.
         _cypher(db_2026, "CALL db.awaitIndexes(300)")
         stale = _leg(db_2026, subject, vector)
-        assert stale.mode in {"index", "exact"} and _pairs(stale) == truth
+        assert stale.mode == "exact" and _pairs(stale) == truth
         assert indexes.vector_filtered(db_2026) is False
 
         report = rebuild_vector_index(fresh, grace_s=0, poll_s=0.2)
@@ -314,10 +318,11 @@ def test_5_26_keeps_the_post_filter_leg(service: Service, db: Database) -> None:
     subject = f"t-526-{uuid.uuid4().hex[:10]}"
     _load(service, subject, 30, 4)
     vector = service.embedder.embed(["the harbour near the lantern"])[0]
-    hits = _leg(db, subject, vector)
-    assert hits.mode in {"index", "exact"}
-    assert _pairs(hits) == _exact(db, subject, vector, archived=False)
-    small = semantic_candidates(
-        db, subject=subject, vector=vector, k=K, limit=10, include_archived=False, exact_max=2000
+    small = _leg(db, subject, vector)
+    assert small.mode == "exact"  # the small-subject scan first, as before
+    assert _pairs(small) == _exact(db, subject, vector, archived=False)
+    hits = semantic_candidates(
+        db, subject=subject, vector=vector, k=K, limit=10, include_archived=False, exact_max=0
     )
-    assert small.mode == "exact" and _pairs(small) == _pairs(hits)
+    assert hits.mode in {"index", "exact"}  # post-filtered (widened, then scanned)
+    assert _pairs(hits) == _pairs(small)
