@@ -38,6 +38,12 @@ SPLIT_LEVEL_AT = 48
 _NOT_FILTERED = frozenset(
     {"Neo.ClientError.Statement.PropertyNotFound", "Neo.ClientError.Schema.IndexNotFound"}
 )
+# Neo4j 2026.08.1 fails a filtered search whose LIMIT exceeds the subject's live
+# entries once one of its entries was removed from the index (a revised or retired
+# head): "Index N out of bounds for length 1" (an internal error; LIMIT at most the
+# live entries works). The small-subject scan keeps such subjects off the index; a
+# subject that still meets it (heads without embeddings yet) is post-filtered.
+_FILTER_FAILED = "Neo.DatabaseError.Statement.ExecutionFailed"
 
 
 @dataclass
@@ -101,21 +107,9 @@ def semantic_candidates(
 
     On Neo4j 2026.x with a vector index that has the subject as a filter property
     (:func:`graphsvc.store.indexes.vector_filtered`) the index keeps to the subject
-    itself (mode ``"filtered index"``, :func:`_filtered`) for every subject, small
-    ones too (``exact_max`` applies to the post-filter leg only); an index without
-    the filter property is post-filtered as above.
+    itself (mode ``"filtered index"``, :func:`_filtered`) for subjects above
+    ``exact_max``; an index without the filter property is post-filtered as above.
     """
-    if vector_filtered(db):
-        # The index keeps to the subject itself: no small-subject scan first
-        # (bench/tenants.py on 2026.08.1: the in-index leg answers a 2,000-atom subject
-        # in ~5 ms where the scan takes ~20 ms, at recall@10 1.0; the size count the
-        # scan needs costs a large subject ~6 ms per query).
-        hits = _filtered(
-            db, subject=subject, vector=vector, k=k, limit=limit, include_archived=include_archived
-        )
-        if hits is not None:
-            return hits
-        # The index turned out to have no filter property: the post-filter leg.
     if exact_max > 0:
         small = db.read_rows(
             "search/vector_candidates_small",
@@ -127,6 +121,12 @@ def semantic_candidates(
         )[0]
         if int(small["size"]) <= exact_max:
             return SemanticHits(list(small["hits"]), "exact")
+    if vector_filtered(db):
+        hits = _filtered(
+            db, subject=subject, vector=vector, k=k, limit=limit, include_archived=include_archived
+        )
+        if hits is not None:
+            return hits
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):
         rows = db.read_rows(
@@ -158,7 +158,8 @@ def _filtered(
     leaves fewer than ``limit`` and the index had more to give, k is widened once,
     then the subject is scanned exactly; no rows at all (the rebuild marker is set,
     or the subject has no embedding) go to the exact scan at once. None when the
-    index in place turned out to have no filter property: the caller post-filters.
+    index in place turned out to have no filter property, or the server failed the
+    search (``_FILTER_FAILED``): the caller post-filters.
     """
     for widen in (1, 8):
         try:
@@ -171,7 +172,10 @@ def _filtered(
                 limit=limit,
             )
         except StoreError as exc:
-            if getattr(exc.__cause__, "code", None) not in _NOT_FILTERED:
+            code = getattr(exc.__cause__, "code", None)
+            if code == _FILTER_FAILED:
+                return None
+            if code not in _NOT_FILTERED:
                 raise
             forget_vector_shape(db)
             return None
