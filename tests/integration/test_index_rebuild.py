@@ -168,6 +168,7 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
         got = _queries_sent() - sent
         if filtered:
             assert got.pop("search/vector_candidates_filtered", 0) <= 1
+            assert got.pop("raised search/vector_candidates_filtered", 0) <= 1
             assert got.pop("index/vector_properties", 0) <= 1
         assert got == Counter({"search/vector_candidates": 2, "search/vector_candidates_exact": 1})
         assert hits.mode == "exact"
