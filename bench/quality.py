@@ -73,6 +73,7 @@ from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.lucene import escape_term  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
 from graphsvc.ops.index import (  # noqa: E402
     FULLTEXT_ANALYZER,
     fulltext_index_state,
@@ -267,6 +268,31 @@ class Scores:
         return out
 
 
+def paired_margin(a: Scores, b: Scores, boot: int = 4000) -> dict[str, list[float]]:
+    """``a`` − ``b`` on the same questions: the mean difference of recall@5 and @10 and
+    its 95 % interval by a paired bootstrap over questions (seeded: the same run gives
+    the same interval)."""
+    rng = np.random.default_rng(0)
+    out: dict[str, list[float]] = {}
+    for key, x, y in (("recall@5", a.r5, b.r5), ("recall@10", a.r10, b.r10)):
+        d = np.asarray(x, dtype=np.float64) - np.asarray(y, dtype=np.float64)
+        means = d[rng.integers(0, len(d), size=(boot, len(d)))].mean(axis=1)
+        lo, hi = np.percentile(means, [2.5, 97.5])
+        out[key] = [round(float(d.mean()), 4), round(float(lo), 4), round(float(hi), 4)]
+    return out
+
+
+def margins(systems: dict[str, Scores]) -> dict[str, dict[str, dict[str, list[float]]]]:
+    """graphsvc's paired margin over each baseline and the peer (same questions)."""
+    mine = systems["graphsvc"]
+    others = [n for n in systems if n != "graphsvc" and not n.startswith("graphsvc")]
+    return {
+        "graphsvc": {
+            n: paired_margin(mine, systems[n]) for n in others if len(systems[n].r5) == len(mine.r5)
+        }
+    }
+
+
 def percentile(values: Sequence[float], q: float) -> float:
     ordered = sorted(values)
     rank = max(1, int(np.ceil(q / 100 * len(ordered))))
@@ -276,7 +302,15 @@ def percentile(values: Sequence[float], q: float) -> float:
 class Baselines:
     """cosine, BM25 and their fusion over one conversation's stored texts and vectors."""
 
-    def __init__(self, db: Database, conv: Conversation, embed: Callable[[str], np.ndarray]):
+    def __init__(
+        self,
+        db: Database,
+        conv: Conversation,
+        embed: Callable[[str], np.ndarray],
+        bodies: Callable[[list[str]], list[list[float]]] | None = None,
+    ):
+        """``bodies``: embed the stored texts with another model (default: the
+        stored embeddings)."""
         import bm25s
         import Stemmer
 
@@ -287,7 +321,8 @@ class Baselines:
             database_=db.database,
         )
         self.dia = [conv.dia_of[r["a"]] for r in rows]
-        self.vectors = np.array([r["e"] for r in rows], dtype=np.float64)
+        vectors = [r["e"] for r in rows] if bodies is None else bodies([r["t"] for r in rows])
+        self.vectors = np.array(vectors, dtype=np.float64)
         self.vectors /= np.linalg.norm(self.vectors, axis=1, keepdims=True)
         self.stemmer = Stemmer.Stemmer("english")
         self.bm25 = bm25s.BM25(k1=1.2, b=0.75, method="lucene")
@@ -600,6 +635,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="fulltext analyzers to evaluate graphsvc and the peer with, one after "
         f"another on the same data (e.g. {FULLTEXT_ANALYZER},standard-no-stop-words)",
     )
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"the service's embedding model ({', '.join(MODELS)}); with another than "
+        f"{DEFAULT_MODEL}, the cosine and fusion baselines are also computed with "
+        f"{DEFAULT_MODEL}'s embeddings of the same texts",
+    )
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--no-independence", action="store_true")
     p.add_argument(
@@ -618,14 +660,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.limit_questions:
             c.questions = c.questions[: args.limit_questions]
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    spec = model_spec(args.model)
     neo = BenchNeo4j("quality")
-    settings = neo.settings
+    settings = neo.settings.with_(embedding_model=spec.key)
     db = neo.database()
     run_id = uuid.uuid4().hex[:8]
     report: dict[str, Any] = {}
     try:
-        db.apply_schema()
-        embedder = get_embedder()
+        db.apply_schema(embedding_dimension=spec.dimension)
+        embedder = get_embedder(spec.key)
+        other = None if spec.key == DEFAULT_MODEL else get_embedder(DEFAULT_MODEL)
+
+        def embed_other(text: str) -> np.ndarray:
+            assert other is not None
+            v = np.asarray(other.embed([text])[0], dtype=np.float64)
+            return v / np.linalg.norm(v)
+
         tokenizer = get_tokenizer()
         service = service_for(settings, db, embedder, tokenizer)
         live = serve(service)
@@ -653,7 +703,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_analyzer(db, FULLTEXT_ANALYZER)
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
-        systems: dict[str, Scores] = {n: Scores() for n in ("cosine", "bm25", "fusion")}
+        names = ["cosine", "bm25", "fusion"]
+        if other is not None:
+            names += [f"cosine ({DEFAULT_MODEL})", f"fusion ({DEFAULT_MODEL})"]
+        systems: dict[str, Scores] = {n: Scores() for n in names}
         p0 = service_for(settings.with_(propagation=0.0), db, embedder, tokenizer)
         variant_services = {
             v: service_for(settings.with_(**ch), db, embedder, tokenizer)
@@ -690,6 +743,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                         peer.rank(c, Question(w, [], 4), 128)
             for c in convs:
                 base_c = Baselines(db, c, embed) if phase == 0 else None
+                base_o = (
+                    Baselines(db, c, embed_other, other.embed)
+                    if phase == 0 and other is not None
+                    else None
+                )
                 p0_rank = service_ranker(p0, c)
                 v_ranks = {v: service_ranker(s, c) for v, s in variant_services.items()}
                 print(
@@ -705,6 +763,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         best = float(bm.max()) if bm.size else 0.0
                         fused = 0.8 * cos + 0.2 * (bm / best if best > 0 else bm)
                         systems["fusion"].add(base_c.rank(fused), q)
+                    if base_o is not None:
+                        cos_o, bm_o = base_o.signals(q)
+                        systems[f"cosine ({DEFAULT_MODEL})"].add(base_o.rank(cos_o), q)
+                        top = float(bm_o.max()) if bm_o.size else 0.0
+                        fused_o = 0.8 * cos_o + 0.2 * (bm_o / top if top > 0 else bm_o)
+                        systems[f"fusion ({DEFAULT_MODEL})"].add(base_o.rank(fused_o), q)
                     if peer is not None:
                         for k in (128, 512):
                             ranked, ms = peer.rank(c, q, k)
@@ -756,6 +820,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "embeddingModel": embedder.model_name,
             },
             "systems": {name: s.summary() for name, s in systems.items()},
+            "pairedMargins": margins(systems),
             "tenantIndependence": indep.get("graphsvc", {}),
             "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
             "profile": profiled,
@@ -795,6 +860,13 @@ def print_table(report: dict[str, Any]) -> None:
             f"largest score change {ind['largestScoreChange']:.2e}"
         )
     print("(by-category columns: recall@10)")
+    for base, m in (report.get("pairedMargins") or {}).get("graphsvc", {}).items():
+        print(
+            f"graphsvc − {base}: R@5 {m['recall@5'][0]:+.3f} "
+            f"[{m['recall@5'][1]:+.3f}, {m['recall@5'][2]:+.3f}], "
+            f"R@10 {m['recall@10'][0]:+.3f} "
+            f"[{m['recall@10'][1]:+.3f}, {m['recall@10'][2]:+.3f}] (95 % paired bootstrap)"
+        )
 
 
 if __name__ == "__main__":

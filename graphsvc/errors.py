@@ -30,6 +30,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── CompactError                     COMPACT_FAILED
     ├── ModelLoadError                   MODEL_UNAVAILABLE
+    ├── EmbeddingModelMismatchError      EMBEDDING_MODEL_MISMATCH
     ├── ReplicaKeysMismatchError         REPLICA_KEYS_MISMATCH
     └── LauncherError                    NEO4J_LAUNCH_FAILED
         ├── JavaMissingError             JAVA_MISSING
@@ -55,6 +56,7 @@ __all__ = [
     "DeadlineExceededError",
     "DependencyInvalidError",
     "DepthExceededError",
+    "EmbeddingModelMismatchError",
     "GovernanceRefusedError",
     "GraphsvcError",
     "IdempotencyConflictError",
@@ -202,6 +204,13 @@ class CompactError(GraphsvcError):
 
 class ModelLoadError(GraphsvcError):
     code = "MODEL_UNAVAILABLE"
+
+
+class EmbeddingModelMismatchError(GraphsvcError):
+    """The database's embeddings come from another model than the configured one,
+    or a ``graphsvc reembed`` is unfinished (the service refuses to start)."""
+
+    code = "EMBEDDING_MODEL_MISMATCH"
 
 
 class ReplicaKeysMismatchError(GraphsvcError):

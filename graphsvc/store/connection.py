@@ -355,19 +355,25 @@ class Database:
             self.facts["filtersVectors"] = known
         return bool(known)
 
-    def apply_schema(self) -> int:
+    def apply_schema(self, embedding_dimension: int = 384) -> int:
         """Apply every ``cypher/schema`` statement (idempotent) and record the version.
 
         On a server that :meth:`filters_vectors`, a new vector index gets the subject
         as a filter property (``index/create_vector_filtered``); an existing one is
         kept as it is (``graphsvc index rebuild`` re-creates it).
+
+        Args:
+            embedding_dimension: the vector index's dimension when it is created
+                (the embedding model's; 384 is all-MiniLM-L6-v2's). An existing index
+                keeps its own (:mod:`graphsvc.ops.embedding_model` checks it).
         """
         files = []
+        params = {"dimension": embedding_dimension}
         for stem, statement in schema_statements(filtered_vector=self.filters_vectors()):
             with _mapped(f"schema/{stem}"):
                 try:
                     self.driver.execute_query(
-                        statement, database_=self.database, routing_=RoutingControl.WRITE
+                        statement, params, database_=self.database, routing_=RoutingControl.WRITE
                     )
                 except ClientError as exc:
                     # Two processes starting at once (replicas) both found the index

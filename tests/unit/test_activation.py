@@ -453,3 +453,12 @@ def test_neo4j_cosines_is_half_shifted_cosine_and_none_without_direction() -> No
     assert got[3] is None
     assert neo4j_cosines([0.0, 0.0], [[1.0, 0.0]]) == [None]
     assert neo4j_cosines(q, []) == []
+
+
+@pytest.mark.req("ACT-1")
+def test_neo4j_cosines_gives_no_score_to_another_models_vector() -> None:
+    # While `graphsvc reembed` runs, a head may hold a vector of another length: it
+    # has no semantic signal (None: missing), the others keep theirs.
+    got = neo4j_cosines([1.0, 0.0], [[1.0, 0.0, 0.0, 0.0], [0.0, 3.0], [], [1.0, 1.0]])
+    assert got[0] is None and got[2] is None
+    assert got[1] == pytest.approx(0.5) and got[3] == pytest.approx((1 + 2**-0.5) / 2)

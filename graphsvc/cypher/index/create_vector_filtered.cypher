@@ -6,4 +6,4 @@ CYPHER 25
 CREATE VECTOR INDEX current_embedding IF NOT EXISTS
 FOR (r:Current) ON r.embedding
 WITH [r.subject]
-OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}

@@ -1,3 +1,3 @@
 CREATE VECTOR INDEX current_embedding IF NOT EXISTS
 FOR (r:Current) ON (r.embedding)
-OPTIONS {indexConfig: {`vector.dimensions`: 384, `vector.similarity_function`: 'cosine'}}
+OPTIONS {indexConfig: {`vector.dimensions`: $dimension, `vector.similarity_function`: 'cosine'}}

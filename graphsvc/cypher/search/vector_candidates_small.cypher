@@ -13,7 +13,7 @@ CALL () {
 CALL (size) {
   WITH size WHERE size <= $exactMax
   MATCH (node:Revision:Current {subject: $subject})
-  WHERE node.embedding IS NOT NULL
+  WHERE node.embedding IS NOT NULL AND size(node.embedding) = size($embedding)
     AND ($includeArchived OR NOT (coalesce(node.atomisedInto, 0) > 0 AND node.archivedAt IS NOT NULL))
   WITH node, vector.similarity.cosine(node.embedding, $embedding) AS semantic
   ORDER BY semantic DESC
