@@ -28,9 +28,10 @@ class IndexState(TypedDict):
 
 def create_schema(db: Database, embedding_dimension: int) -> None:
     """Run every ``cypher/schema`` statement in ``db`` (no version record, no wait);
-    the vector index gets ``embedding_dimension`` (the source's model's)."""
+    the vector index gets ``embedding_dimension`` (the source's model's) and, on Neo4j
+    2026.x, the subject as filter property."""
     params = {"dimension": embedding_dimension}
-    for stem, statement in schema_statements():
+    for stem, statement in schema_statements(filtered_vector=db.filters_vectors()):
         with _mapped(f"schema/{stem}"):
             db.driver.execute_query(
                 statement, params, database_=db.database, routing_=RoutingControl.WRITE

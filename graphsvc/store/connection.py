@@ -69,6 +69,9 @@ SCHEMA_VERSION = 1
 # pause between them (doubled each time).
 _ATTEMPTS = 4
 _RETRY_DELAY_S = 0.05
+# The first Neo4j release line whose Cypher 25 has the in-index filtered vector
+# search (`SEARCH ... WHERE` on a vector index declared `WITH [...]`).
+_FILTERED_VECTOR_SINCE = 2026
 # Transaction timeouts below this are not sent (the server would read 0 as "none").
 _MIN_TX_TIMEOUT_S = 0.01
 
@@ -188,6 +191,10 @@ class Database:
         self.bookmarks: BookmarkManager | None = (
             GraphDatabase.bookmark_manager() if uri.split(":", 1)[0].startswith("neo4j") else None
         )
+        # Facts about the server read once per Database (store/indexes: whether it
+        # filters vector searches inside the index); plain dict operations, atomic
+        # under the GIL, so worker threads need no lock (a race reads twice).
+        self.facts: dict[str, Any] = {}
 
     @classmethod
     def for_settings(cls, settings: Settings, uri: str, user: str, password: str) -> Database:
@@ -335,8 +342,25 @@ class Database:
             yield s
 
     # ------------------------------------------------------------ schema / meta
+    def filters_vectors(self) -> bool:
+        """Whether the server searches a vector index with filters inside the index
+        (Cypher 25 ``SEARCH … WHERE``: Neo4j 2026.x and later; 5.26 LTS does not).
+        Read once per Database (``dbms.components()``)."""
+        known = self.facts.get("filtersVectors")
+        if known is None:
+            rows = self.read("meta/server_components")
+            version = str(rows[0]["version"]) if rows else ""
+            major = version.split(".", 1)[0]
+            known = major.isdigit() and int(major) >= _FILTERED_VECTOR_SINCE
+            self.facts["filtersVectors"] = known
+        return bool(known)
+
     def apply_schema(self, embedding_dimension: int = 384) -> int:
         """Apply every ``cypher/schema`` statement (idempotent) and record the version.
+
+        On a server that :meth:`filters_vectors`, a new vector index gets the subject
+        as a filter property (``index/create_vector_filtered``); an existing one is
+        kept as it is (``graphsvc index rebuild`` re-creates it).
 
         Args:
             embedding_dimension: the vector index's dimension when it is created
@@ -345,7 +369,7 @@ class Database:
         """
         files = []
         params = {"dimension": embedding_dimension}
-        for stem, statement in schema_statements():
+        for stem, statement in schema_statements(filtered_vector=self.filters_vectors()):
             with _mapped(f"schema/{stem}"):
                 try:
                     self.driver.execute_query(

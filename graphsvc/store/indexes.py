@@ -5,10 +5,17 @@ function here is one step of it for the index it names. A marker
 (``GraphsvcMeta {key: 'vectorIndex' | 'fulltextIndex'}``) tells searches to keep
 off the index while it is rebuilt (``search/vector_candidates``,
 ``search/fulltext_candidates``).
+
+On Neo4j 2026.x (:meth:`Database.filters_vectors`) the vector index is created with
+the subject as a filter property (``index/create_vector_filtered``), and
+:func:`vector_filtered` says whether the index in place has it: a database whose
+index was created without it (by 5.26, or before graphsvc declared it) keeps the
+post-filter leg until ``graphsvc index rebuild`` re-creates the index.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 from typing import Final, Literal, NotRequired, TypedDict, cast
 
@@ -22,14 +29,20 @@ __all__ = [
     "clear_rebuild",
     "count_entries",
     "drop",
+    "forget_vector_shape",
     "index_state",
     "mark_rebuild",
     "recreate",
+    "vector_filtered",
 ]
 
 VECTOR_INDEX: Final = "current_embedding"
 FULLTEXT_INDEX: Final = "current_text"
 IndexName = Literal["current_embedding", "current_text"]
+# How long an answer "the vector index has no subject filter" is kept before the
+# index is looked at again (another process may have rebuilt it meanwhile).
+FILTER_RECHECK_S: Final = 60.0
+_SHAPE: Final = "vectorIndexFiltered"
 
 
 class IndexState(TypedDict):
@@ -90,21 +103,53 @@ def clear_rebuild(db: Database, index: IndexName) -> None:
 def recreate(db: Database, index: IndexName, dimension: int | None = None) -> None:
     """Drop the index and create it again in one transaction (it then populates).
 
+    On a server that filters vector searches inside the index (Neo4j 2026.x) the
+    vector index is created with the subject as a filter property.
+
     Args:
         dimension: the vector index's dimension (default: the recorded embedding
             model's, :func:`graphsvc.store.embedding_model.recorded_dimension`).
     """
     queries = _QUERIES[index]
+    create = queries.create
     if index == VECTOR_INDEX and dimension is None:
         from graphsvc.store.embedding_model import recorded_dimension
 
         dimension = recorded_dimension(db)
+    if index == VECTOR_INDEX and db.filters_vectors():
+        create = "index/create_vector_filtered"
 
     def drop_and_create(tx: Tx) -> None:
         run(tx, queries.drop)
-        run(tx, queries.create, dimension=dimension)
+        run(tx, create, dimension=dimension)
 
     db.write_tx(drop_and_create, label=queries.drop)
+    if index == VECTOR_INDEX:
+        forget_vector_shape(db)
+
+
+def vector_filtered(db: Database) -> bool:
+    """Whether vector searches can filter by subject inside the index: the server
+    can (:meth:`Database.filters_vectors`, read once per Database) and the vector
+    index has ``subject`` as a filter property. A yes is kept for the Database (until
+    :func:`forget_vector_shape`); a no is looked at again after ``FILTER_RECHECK_S``.
+    """
+    if not db.filters_vectors():
+        return False
+    known = db.facts.get(_SHAPE)
+    now = time.monotonic()
+    if known is not None and (known[0] or now - known[1] < FILTER_RECHECK_S):
+        return bool(known[0])
+    rows = db.read("index/vector_properties")
+    filtered = bool(rows) and "subject" in (rows[0]["properties"] or [])
+    db.facts[_SHAPE] = (filtered, now)
+    return filtered
+
+
+def forget_vector_shape(db: Database) -> None:
+    """Look at the vector index again on the next :func:`vector_filtered` (it was
+    re-created, or a filtered search found it without the filter property)."""
+    db.facts.pop(_SHAPE, None)
 
 
 def drop(db: Database, index: IndexName) -> None:

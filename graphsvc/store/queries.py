@@ -60,11 +60,27 @@ def query_names() -> list[str]:
     return sorted(names)
 
 
-def schema_statements() -> list[tuple[str, str]]:
-    """``(file stem, statement)`` for every schema file, in file-name order."""
+# Schema files that have another statement on a server with in-index filtered
+# vector search (Neo4j 2026.x): the vector index with the subject as filter property.
+_FILTERED_VECTOR_SCHEMA = {"013_current_embedding": "index/create_vector_filtered"}
+
+
+def schema_statements(*, filtered_vector: bool = False) -> list[tuple[str, str]]:
+    """``(file stem, statement)`` for every schema file, in file-name order.
+
+    ``filtered_vector``: the server filters vector searches inside the index (Neo4j
+    2026.x): the vector index is created with the subject as a filter property.
+    """
     schema = cypher_root() / "schema"
     found = sorted(
         (child for child in schema.iterdir() if child.is_file() and child.name.endswith(_SUFFIX)),
         key=lambda child: child.name,
     )
-    return [(c.name[: -len(_SUFFIX)], c.read_text(encoding="utf-8").strip()) for c in found]
+    out = []
+    for child in found:
+        stem = child.name[: -len(_SUFFIX)]
+        if filtered_vector and stem in _FILTERED_VECTOR_SCHEMA:
+            out.append((stem, query(_FILTERED_VECTOR_SCHEMA[stem])))
+        else:
+            out.append((stem, child.read_text(encoding="utf-8").strip()))
+    return out

@@ -23,7 +23,9 @@ from neo4j import ManagedTransaction
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
 from graphsvc.core.lucene import fulltext_query, term_query
+from graphsvc.errors import StoreError
 from graphsvc.store.connection import Database, run
+from graphsvc.store.indexes import forget_vector_shape, vector_filtered
 
 __all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_candidates"]
 
@@ -31,6 +33,17 @@ __all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_cand
 # Neo4j expands side by side (bench/read.py: the second level of a depth-2 read
 # has ~250 atoms at 100k atoms).
 SPLIT_LEVEL_AT = 48
+# What a filtered vector search raises when the index in place cannot answer it
+# (re-created without the filter property, or dropped, since it was looked at).
+_NOT_FILTERED = frozenset(
+    {"Neo.ClientError.Statement.PropertyNotFound", "Neo.ClientError.Schema.IndexNotFound"}
+)
+# Neo4j 2026.08.1 fails a filtered search whose LIMIT exceeds the subject's live
+# entries once one of its entries was removed from the index (a revised or retired
+# head): "Index N out of bounds for length 1" (an internal error; LIMIT at most the
+# live entries works). The small-subject scan keeps such subjects off the index; a
+# subject that still meets it (heads without embeddings yet) is post-filtered.
+_FILTER_FAILED = "Neo.DatabaseError.Statement.ExecutionFailed"
 
 
 @dataclass
@@ -68,7 +81,7 @@ class SemanticHits:
     """The subject's top vector hits and how they were found."""
 
     rows: list[dict[str, Any]]
-    mode: str  # "index" or "exact"
+    mode: str  # "index", "filtered index" or "exact"
 
 
 def semantic_candidates(
@@ -91,6 +104,11 @@ def semantic_candidates(
     the subject is small). While the index is being rebuilt (``graphsvc index
     rebuild``) the index query returns no rows without touching the index, so the
     exact scan answers.
+
+    On Neo4j 2026.x with a vector index that has the subject as a filter property
+    (:func:`graphsvc.store.indexes.vector_filtered`) the index keeps to the subject
+    itself (mode ``"filtered index"``, :func:`_filtered`) for subjects above
+    ``exact_max``; an index without the filter property is post-filtered as above.
     """
     if exact_max > 0:
         small = db.read_rows(
@@ -103,6 +121,12 @@ def semantic_candidates(
         )[0]
         if int(small["size"]) <= exact_max:
             return SemanticHits(list(small["hits"]), "exact")
+    if vector_filtered(db):
+        hits = _filtered(
+            db, subject=subject, vector=vector, k=k, limit=limit, include_archived=include_archived
+        )
+        if hits is not None:
+            return hits
     rows: list[dict[str, Any]] = []
     for widen in (1, 8):
         rows = db.read_rows(
@@ -115,6 +139,52 @@ def semantic_candidates(
         )
         if len(rows) >= limit:
             return SemanticHits(rows, "index")
+    rows = db.read_rows(
+        "search/vector_candidates_exact",
+        embedding=vector,
+        subject=subject,
+        includeArchived=include_archived,
+        limit=limit,
+    )
+    return SemanticHits(rows, "exact")
+
+
+def _filtered(
+    db: Database, *, subject: str, vector: list[float], k: int, limit: int, include_archived: bool
+) -> SemanticHits | None:
+    """The subject's top hits from the index filtered inside by subject (Neo4j 2026.x).
+
+    The index's top k of the subject, archived heads dropped afterwards: when that
+    leaves fewer than ``limit`` and the index had more to give, k is widened once,
+    then the subject is scanned exactly; no rows at all (the rebuild marker is set,
+    or the subject has no embedding) go to the exact scan at once. None when the
+    index in place turned out to have no filter property, or the server failed the
+    search (``_FILTER_FAILED``): the caller post-filters.
+    """
+    for widen in (1, 8):
+        try:
+            rows = db.read_rows(
+                "search/vector_candidates_filtered",
+                k=k * widen,
+                embedding=vector,
+                subject=subject,
+                includeArchived=include_archived,
+                limit=limit,
+            )
+        except StoreError as exc:
+            code = getattr(exc.__cause__, "code", None)
+            if code == _FILTER_FAILED:
+                return None
+            if code not in _NOT_FILTERED:
+                raise
+            forget_vector_shape(db)
+            return None
+        if not rows:
+            break
+        if len(rows) >= limit or int(rows[0]["seen"]) < k * widen:
+            for row in rows:
+                del row["seen"]
+            return SemanticHits(rows, "filtered index")
     rows = db.read_rows(
         "search/vector_candidates_exact",
         embedding=vector,
