@@ -7,7 +7,8 @@ start (EMBEDDING_MODEL_MISMATCH) and says which two commands resolve it: configu
 the recorded model, or re-embed. A database without embeddings simply takes the
 configured model (its vector index is re-created with that dimension).
 
-**Reembed** (:func:`reembed`), run with the service stopped:
+**Reembed** (:func:`reembed`), run with the service stopped (it refuses while a
+``graphsvc serve`` of the database holds a live replica lease):
 
 1. the record names the target and a run id (``migratingTo``); no process starts
    meanwhile, whatever its model;
@@ -29,13 +30,14 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any
 
 from graphsvc.embed.sentence import Embedder
 from graphsvc.errors import EmbeddingModelMismatchError, InvalidInputError
 from graphsvc.ops.index import VECTOR, rebuild_index
 from graphsvc.store import embedding_model as store
-from graphsvc.store import indexes
+from graphsvc.store import indexes, replicas
 from graphsvc.store.connection import Database
 
 __all__ = ["ensure_embedding_model", "reembed"]
@@ -94,6 +96,7 @@ def reembed(
     timeout_s: float = 3600.0,
     progress: Callable[[str], None] | None = None,
     stop_after_batches: int | None = None,
+    clock: Callable[[], float] = time.time,
 ) -> dict[str, Any]:
     """Re-embed every current head with ``embedder``'s model (see the module's notes).
 
@@ -104,13 +107,15 @@ def reembed(
         progress: one line per batch and per step.
         stop_after_batches: stop (unfinished, resumable) after this many batches
             (tests of the resume).
+        clock: epoch seconds (for the serving processes' leases).
 
     Returns:
         ``model``, ``from``, ``reembedded`` (heads this run), ``total``,
         ``seconds``, ``finished``, ``resumed`` and, once finished, ``index``.
 
     Raises:
-        InvalidInputError: bad batch size, or another reembed is unfinished.
+        InvalidInputError: bad batch size, another reembed is unfinished, or a
+            ``graphsvc serve`` of this database is live.
         IndexRebuildError: the new index did not come online (the model is recorded;
             run ``graphsvc index rebuild``).
     """
@@ -133,6 +138,14 @@ def reembed(
         seconds = round(time.monotonic() - t0, 3)
         return {"model": target, "from": source, "reembedded": 0, "total": 0,
                 "seconds": seconds, "finished": True, "resumed": False}  # fmt: skip
+    serving = replicas.live_replicas(db, clock())
+    if serving:
+        raise InvalidInputError(
+            f"{len(serving)} graphsvc serve process(es) use this database "
+            f"({', '.join(f'{r.host} pid {r.pid}' for r in serving)}); stop them first "
+            "(a crashed one's lease runs out after GRAPHSVC_REPLICA_LEASE_S)",
+            details={"replicas": [r.replica_id for r in serving]},
+        )
     resumed = record.migrating_to is not None
     run_id = store.begin_reembed(
         db,
@@ -142,7 +155,8 @@ def reembed(
         migration_id=uuid.uuid4().hex,
     )
     if indexes.index_state(db, indexes.VECTOR_INDEX) is not None:
-        indexes.mark_rebuild(db, indexes.VECTOR_INDEX, time.strftime("%Y-%m-%dT%H:%M:%SZ"))
+        since = datetime.fromtimestamp(clock(), UTC).isoformat()
+        indexes.mark_rebuild(db, indexes.VECTOR_INDEX, since)
         time.sleep(grace_s)  # searches that read no marker finish on the old index
         indexes.drop(db, indexes.VECTOR_INDEX)
     pending, total = store.count_pending(db, run_id)

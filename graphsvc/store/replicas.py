@@ -6,12 +6,13 @@ See :mod:`graphsvc.ops.replicas` for what the registrations are for.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from neo4j import ManagedTransaction
 
 from graphsvc.store.connection import Database, run
 
-__all__ = ["LiveReplica", "Registration", "register", "release", "renew"]
+__all__ = ["LiveReplica", "Registration", "live_replicas", "register", "release", "renew"]
 
 
 @dataclass(frozen=True)
@@ -37,6 +38,25 @@ class Registration:
     forget_s: float
 
 
+def _live(rows: list[dict[str, Any]]) -> list[LiveReplica]:
+    return [
+        LiveReplica(
+            replica_id=str(r["replicaId"]),
+            fingerprint=str(r["fingerprint"]),
+            host=str(r["host"]),
+            pid=int(r["pid"]),
+            started_at=float(r["startedAt"]),
+        )
+        for r in rows
+    ]
+
+
+def live_replicas(db: Database, now: float) -> list[LiveReplica]:
+    """Every serving process whose lease has not run out (``graphsvc reembed`` waits
+    for none)."""
+    return _live(db.read("replica/live_others", now=now, replicaId=""))
+
+
 def register(db: Database, me: Registration, now: float) -> list[LiveReplica]:
     """Register ``me`` unless a live replica has another fingerprint; returns those.
 
@@ -47,17 +67,7 @@ def register(db: Database, me: Registration, now: float) -> list[LiveReplica]:
 
     def work(tx: ManagedTransaction) -> list[LiveReplica]:
         run(tx, "replica/lock", now=now)
-        rows = run(tx, "replica/live_others", now=now, replicaId=me.replica_id)
-        others = [
-            LiveReplica(
-                replica_id=r["replicaId"],
-                fingerprint=r["fingerprint"],
-                host=r["host"],
-                pid=r["pid"],
-                started_at=r["startedAt"],
-            )
-            for r in rows
-        ]
+        others = _live(run(tx, "replica/live_others", now=now, replicaId=me.replica_id))
         clashing = [o for o in others if o.fingerprint != me.fingerprint]
         if not clashing:
             _upsert(tx, me, now)

@@ -12,6 +12,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 import uuid
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,15 +22,17 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
-from graphsvc.errors import EmbeddingModelMismatchError
+from graphsvc.errors import EmbeddingModelMismatchError, InvalidInputError
 from graphsvc.inputs import parse_changes
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.ops.embedding_model import reembed
 from graphsvc.runtime import build_service
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store import replicas
 from graphsvc.store.connection import Database
 from graphsvc.store.embedding_model import model_record, vector_index_dimension
+from graphsvc.store.replicas import Registration
 
 MINILM, MPNET = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
 TEXTS = {
@@ -153,6 +156,14 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     for model in (MINILM, MPNET):
         with pytest.raises(EmbeddingModelMismatchError, match="unfinished"):
             _service(settings, model)
+    # A live `graphsvc serve` of the database (its replica lease) stops a reembed
+    # before it touches anything; its released lease lets it go on.
+    serving = Registration("r-reembed", "fp", "host-a", 4242, lease_s=30.0, forget_s=60.0)
+    assert replicas.register(db, serving, time.time()) == []
+    with pytest.raises(InvalidInputError, match="host-a pid 4242"):
+        reembed(db, get_embedder(MPNET), grace_s=0.0)
+    assert sorted(len(v) for v in _embeddings(db).values()) == [384, 384, 768]
+    replicas.release(db, "r-reembed")
     db.close()
 
     # The CLI resumes it, and finishes: every head embedded by mpnet, the index
