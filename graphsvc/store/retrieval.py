@@ -139,14 +139,9 @@ def semantic_candidates(
         )
         if len(rows) >= limit:
             return SemanticHits(rows, "index")
-    rows = db.read_rows(
-        "search/vector_candidates_exact",
-        embedding=vector,
-        subject=subject,
-        includeArchived=include_archived,
-        limit=limit,
+    return _exact_scan(
+        db, subject=subject, vector=vector, limit=limit, include_archived=include_archived
     )
-    return SemanticHits(rows, "exact")
 
 
 def _filtered(
@@ -185,6 +180,15 @@ def _filtered(
             for row in rows:
                 del row["seen"]
             return SemanticHits(rows, "filtered index")
+    return _exact_scan(
+        db, subject=subject, vector=vector, limit=limit, include_archived=include_archived
+    )
+
+
+def _exact_scan(
+    db: Database, *, subject: str, vector: list[float], limit: int, include_archived: bool
+) -> SemanticHits:
+    """The subject's top hits by an exact scan of its heads (every leg's last resort)."""
     rows = db.read_rows(
         "search/vector_candidates_exact",
         embedding=vector,
