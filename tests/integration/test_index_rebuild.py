@@ -99,18 +99,25 @@ def _index_mode(db: Database) -> str:
     return "filtered index" if vector_filtered(db) else "index"
 
 
-def _back_on_index(service: Service, subject: str, text: str) -> SemanticHits:
+def _back_on_index(
+    service: Service, subject: str, text: str, expected: str | None = None
+) -> SemanticHits:
     """The subject's top hit once the rebuilt index answers again.
 
     In a full test session the index holds the whole suite's vectors (and, in one
     test, 3,000 random ones of large norm that skew the int7 quantisation), and in
     fresh-clone CI runs a k-16 query right after the population went ONLINE answered
     from the exact scan (correct: the widening's fallback). So ask with a large k and
-    allow a few polls; the marker being gone is asserted by the caller.
+    allow a few polls; the marker being gone is asserted by the caller. With
+    ``expected``, also poll until the index's answer is that atom: right after the
+    population a fresh-clone CI run once got a neighbour first (the caller still
+    asserts the atom).
     """
     hits = _top(service, subject, text, k=512)
-    for _ in range(10):
-        if hits.mode == _index_mode(service.db):
+    for _ in range(20):
+        if hits.mode == _index_mode(service.db) and (
+            expected is None or hits.rows[0]["atomId"] == expected
+        ):
             break
         time.sleep(0.5)
         hits = _top(service, subject, text, k=512)
@@ -135,7 +142,7 @@ def test_rebuild_brings_the_index_back_with_the_same_hits(service: Service) -> N
     assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
     assert _marker(service.db) == 0
     for atom_id, text in texts.items():
-        after = _back_on_index(service, binding.subject, text)
+        after = _back_on_index(service, binding.subject, text, expected=atom_id)
         assert after.mode == _index_mode(service.db)
         assert after.rows[0]["atomId"] == atom_id
         # The index only finds the candidates; their score is the exact cosine of
