@@ -14,6 +14,7 @@ import pytest
 
 from graphsvc.errors import ReplicaKeysMismatchError
 from graphsvc.ops.replicas import ReplicaLease
+from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 
 T0 = 1_000_000.0
@@ -106,7 +107,9 @@ def test_replicas_starting_together_agree_on_one_set_of_keys(fresh_registry: Dat
     assert sum(v.startswith("started:") for v in outcome.values()) == 4
 
 
-def test_replicas_applying_the_schema_at_once_all_start(db: Database) -> None:
+def test_replicas_applying_the_schema_at_once_all_start(
+    db: Database, test_settings: Settings
+) -> None:
     """Each start applies the schema; two processes may both find an index missing
     and both create it: the one that loses the race must not fail its start."""
     from write_support import cypher
@@ -120,11 +123,20 @@ def test_replicas_applying_the_schema_at_once_all_start(db: Database) -> None:
     start = threading.Barrier(4)
 
     def apply() -> None:
+        # Each replica is a process of its own, with its own connection pool.
+        own = Database(
+            test_settings.neo4j_uri,
+            test_settings.neo4j_user,
+            test_settings.neo4j_password,
+            test_settings.neo4j_database,
+        )
         try:
             start.wait()
-            db.apply_schema()
+            own.apply_schema()
         except BaseException as exc:
             errors.append(exc)
+        finally:
+            own.close()
 
     threads = [threading.Thread(target=apply) for _ in range(4)]
     for t in threads:
