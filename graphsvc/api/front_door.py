@@ -24,6 +24,11 @@ event loop (``/healthz`` and the other requests keep being answered):
    to strawberry through the request scope (:class:`DocumentGate`), which neither
    parses nor validates again.
 
+A document's parse and validation depend on its text alone, so the last
+``cache_size`` documents (of at most ``_CACHE_MAX_CHARS`` characters) keep theirs:
+an agent that sends the same operation again skips both. The operation choice, the
+token, and the measures (which read the variables) run for every request.
+
 A refusal is answered as GraphQL JSON with a stable ``extensions.code``, with the
 HTTP status GraphQL-over-HTTP gives it for ``application/json``: 400 for a request
 that is not well-formed, 401, 405, 415, and 200 for errors of a well-formed request
@@ -35,13 +40,15 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import json
+import threading
+from collections import OrderedDict
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
 from urllib.parse import parse_qsl
 
-from graphql import GraphQLError, GraphQLSchema, OperationType, validate
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, OperationType, validate
 
 from graphsvc.api.document_limits import (
     PUBLIC_ROOT_FIELDS,
@@ -69,6 +76,7 @@ __all__ = ["FrontDoor", "Refusal", "status_of"]
 VALIDATE_THREAD_PREFIX = "graphsvc-validate"
 # What the envelope answers for a browser's GET without a query: GraphiQL's page.
 _IDE = object()
+_CACHE_MAX_CHARS = 16_384
 
 # HTTP status of a refusal (GraphQL-over-HTTP, application/json); others are 200.
 _STATUS = {
@@ -245,6 +253,7 @@ class FrontDoor:
         *,
         max_json_depth: int,
         threads: int = 2,
+        cache_size: int = 256,
     ) -> None:
         self._schema = schema
         self._auth = auth
@@ -252,6 +261,10 @@ class FrontDoor:
         self._max_json_depth = max_json_depth
         self._rules = validation_rules()
         self._pool = ThreadPoolExecutor(threads, thread_name_prefix=VALIDATE_THREAD_PREFIX)
+        self._cache: OrderedDict[str, tuple[DocumentNode, tuple[GraphQLError, ...]]] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
+        self.cache_hits = 0
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -281,17 +294,22 @@ class FrontDoor:
             request = _fields(data)
         except GraphsvcError as exc:
             return _refuse(exc)
-        try:
-            document = parse_document(request.query, self._limits)
-        except GraphsvcError as exc:
-            return _refuse(exc)
-        except GraphQLError as exc:
-            formatted = dict(exc.formatted)
-            formatted["extensions"] = {"code": "INVALID_INPUT"}
-            return Refusal(200, [formatted], ["INVALID_INPUT"])
-        except RecursionError:
-            # Bounded by the nesting limit; kept so that no parse can answer 500.
-            return _refuse(InvalidInputError("the document is nested too deeply"))
+        cached = self._cached(request.query)
+        if cached is not None:
+            document, errors = cached
+        else:
+            try:
+                document = parse_document(request.query, self._limits)
+            except GraphsvcError as exc:
+                return _refuse(exc)
+            except GraphQLError as exc:
+                formatted = dict(exc.formatted)
+                formatted["extensions"] = {"code": "INVALID_INPUT"}
+                return Refusal(200, [formatted], ["INVALID_INPUT"])
+            except RecursionError:
+                # Bounded by the nesting limit; kept so that no parse can answer 500.
+                return _refuse(InvalidInputError("the document is nested too deeply"))
+            errors = None
         try:
             op = select_operation(document, request.operation_name)
         except GraphsvcError as exc:
@@ -309,8 +327,27 @@ class FrontDoor:
             measure(self._schema, document, op, request.variables, self._limits)
         except GraphsvcError as exc:
             return _refuse(exc, label)
-        errors = validate(self._schema, document, self._rules)
-        return Prepared(request.query, document, tuple(errors))
+        if errors is None:
+            errors = tuple(validate(self._schema, document, self._rules))
+            self._keep(request.query, document, errors)
+        return Prepared(request.query, document, errors)
+
+    def _cached(self, query: str) -> tuple[DocumentNode, tuple[GraphQLError, ...]] | None:
+        with self._cache_lock:
+            hit = self._cache.get(query)
+            if hit is not None:
+                self._cache.move_to_end(query)
+                self.cache_hits += 1
+            return hit
+
+    def _keep(self, query: str, document: DocumentNode, errors: tuple[GraphQLError, ...]) -> None:
+        if len(query) > _CACHE_MAX_CHARS or self._cache_size <= 0:
+            return
+        with self._cache_lock:
+            self._cache[query] = (document, errors)
+            self._cache.move_to_end(query)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
 
     def _envelope(
         self, method: str, headers: Mapping[bytes, bytes], query_string: bytes, body: bytes
