@@ -90,6 +90,8 @@ class Settings:
     # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
     # has its own. Each holds at most one Neo4j connection plus side work.
     worker_threads: int = 16
+    # Processes of `graphsvc serve` (--workers), each with its threads, model and pool.
+    serve_workers: int = 1
     # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
     # keeps the startup heap (the model) out of every collection; "default" is
     # CPython's collector unchanged.
@@ -252,6 +254,13 @@ class Settings:
         settings = cls(**values)
         settings.validate()
         return settings
+
+    def export(self, *names: str) -> None:
+        """Put these fields into this process's environment as ``GRAPHSVC_*`` variables,
+        for processes it spawns that read their settings from there (``serve
+        --workers``)."""
+        for name in names:
+            os.environ["GRAPHSVC_" + name.upper()] = str(getattr(self, name))
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""

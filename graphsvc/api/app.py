@@ -24,9 +24,9 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any, cast
 
 import strawberry
@@ -330,8 +330,22 @@ def _track_jobs(service: Service) -> None:
     track_jobs(id(service), jobs)
 
 
-def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
-    """The whole HTTP surface for one Service."""
+def create_app(
+    service: Service,
+    auth: AuthTable | None,
+    *,
+    serving: Callable[[], AbstractContextManager[None]] | None = None,
+    close: Callable[[], None] | None = None,
+) -> ASGIApp:
+    """The whole HTTP surface for one Service.
+
+    Args:
+        service: what the requests run against.
+        auth: the API tokens (None: every data request is UNAUTHENTICATED).
+        serving: entered when the app starts and left when it stops (a worker of
+            ``serve --workers``: its replica lease and background jobs).
+        close: called last when the app stops (the worker's database connection).
+    """
     settings = service.settings
     if not isinstance(service.embedder, TimedEmbedder):
         service.embedder = TimedEmbedder(service.embedder)
@@ -362,12 +376,15 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
         asyncio.get_running_loop().set_default_executor(pool)
         # Everything is loaded now (the model too): keep it out of later collections.
         apply_gc_policy(settings.gc_policy)
-        try:
-            yield
-        finally:
-            health.close()
-            front_door.close()
-            pool.shutdown(wait=False, cancel_futures=True)
+        with serving() if serving is not None else nullcontext():
+            try:
+                yield
+            finally:
+                health.close()
+                front_door.close()
+                pool.shutdown(wait=False, cancel_futures=True)
+        if close is not None:
+            close()
 
     app = Starlette(
         routes=[
