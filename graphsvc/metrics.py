@@ -151,5 +151,13 @@ class TimedEmbedder:
         EMBED_TEXTS.inc(len(texts))
         return vectors
 
+    def embed_query(self, text: str) -> list[float]:
+        from graphsvc.embed.sentence import embed_query
+
+        with EMBED_SECONDS.time():
+            vector = embed_query(self._inner, text)
+        EMBED_TEXTS.inc()
+        return vector
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
