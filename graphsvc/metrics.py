@@ -152,10 +152,9 @@ class TimedEmbedder:
         return vectors
 
     def embed_query(self, text: str) -> list[float]:
-        from graphsvc.embed.sentence import embed_query
-
+        encode = getattr(self._inner, "embed_query", None)
         with EMBED_SECONDS.time():
-            vector = embed_query(self._inner, text)
+            vector: list[float] = encode(text) if encode else self._inner.embed([text])[0]
         EMBED_TEXTS.inc()
         return vector
 

@@ -42,9 +42,9 @@ class Embedder(Protocol):
 def embed_query(embedder: Embedder, text: str) -> list[float]:
     """A search query's embedding: the embedder's query path where it has one (the
     int8 ONNX graph of :class:`SentenceEmbedder`), else its ``embed``."""
-    query = getattr(embedder, "embed_query", None)
-    if query is not None:
-        vector: list[float] = query(text)
+    encode = getattr(embedder, "embed_query", None)
+    if encode is not None:
+        vector: list[float] = encode(text)
         return vector
     return embedder.embed([text])[0]
 
