@@ -184,6 +184,21 @@ class Settings:
     # again with it when too few were the subject's; "first": with the clause at once.
     fulltext_subject_clause: str = "fallback"
 
+    # The entity index (SPEC §16, docs/entities.md): "rules" derives entities from every
+    # head's text (graphsvc.core.entity_rules; the database records the extractor's
+    # version), "off" keeps no index, and ranking is exactly §5.
+    entities: str = "rules"
+    # Activation through entities (ENT-4): a head's edge to each entity it mentions
+    # weighs entity_weight (a declared link weighs 1); an entity passes what reaches it
+    # on to the heads that mention it, evenly, and one mentioned by more than
+    # entity_max_degree heads is not traversed at all (it names too much to say
+    # anything). An entity the query names (an exact key of one of its word n-grams,
+    # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
+    # candidate's base activation. Both weights 0: ranking is exactly §5.
+    entity_weight: float = 1.0
+    entity_max_degree: int = 32
+    entity_query_weight: float = 0.0
+
     # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
     # all-mpnet-base-v2). A database keeps the model its embeddings came from;
     # `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
@@ -273,6 +288,14 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
+        if self.entities not in {"rules", "off"}:
+            raise InvalidInputError("GRAPHSVC_ENTITIES must be rules or off")
+        for name in ("entity_weight", "entity_query_weight"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 100.0:  # NaN fails too
+                raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be in [0, 100]")
+        if self.entity_max_degree < 1:
+            raise InvalidInputError("GRAPHSVC_ENTITY_MAX_DEGREE must be positive")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
         if not self.erasure_max_delay_s > 0:  # NaN fails too
