@@ -109,7 +109,8 @@ def merge_mentions(
     for key in sorted(by_key):
         pairs = by_key[key]
         surfaces = [s for s, _ in pairs]
-        name = max(surfaces, key=lambda s: (surfaces.count(s), len(s), -surfaces.index(s)))
+        shown = [_POSSESSIVE.sub("", s) or s for s in surfaces]  # "Smith's" shows "Smith"
+        name = max(shown, key=lambda s: (shown.count(s), len(s), -shown.index(s)))
         kinds = [k for _, k in pairs]
         kind = max(kinds, key=lambda k: (kinds.count(k), -kinds.index(k)))
         aliases = tuple(sorted(set(surfaces)))

@@ -18,8 +18,9 @@ again by the next):
 3. **Names** (capitalised spans): runs of capitalised words ("Melanie", "Game of
    Thrones", "PCI DSS"), joined by ``of``/``de``/``van``/``von``/``la``. A single
    capitalised word at the start of a sentence is a name only when the same word is
-   also capitalised elsewhere in the text (else "Yesterday", "Wow" and every
-   sentence's first word would be names). The type is ``person`` after a title
+   also capitalised elsewhere in the text, or a possessive or "and" + a capitalised
+   word follows it (else "Yesterday", "Wow" and every sentence's first word would be
+   names; a name seen only at a sentence's start is missed). The type is ``person`` after a title
    (Mr, Dr, …), ``organisation`` or ``place`` when the span ends with a word that
    says so (Inc, University, Street, Lake, …), else ``name`` (rules cannot tell a
    person from a band without a model; docs/entities.md has the measured trade-off).
@@ -83,6 +84,7 @@ _SNAKE: Final = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)+\b")
 _HYPHENATED: Final = re.compile(r"(?<![\w-])[a-z][a-z0-9]*(?:-[a-z0-9]+)+(?![\w-])")
 _INNER_CAP: Final = re.compile(r"\b(?:[a-z]+[A-Z][A-Za-z0-9]*|[A-Z][a-z]+[A-Z][A-Za-z0-9]*)\b")
 _WORD: Final = re.compile(r"[A-Za-zÀ-ÖØ-öø-ÿ][\w'’&-]*|\S")
+_AND_NAME: Final = re.compile(r"\s+(?:and|&)\s+[A-Z]")
 _SENTENCE_ENDS: Final = frozenset(".!?:;")
 _OPENING: Final = frozenset("\"“‘('[")
 _CONNECTORS: Final = frozenset({"of", "de", "van", "von", "la", "del", "da", "du"})
@@ -260,7 +262,8 @@ def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
     }
     for start, end, first, before in spans:
         surface = text[start:end]
-        if first and surface.split()[0] not in elsewhere:
+        shaped = _named_by_shape(text, surface, end)
+        if first and surface.split()[0] not in elsewhere and not shaped:
             # "Yesterday Jon …": the sentence capitalised "Yesterday", not a name.
             rest = surface.split(maxsplit=1)
             if len(rest) < 2 or rest[1].split()[0].lower() in _CONNECTORS:
@@ -270,6 +273,13 @@ def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
             continue
         _take(taken, start, end)
         yield surface, _name_type(surface, before)
+
+
+def _named_by_shape(text: str, surface: str, end: int) -> bool:
+    """A sentence's first word is a name when a possessive or "and" + a capital follows
+    ("Melanie's cousin …", "Jon and Gina …"): a capitalised common word rarely is."""
+    after = text[end : end + 40]
+    return surface.endswith(("'s", "’s")) or bool(_AND_NAME.match(after))
 
 
 def _name_type(surface: str, before: str) -> str:

@@ -15,12 +15,27 @@ or purged text survives (ENT-3).
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from graphsvc.core.entity_keys import Mention, fold_entity
-from graphsvc.store.connection import Tx, run
+from graphsvc.store.connection import Database, Tx, run
 
-__all__ = ["HeadMentions", "drop_mentions", "head_mentions", "lock", "refresh", "write_mentions"]
+__all__ = [
+    "ExtractorRecord",
+    "HeadMentions",
+    "begin_rebuild",
+    "count_pending",
+    "drop_mentions",
+    "extractor_record",
+    "head_mentions",
+    "index_batch",
+    "lock",
+    "pending_heads",
+    "record_extractor",
+    "refresh",
+    "write_mentions",
+]
 
 
 class HeadMentions(TypedDict):
@@ -88,6 +103,77 @@ def write_mentions(
     touched = drop_mentions(tx, subject, replaced)
     if heads:
         touched += run(
-            tx, "entities/add_mentions", subject=subject, heads=list(heads), extractor=extractor
+            tx,
+            "entities/add_mentions",
+            subject=subject,
+            heads=list(heads),
+            extractor=extractor,
         )[0]["keys"]
     refresh(tx, subject, touched)
+
+
+@dataclass(frozen=True)
+class ExtractorRecord:
+    """What the database says about its entity index (``GraphsvcMeta {key:
+    'entityExtractor'}``): the recorded version, an unfinished rebuild's target and
+    run id, whether entities exist, and whether a current head is unindexed."""
+
+    version: str | None
+    migrating_to: str | None
+    run_id: str | None
+    has_entities: bool
+    unindexed: bool
+
+
+def extractor_record(db: Database, version: str | None) -> ExtractorRecord:
+    """The record, and whether a current head is not indexed by ``version``."""
+    row = db.read("meta/entity_extractor", version=version or "")[0]
+    return ExtractorRecord(
+        version=row["version"],
+        migrating_to=row["migratingTo"],
+        run_id=row["runId"],
+        has_entities=bool(row["hasEntities"]),
+        unindexed=bool(row["unindexed"]),
+    )
+
+
+def record_extractor(db: Database, version: str) -> None:
+    """Record ``version`` as the index's extractor (and end any rebuild)."""
+    db.write("meta/set_entity_extractor", version=version)
+
+
+def begin_rebuild(db: Database, version: str, run_id: str) -> tuple[str, bool]:
+    """Start (or resume) a rebuild by ``version``: ``(run id, resumed)``."""
+    row = db.write("entities/begin_rebuild", version=version, runId=run_id)[0]
+    return str(row["runId"]), bool(row["resumed"])
+
+
+def count_pending(db: Database, version: str, subject: str | None) -> tuple[int, int]:
+    """(heads ``version`` has not indexed, indexable heads) of ``subject`` (None: all)."""
+    row = db.read("entities/count_pending", version=version, subject=subject)[0]
+    return int(row["pending"] or 0), int(row["total"] or 0)
+
+
+def pending_heads(
+    db: Database, version: str, subject: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """The next ``limit`` heads (subject, atomId, rev, text) ``version`` has not indexed."""
+    return db.read_rows("entities/pending_heads", version=version, subject=subject, limit=limit)
+
+
+def index_batch(
+    db: Database,
+    batch: dict[str, list[HeadMentions]],
+    extractor: str,
+    run_id: str,
+) -> None:
+    """One rebuild batch in one write transaction: per subject (locked), the heads'
+    atoms lose every mention and the heads get the extractor's."""
+
+    def work(tx: Tx) -> None:
+        lock(tx, batch, f"rebuild:{run_id}")
+        for subject in sorted(batch):
+            heads = batch[subject]
+            write_mentions(tx, subject, [h["atomId"] for h in heads], heads, extractor, run_id)
+
+    db.write_tx(work, label="entities/rebuild batch")

@@ -1,6 +1,7 @@
 // The mentions of new current heads (ENT-1): MENTIONS from the head to the entity of
 // each key (created when new), with the surface forms and type of this text. The
-// head is marked as indexed by the extractor (diagnostics count unmarked heads).
+// head is marked as indexed by the extractor's version (a rebuild indexes the heads
+// not marked with its version; diagnostics count unmarked heads).
 UNWIND $heads AS h
 MATCH (r:Revision:Current {subject: $subject, atomId: h.atomId, rev: h.rev})
 SET r.entityIndex = $extractor

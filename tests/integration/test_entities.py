@@ -1,0 +1,327 @@
+"""The entity index (SPEC §16, ENT-1…ENT-3) on a real Neo4j: maintained by write,
+revise, retire, atomise and purge in their own transactions, recorded by extractor
+version, rebuilt (resumably) by ``graphsvc index rebuild --entities``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from neo4j import RoutingControl
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.entity_keys import Mention
+from graphsvc.core.write_models import AtomRef
+from graphsvc.entities import RuleExtractor
+from graphsvc.errors import EntityExtractorMismatchError
+from graphsvc.inputs import parse_changes
+from graphsvc.ops.entity_index import ensure_entity_extractor, rebuild_entities
+from graphsvc.runtime import service_for
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
+from graphsvc.store.entity_views import entities_of_atoms, entities_page, mentions_page
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def create(service: Service, binding: Binding, *texts: str) -> list[AtomRef]:
+    changes = [
+        {"id": f"c{i}", "op": "create", "content": {"text": t, "links": []}, "sources": []}
+        for i, t in enumerate(texts)
+    ]
+    out = service.write(binding, parse_changes(changes))
+    return [AtomRef(out.changes[f"c{i}"].atom_id, 1) for i in range(len(texts))]
+
+
+def revise(service: Service, binding: Binding, ref: AtomRef, text: str) -> AtomRef:
+    change = {
+        "id": "r",
+        "op": "revise",
+        "target": {"atomId": ref.atom_id, "rev": ref.rev},
+        "content": {"text": text, "links": []},
+        "sources": [],
+    }
+    out = service.write(binding, parse_changes([change]))
+    return AtomRef(ref.atom_id, out.changes["r"].rev)
+
+
+def retire(service: Service, binding: Binding, ref: AtomRef) -> None:
+    change = {"id": "x", "op": "retire", "target": {"atomId": ref.atom_id, "rev": ref.rev}}
+    service.write(binding, parse_changes([change]))
+
+
+def keys_of(db: Database, subject: str, ref: AtomRef) -> list[str]:
+    return [e.key for e in entities_of_atoms(db, subject, [ref.atom_id]).get(ref.atom_id, [])]
+
+
+def all_entities(db: Database, subject: str) -> dict[str, Any]:
+    return {
+        e.key: e for e in entities_page(db, subject, query=None, type_=None, after=None, limit=1000)
+    }
+
+
+def cypher(db: Database, query: str, **params: Any) -> list[dict[str, Any]]:
+    records, _, _ = db.driver.execute_query(
+        query, params, database_=db.database, routing_=RoutingControl.WRITE
+    )
+    return [r.data() for r in records]
+
+
+# ------------------------------------------------------------------ ENT-1
+
+
+@pytest.mark.req("ENT-1")
+def test_a_write_indexes_its_heads_entities_with_keys_names_and_types(
+    service: Service, human: Binding, subject: str
+) -> None:
+    a, b = create(
+        service,
+        human,
+        "INC-2041 (2026-02-20): the payments-api rejected cards after Dr. Smith's deploy.",
+        "The payments-api is owned by Stanford University; see INC-2041.",
+    )
+    assert keys_of(service.db, subject, a) == [
+        "2026-02-20",
+        "inc-2041",
+        "payments-api",
+        "smith",
+    ]
+    found = all_entities(service.db, subject)
+    assert found["smith"].name == "Smith" and found["smith"].type == "person"
+    assert found["2026-02-20"].type == "date"
+    assert found["stanford university"].type == "organisation"
+    assert found["inc-2041"].mentions == 2 and found["payments-api"].mentions == 2
+    mentioned = mentions_page(service.db, subject, "inc-2041", after=None, limit=10)
+    assert sorted(m.atom_id for m in mentioned) == sorted([a.atom_id, b.atom_id])
+    # MENTIONS leave the head only: no other revision, no body changed.
+    rows = cypher(
+        service.db,
+        "MATCH (r:Revision {subject: $s})-[:MENTIONS]->(e:Entity) "
+        "RETURN r:Current AS current, e.subject AS es",
+        s=subject,
+    )
+    assert rows and all(r["current"] and r["es"] == subject for r in rows)
+
+
+@pytest.mark.req("ENT-1")
+def test_two_subjects_with_the_same_entity_name_stay_apart(service: Service) -> None:
+    one, two = (Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "h") for _ in "12")
+    [a] = create(service, one, "Our friend Melanie painted the lake at Lake Tahoe.")
+    [b] = create(service, two, "Sadly Jon and Melanie never saw Lake Tahoe.")
+    for binding, ref in ((one, a), (two, b)):
+        assert "melanie" in keys_of(service.db, binding.subject, ref)
+        [ent] = entities_page(
+            service.db, binding.subject, query="melanie", type_=None, after=None, limit=5
+        )
+        assert ent.mentions == 1
+        [m] = mentions_page(service.db, binding.subject, "melanie", after=None, limit=5)
+        assert m.atom_id == ref.atom_id
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {key: 'melanie'}) WHERE e.subject IN $s "
+        "MATCH (r)-[:MENTIONS]->(e) RETURN e.subject AS es, r.subject AS rs",
+        s=[one.subject, two.subject],
+    )
+    assert len(rows) == 2 and all(r["es"] == r["rs"] for r in rows)
+
+
+class OtherRules(RuleExtractor):
+    version = "rules-0-other"
+
+    def extract(self, texts: Sequence[str]) -> list[list[Mention]]:
+        return [[] for _ in texts]
+
+
+@pytest.mark.req("ENT-1")
+def test_the_database_records_its_extractor_and_another_one_refuses_to_start(
+    service: Service, human: Binding
+) -> None:
+    create(service, human, "Caroline met Jon in Boston.")
+    ensure_entity_extractor(service.db, RuleExtractor())  # the recorded one starts
+    with pytest.raises(EntityExtractorMismatchError) as other:
+        ensure_entity_extractor(service.db, OtherRules())
+    assert other.value.code == "ENTITY_EXTRACTOR_MISMATCH"
+    assert "index rebuild --entities" in other.value.message
+    with pytest.raises(EntityExtractorMismatchError) as off:
+        ensure_entity_extractor(service.db, None)
+    assert "GRAPHSVC_ENTITIES" in off.value.message
+
+
+# ------------------------------------------------------------------ ENT-2
+
+
+@pytest.mark.req("ENT-2")
+def test_a_revise_replaces_the_mentions_and_removes_the_entity_left_without_one(
+    service: Service, human: Binding, subject: str
+) -> None:
+    [a] = create(service, human, "Last year Caroline moved to Sweden with Jon.")
+    a2 = revise(service, human, a, "Last year Caroline moved to Norway.")
+    assert keys_of(service.db, subject, a2) == ["caroline", "norway"]
+    found = all_entities(service.db, subject)
+    assert "sweden" not in found and "jon" not in found
+    assert found["caroline"].mentions == 1
+    rows = cypher(
+        service.db,
+        "MATCH (r:Revision {subject: $s, atomId: $a})-[:MENTIONS]->() RETURN r.rev AS rev",
+        s=subject,
+        a=a.atom_id,
+    )
+    assert {r["rev"] for r in rows} == {2}
+
+
+@pytest.mark.req("ENT-2")
+def test_retiring_an_atom_removes_its_mentions(
+    service: Service, human: Binding, subject: str
+) -> None:
+    a, b = create(
+        service, human, "Our friend Gina opened a studio in Paris.", "Tea is what Gina likes."
+    )
+    retire(service, human, a)
+    assert keys_of(service.db, subject, a) == []
+    found = all_entities(service.db, subject)
+    assert "paris" not in found
+    assert found["gina"].mentions == 1
+    [m] = mentions_page(service.db, subject, "gina", after=None, limit=5)
+    assert m.atom_id == b.atom_id
+
+
+@pytest.mark.req("ENT-2")
+def test_atomising_archives_the_parents_mentions_and_indexes_the_atoms(
+    service: Service, human: Binding, subject: str
+) -> None:
+    rule = service_for(
+        service.settings.with_(curator="rule"), service.db, service.embedder, service.tokenizer
+    )
+    text = (
+        "The ingest-worker on host Zephyr crashed at 02:14 UTC after its scratch disk "
+        "filled up completely with rotated debug logs. "
+        "Alerts about the crash fired eleven minutes later because Melanie had set the "
+        "disk threshold at ninety-eight percent. "
+        "The on-call engineer Jon restored service by deleting old logs and re-enabling "
+        "the nightly rotation job that the migration had disabled."
+    )
+    [parent] = create(rule, human, text)
+    assert "melanie" in keys_of(service.db, subject, parent)
+    outcome = rule.atomise(human, parent.atom_id, max_atom_tokens=50)
+    assert len(outcome.atom_ids) == 3
+    assert keys_of(service.db, subject, parent) == []  # archived: no mentions
+    atoms = entities_of_atoms(service.db, subject, list(outcome.atom_ids))
+    keys = {e.key for ents in atoms.values() for e in ents}
+    assert {"ingest-worker", "zephyr", "melanie", "jon"} <= keys
+    mentioned = {
+        m.atom_id for m in mentions_page(service.db, subject, "melanie", after=None, limit=9)
+    }
+    assert mentioned <= set(outcome.atom_ids) and len(mentioned) == 1
+
+
+# ------------------------------------------------------------------ ENT-3
+
+
+@pytest.mark.req("ENT-3")
+def test_purging_the_last_mention_removes_the_entity_and_aliases_from_purged_text(
+    service: Service, human: Binding, subject: str
+) -> None:
+    secret = "Zq" + uuid.uuid4().hex[:10]
+    a, b = create(
+        service,
+        human,
+        f"Melanie's cousin {secret} visited the Louvre.",
+        "Hiking is what Melanie loves.",
+    )
+    before = all_entities(service.db, subject)
+    assert secret.lower() in before and "Melanie's" in before["melanie"].aliases
+    service.purge(human, a.atom_id)
+    after = all_entities(service.db, subject)
+    assert secret.lower() not in after and "louvre" not in after
+    assert after["melanie"].aliases == ("Melanie",) and after["melanie"].mentions == 1
+    # Nothing derived from the purged text is left anywhere in Neo4j's entity index.
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {subject: $s}) RETURN e.key AS key, e.name AS name, e.aliases AS aliases",
+        s=subject,
+    )
+    dump = json.dumps(rows)
+    assert secret.lower() not in dump.lower() and "louvre" not in dump.lower()
+    assert keys_of(service.db, subject, b) == ["melanie"]
+
+
+# ------------------------------------------------------------------ rebuild (ENT-1)
+
+
+def _unindexed(service: Service, human: Binding, texts: list[str]) -> list[AtomRef]:
+    """Heads written by a process with the index off (a database from before it)."""
+    off = service_for(
+        service.settings.with_(entities="off"), service.db, service.embedder, service.tokenizer
+    )
+    return create(off, human, *texts)
+
+
+@pytest.mark.req("ENT-1")
+def test_rebuild_indexes_heads_written_before_the_index(
+    service: Service, human: Binding, subject: str
+) -> None:
+    refs = _unindexed(service, human, ["Caroline and Jon met.", "Then Jon visited Sweden."])
+    assert all(keys_of(service.db, subject, r) == [] for r in refs)
+    lines: list[str] = []
+    report = rebuild_entities(
+        service.db, RuleExtractor(), subject=subject, batch=1, progress=lines.append
+    )
+    assert report["indexed"] == 2 and report["pending"] == 0
+    assert keys_of(service.db, subject, refs[1]) == ["jon", "sweden"]
+    assert all_entities(service.db, subject)["jon"].mentions == 2
+    assert any("2/2 heads" in line for line in lines)
+
+
+def _cli_env(settings: Settings, tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
+    env.update(
+        GRAPHSVC_NEO4J_URI=settings.neo4j_uri,
+        GRAPHSVC_NEO4J_USER=settings.neo4j_user,
+        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j_password,
+        GRAPHSVC_NEO4J_DATABASE=settings.neo4j_database,
+        GRAPHSVC_STATE_DIR=str(tmp),
+        GRAPHSVC_SECRET_FILE=settings.secret_file,
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+@pytest.mark.req("ENT-1")
+def test_rebuild_killed_midway_resumes_where_it_stopped(
+    service: Service, human: Binding, subject: str, tmp_path: Path
+) -> None:
+    texts = [f"Person{chr(65 + i % 26)}x met Boston-{i} in INC-{1000 + i}." for i in range(120)]
+    refs = _unindexed(service, human, texts)
+    cmd = [
+        sys.executable, "-m", "graphsvc", "index", "rebuild", "--entities",
+        "--subject", subject, "--batch", "2",
+    ]  # fmt: skip
+    env = _cli_env(service.settings, tmp_path)
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "heads (" in line and not line.startswith("graphsvc: entities: 2/"):
+            proc.send_signal(signal.SIGKILL)  # mid-way, after some batches committed
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    done = sum(1 for r in refs if keys_of(service.db, subject, r))
+    assert 0 < done < len(refs)
+    finished = subprocess.run(
+        [*cmd, "--json"], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    report = json.loads(finished.stdout)
+    assert report["resumed"] is True and report["pending"] == 0
+    assert report["indexed"] == len(refs) - done  # only what the killed run had left
+    assert all(keys_of(service.db, subject, r) for r in refs)
