@@ -405,13 +405,16 @@ def _check_graph(
     return s, d, w, p
 
 
-def _scaled_weights(n: int, s: IntArray, w: FloatArray, p: float) -> FloatArray:
+def _scaled_weights(
+    n: int, s: IntArray, w: FloatArray, p: float, rows: FloatArray | None = None
+) -> FloatArray:
     # Row i of T is p · w(i→·) / Σ w(i→·); a row without weight stays zero rather
     # than dividing by zero, so a sink keeps its activation instead of spreading it.
+    # ``rows`` gives each row its own sum instead of p (entity nodes, ENT-4).
     out_sum = np.bincount(s, weights=w, minlength=n)
     # Divide once per node, not once per edge: the per-edge work is one gather.
     scale = np.zeros(n, dtype=np.float64)
-    np.divide(p, out_sum, out=scale, where=out_sum > 0.0)
+    np.divide(p if rows is None else rows, out_sum, out=scale, where=out_sum > 0.0)
     scaled: FloatArray = w * scale[s]
     return scaled
 
@@ -510,6 +513,7 @@ def propagate(
     tol: float = DEFAULT_TOL,
     max_work: int = DEFAULT_MAX_WORK,
     direct_max_nodes: int = DEFAULT_DIRECT_MAX_NODES,
+    row_sums: npt.ArrayLike | None = None,
 ) -> ActivationResult:
     """Solve ``a = b + Tᵀa`` and normalise to scores (ACT-3, ACT-4, ACT-6).
 
@@ -535,6 +539,10 @@ def propagate(
         tol: convergence target on the normalised L1 residual, ``1e-14 ≤ tol < 1``.
         max_work: evaluation work limit (multiply-adds), ≥ 0.
         direct_max_nodes: largest graph handed to the direct solver.
+        row_sums: each node's row sum instead of ``propagation`` (None: §5 as
+            written). The entity index's intermediate nodes pass on what reaches
+            them (:mod:`graphsvc.core.entity_graph`); every value lies in [0, 1] and
+            the caller keeps every cycle through a row below 1, so the solve converges.
 
     Returns:
         An :class:`ActivationResult`.
@@ -555,13 +563,18 @@ def propagate(
         raise InvalidInputError(f"tol must satisfy 1e-14 ≤ tol < 1, got {t}")
     if max_work < 0:
         raise InvalidInputError("max_work must be ≥ 0")
+    rows: FloatArray | None = None
+    if row_sums is not None:
+        rows = _as_float_vector("row_sums", row_sums)
+        if rows.shape != (n,) or np.any(rows < 0.0) or np.any(rows > 1.0):
+            raise InvalidInputError("row_sums must hold n values in [0, 1]")
 
     if n == 0:
         empty = np.empty(0, np.float64)
         return ActivationResult(empty, empty.copy(), SOLVER_NONE, 0, 0.0, True, 0, 0, 0)
 
     # Build Tᵀ directly (rows = targets): the solve only ever needs Tᵀ·x.
-    tt = _csr(n, d, s, _scaled_weights(n, s, w, p))
+    tt = _csr(n, d, s, _scaled_weights(n, s, w, p, rows))
     nnz = int(tt.nnz)
     step = nnz + n
 
