@@ -432,7 +432,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
     ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
-    ``clause=first|fallback``, joined by ``;``."""
+    ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` (the entity
+    index's weight, degree bound and query-entity weight), joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -462,6 +463,12 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["vector_exact_max"] = int(value)
         elif key == "clause":
             changes["fulltext_subject_clause"] = value
+        elif key == "ent":
+            changes["entity_weight"] = float(value)
+        elif key == "entdeg":
+            changes["entity_max_degree"] = int(value)
+        elif key == "entq":
+            changes["entity_query_weight"] = float(value)
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes

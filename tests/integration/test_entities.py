@@ -325,3 +325,153 @@ def test_rebuild_killed_midway_resumes_where_it_stopped(
     assert report["resumed"] is True and report["pending"] == 0
     assert report["indexed"] == len(refs) - done  # only what the killed run had left
     assert all(keys_of(service.db, subject, r) for r in refs)
+
+
+# ------------------------------------------------------------------ ENT-4
+
+
+def _linked_pair(service: Service, human: Binding) -> tuple[AtomRef, AtomRef, AtomRef]:
+    """A query matches `a`; `b` shares only the identifier INC-7731 with it; `c` is
+    unrelated. No declared link anywhere."""
+    a, b, c = create(
+        service,
+        human,
+        "INC-7731: the tidal gauge at the harbour reported sea levels two metres too high.",
+        "INC-7731 follow-up: recalibrate sensors every spring.",
+        "The bakery sells sourdough on Saturdays.",
+    )
+    return a, b, c
+
+
+@pytest.mark.req("ENT-4")
+def test_search_reaches_an_atom_through_an_entity_and_says_how_much(
+    service: Service, human: Binding
+) -> None:
+    a, b, _ = _linked_pair(service, human)
+    result = service.search(human, "tidal gauge sea level reading wrong", limit=10)
+    by_id = {h.atom.atom_id: h for h in result.hits}
+    assert a.atom_id in by_id and b.atom_id in by_id
+    assert by_id[b.atom_id].breakdown["entityShare"] > 0
+    ent = result.diagnostics["evaluation"]["entities"]
+    assert ent["nodes"] >= 1 and ent["mentions"] >= 2 and 0 < ent["share"] < 1
+    assert ent["unindexedSeeds"] == 0
+    # Entities are never hits: every hit is an atom of the subject.
+    assert all(h.atom.atom_id in {r.atom_id for r in (a, b, *_)} for h in result.hits)
+    assert abs(sum(h.score for h in result.hits) - 1.0) < 1e-6 or len(result.hits) == 10
+
+
+@pytest.mark.req("ENT-4")
+def test_with_the_entity_index_off_ranking_is_exactly_section_5(
+    service: Service, human: Binding
+) -> None:
+    _linked_pair(service, human)
+    weightless = service_for(
+        service.settings.with_(entity_weight=0.0, entity_query_weight=0.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    off = service_for(
+        service.settings.with_(entities="off"), service.db, service.embedder, service.tokenizer
+    )
+    q = "tidal gauge sea level reading wrong"
+    one = [(h.atom.atom_id, h.score) for h in weightless.search(human, q, limit=10).hits]
+    two = off.search(human, q, limit=10)
+    assert one == [(h.atom.atom_id, h.score) for h in two.hits]
+    assert "entities" not in two.diagnostics["evaluation"]
+    assert all(h.breakdown["entityShare"] == 0.0 for h in two.hits)
+
+
+@pytest.mark.req("ENT-4")
+def test_a_common_entity_is_not_traversed(service: Service, human: Binding) -> None:
+    narrow = service_for(
+        service.settings.with_(entity_max_degree=1),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    _linked_pair(service, human)  # INC-7731 is mentioned by two heads: over the bound
+    result = narrow.search(human, "tidal gauge sea level reading wrong", limit=10)
+    assert result.diagnostics["evaluation"]["entities"]["nodes"] == 0
+    assert all(h.breakdown["entityShare"] == 0.0 for h in result.hits)
+
+
+@pytest.mark.req("ENT-4")
+def test_an_entity_the_query_names_seeds_the_heads_that_mention_it(
+    service: Service, human: Binding
+) -> None:
+    a, b, _ = _linked_pair(service, human)
+    named = service_for(
+        service.settings.with_(entity_query_weight=1.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    result = named.search(human, "what happened in inc-7731", limit=10)
+    assert result.diagnostics["evaluation"]["entities"]["queryEntities"] == 1
+    top = {h.atom.atom_id for h in result.hits[:2]}
+    assert top == {a.atom_id, b.atom_id}
+
+
+# ------------------------------------------------------------------ ENT-5
+
+ENTITY_WALK = """
+query($id: ID!, $q: String) {
+  atom(atomId: $id) { entities { id key name type aliases mentionCount } }
+  entities(query: $q, first: 2) {
+    edges { cursor node { key type mentions(first: 5) {
+      edges { node { count name atom { atomId } } } pageInfo { hasNextPage } } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+
+
+@pytest.mark.req("ENT-5")
+def test_the_typed_graph_shows_atom_entities_and_entity_mentions(
+    service: Service, human: Binding
+) -> None:
+    from graph_support import gql_ok
+
+    a, b = create(
+        service,
+        human,
+        "Our friend Caroline met Jon in Boston on 8 May, 2023.",
+        "Later Caroline's sister visited Boston.",
+    )
+    data = gql_ok(service, human, ENTITY_WALK, id=a.atom_id, q="bost")
+    ents = data["atom"]["entities"]
+    assert [e["key"] for e in ents] == ["2023-05-08", "boston", "caroline", "jon"]
+    caroline = next(e for e in ents if e["key"] == "caroline")
+    assert caroline["mentionCount"] == 2 and "Caroline's" in caroline["aliases"]
+    assert next(e for e in ents if e["key"] == "2023-05-08")["type"] == "DATE"
+    [edge] = data["entities"]["edges"]
+    assert edge["node"]["key"] == "boston"
+    atoms = {m["node"]["atom"]["atomId"] for m in edge["node"]["mentions"]["edges"]}
+    assert atoms == {a.atom_id, b.atom_id}
+    # node(id) resolves an entity's global id; paging by key.
+    node = gql_ok(
+        service, human, "query($id: ID!) { node(id: $id) { ... on Entity { key } } }",
+        id=caroline["id"],
+    )  # fmt: skip
+    assert node["node"] == {"key": "caroline"}
+    first = gql_ok(service, human, "{ entities(first: 2) { edges { node { key } } "
+                   "pageInfo { hasNextPage endCursor } } }")  # fmt: skip
+    assert [e["node"]["key"] for e in first["entities"]["edges"]] == ["2023-05-08", "boston"]
+    assert first["entities"]["pageInfo"]["hasNextPage"] is True
+    after = first["entities"]["pageInfo"]["endCursor"]
+    rest = gql_ok(
+        service, human, "query($a: String) { entities(after: $a) { edges { node { key } } } }",
+        a=after,
+    )  # fmt: skip
+    assert [e["node"]["key"] for e in rest["entities"]["edges"]] == ["caroline", "jon"]
+
+
+@pytest.mark.req("ENT-5")
+def test_another_subject_sees_none_of_the_entities(service: Service, human: Binding) -> None:
+    from graph_support import gql_ok
+
+    [a] = create(service, human, "Our friend Zeldanova met Jon.")
+    other = Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "eve")
+    data = gql_ok(service, other, ENTITY_WALK, id=a.atom_id, q="zeldanova")
+    assert data["atom"] is None and data["entities"]["edges"] == []
