@@ -463,6 +463,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["vector_exact_max"] = int(value)
         elif key == "clause":
             changes["fulltext_subject_clause"] = value
+        elif key == "fan":
+            changes["link_weighting"] = value
         elif key == "ent":
             changes["entity_weight"] = float(value)
         elif key == "entdeg":

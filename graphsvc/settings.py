@@ -154,6 +154,10 @@ class Settings:
     candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
+    # How a link's role weight is divided by the fan of its role around it in the
+    # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
+    # "out", "in" or "sym" (docs/search-quality.md).
+    link_weighting: str = "role"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
     # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
@@ -288,6 +292,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
+        if self.link_weighting not in {"role", "out", "in", "sym"}:
+            raise InvalidInputError("GRAPHSVC_LINK_WEIGHTING must be role, out, in or sym")
         if self.entities not in {"rules", "off"}:
             raise InvalidInputError("GRAPHSVC_ENTITIES must be rules or off")
         for name in ("entity_weight", "entity_query_weight"):

@@ -262,7 +262,7 @@ def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
     }
     for start, end, first, before in spans:
         surface = text[start:end]
-        shaped = _named_by_shape(text, surface, end)
+        shaped = " " not in surface and _named_by_shape(text, surface, end)
         if first and surface.split()[0] not in elsewhere and not shaped:
             # "Yesterday Jon …": the sentence capitalised "Yesterday", not a name.
             rest = surface.split(maxsplit=1)

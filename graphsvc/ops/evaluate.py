@@ -81,6 +81,7 @@ class EvaluationLimits:
     propagation: float
     convergence_tol: float
     evaluation_work: int
+    link_weighting: str = "role"
     # The entity index in the retrieval graph (ENT-4); all off: ranking is §5.
     entities: bool = False
     entity_weight: float = 0.0
@@ -113,6 +114,7 @@ class EvaluationLimits:
             propagation=settings.propagation,
             convergence_tol=settings.convergence_tol,
             evaluation_work=settings.evaluation_work,
+            link_weighting=settings.link_weighting,
             entities=settings.entities != "off",
             entity_weight=settings.entity_weight,
             entity_max_degree=settings.entity_max_degree,
@@ -487,7 +489,7 @@ def _propagate(
     index = {a: i for i, a in enumerate(atom_ids)}
     n = len(atom_ids)
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
-    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights))
+    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
     mentions = [(k, index[a]) for k, a in acq.entity_edges if a in index]
     keys = list(dict.fromkeys(k for k, _ in mentions))
     if not lim.entity_hops or not keys:

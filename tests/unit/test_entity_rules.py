@@ -43,6 +43,11 @@ def test_rules_find_identifiers_dates_and_names_and_skip_sentence_starts() -> No
         "jon": "name",
     }
     assert keys("Wow, that sounds great! Thanks.") == {}
+    assert keys("Later Caroline's sister came. Jon and Gina stayed.") == {
+        "caroline": "name",
+        "jon": "name",
+        "gina": "name",
+    }
     assert keys("connections_in_use counts PgBouncer slots") == {
         "connections_in_use": "identifier",
         "pgbouncer": "identifier",
