@@ -545,7 +545,6 @@ class _Writer:
                     },
                 )
 
-
     def entities(self) -> None:
         """The entity index's entities (SPEC §16), by key."""
         db, subject = self.db, self.subject

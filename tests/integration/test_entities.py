@@ -475,3 +475,24 @@ def test_another_subject_sees_none_of_the_entities(service: Service, human: Bind
     other = Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "eve")
     data = gql_ok(service, other, ENTITY_WALK, id=a.atom_id, q="zeldanova")
     assert data["atom"] is None and data["entities"]["edges"] == []
+
+
+@pytest.mark.req("ENT-5")
+def test_inspect_diagnostics_name_the_heads_entities_and_neighbours_sharing_them(
+    service: Service, human: Binding
+) -> None:
+    [a] = create(service, human, "INC-9120: the tide gauge at Port Zelda drifted.")
+    change = {
+        "id": "b",
+        "op": "create",
+        "content": {
+            "text": "INC-9120 fix: recalibrated the gauge.",
+            "links": [{"role": "fix-of", "target": {"ref": {"atomId": a.atom_id, "rev": 1}}}],
+        },
+        "sources": [],
+    }
+    service.write(human, parse_changes([change]))
+    result = service.inspect(human, a.atom_id)
+    ent = result.diagnostics["evaluation"]["entities"]
+    assert ent["keys"] == ["inc-9120", "port zelda"] and ent["mentions"] == 2
+    assert ent["neighboursSharing"] == 1 and ent["of"] == "the current head"
