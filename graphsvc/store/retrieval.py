@@ -320,11 +320,23 @@ def acquire(
             acq.texts.setdefault(row["atomId"], row.get("text"))
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
+    # The entity hop needs the seeds only: it runs beside the link expansion.
+    hop = (
+        db.read_soon(
+            "search/entity_hop",
+            subject=q.subject,
+            atomIds=seeds,
+            queryKeys=list(q.query_keys),
+            maxDegree=q.entity_max_degree,
+        )
+        if q.entity_max_degree > 0 and (seeds or q.query_keys)
+        else None
+    )
     nodes = _expand(
         tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
     )
-    if q.entity_max_degree > 0 and (seeds or q.query_keys):
-        _entity_hop(tx, acq, head_facts, nodes, seeds, q)
+    if hop is not None:
+        _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
     # Two-level fetches bring the usage of every atom they name; the rest (a
     # one-level walk, deeper levels, depth 0) is read here.
     rest = [a for a in nodes if a not in usage.covered]
@@ -456,25 +468,17 @@ def _lexical_semantic(acq: Acquired, query: list[float]) -> None:
 
 
 def _entity_hop(
-    tx: ManagedTransaction,
     acq: Acquired,
     head_facts: dict[str, dict[str, Any]],
     nodes: dict[str, None],
-    seeds: list[str],
+    row: dict[str, Any],
     q: AcquireQuery,
 ) -> None:
     """Add the entities the seeds mention and the query names, and the heads that
-    mention them, to the retrieval graph (``search/entity_hop``), within the node cap:
-    the query's entities first, then each seed's in seed order (so the best seeds'
-    neighbours are admitted first)."""
-    row = run(
-        tx,
-        "search/entity_hop",
-        subject=q.subject,
-        atomIds=seeds,
-        queryKeys=list(q.query_keys),
-        maxDegree=q.entity_max_degree,
-    )[0]
+    mention them (``row``: the answer of ``search/entity_hop``, read beside the link
+    expansion; Neo4j reads are read-committed, so its own transaction loses nothing),
+    to the retrieval graph within the node and edge caps: the query's entities first,
+    then each seed's in seed order (so the best seeds' neighbours are admitted first)."""
     acq.unindexed = sum(1 for _, indexed, _ in row["seeds"] if not indexed)
     heads_of = {key: heads for key, _, heads in row["entities"]}
     acq.query_entities = sorted(key for key, named, _ in row["entities"] if named)
