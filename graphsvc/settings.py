@@ -153,12 +153,13 @@ class Settings:
     evaluation_work: int = 500_000
     packing_work: int = 2_000_000
     beta: float = 0.3
-    # 0.1, not the reference implementation's 0.5 (graphsvc.core.activation keeps that
-    # as DEFAULT_PROPAGATION, ACT-7's worked check): on LoCoMo (bench/quality.py, 762
-    # questions) 0.5 let the neighbours of weak matches crowd out the evidence,
-    # recall@5 0.534 vs 0.592 at 0.1 (docs/search-quality.md). GRAPHSVC_PROPAGATION=0.5
-    # restores the reference behaviour.
-    propagation: float = 0.1
+    # 0.3 with the entity index and in-fan link weighting (docs/search-quality.md, "The
+    # entity index in ranking"); it was 0.1 before the index, not the reference
+    # implementation's 0.5 (graphsvc.core.activation keeps that as DEFAULT_PROPAGATION,
+    # ACT-7's worked check): with every declared link weighing 1, 0.5 let the
+    # neighbours of weak matches crowd out the evidence on LoCoMo (recall@5 0.534 vs
+    # 0.592 at 0.1). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
+    propagation: float = 0.3
     convergence_tol: float = 1e-6
     # Each index is asked for max_seeds × this many hits, then filtered by subject.
     # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
@@ -169,7 +170,7 @@ class Settings:
     # How a link's role weight is divided by the fan of its role around it in the
     # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
     # "out", "in" or "sym" (docs/search-quality.md).
-    link_weighting: str = "role"
+    link_weighting: str = "in"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
     # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
@@ -211,7 +212,7 @@ class Settings:
     # anything). An entity the query names (an exact key of one of its word n-grams,
     # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
     # candidate's base activation. Both weights 0: ranking is exactly §5.
-    entity_weight: float = 1.0
+    entity_weight: float = 4.0
     entity_max_degree: int = 32
     entity_query_weight: float = 0.0
 

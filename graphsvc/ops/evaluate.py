@@ -423,9 +423,10 @@ def _evaluate_in(
         subject_stats=lim.lexical_statistics == "subject",
         subject_stats_max=lim.lexical_statistics_max,
         subject_clause_first=lim.fulltext_subject_clause == "first",
-        entity_max_degree=lim.entity_max_degree if lim.entity_hops else 0,
+        # An entity hop is a step of the walk: depth 0 (seeds only) takes none.
+        entity_max_degree=lim.entity_max_degree if lim.entity_hops and req.depth > 0 else 0,
         query_keys=tuple(query_keys(req.text))
-        if lim.entity_hops and lim.entity_query_weight > 0
+        if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
         else (),
     )
     acq = acquire(
