@@ -103,6 +103,7 @@ class Service:
             },
             "tokenizer": self.tokenizer.name,
             "curator": self.settings.curator,
+            "entities": {"extractor": None if self.extractor is None else self.extractor.version},
         }
 
     def write_deps(self) -> WriteDeps:
