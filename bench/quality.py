@@ -469,6 +469,10 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["entity_weight"] = float(value)
         elif key == "entdeg":
             changes["entity_max_degree"] = int(value)
+        elif key == "knn":
+            changes["similar_heads"] = int(value)
+        elif key == "knnw":
+            changes["similar_weight"] = float(value)
         elif key == "entq":
             changes["entity_query_weight"] = float(value)
         else:

@@ -215,6 +215,10 @@ class Settings:
     entity_weight: float = 4.0
     entity_max_degree: int = 32
     entity_query_weight: float = 0.0
+    # Derived edges of a second kind, measured and off (docs/search-quality.md): each
+    # seed's this many most similar heads by stored embedding, linked with this weight.
+    similar_heads: int = 0
+    similar_weight: float = 1.0
 
     # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
     # all-mpnet-base-v2). A database keeps the model its embeddings came from;
@@ -324,6 +328,10 @@ class Settings:
             value = getattr(self, name)
             if not 0.0 <= value <= 100.0:  # NaN fails too
                 raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be in [0, 100]")
+        if not 0 <= self.similar_heads <= 64:
+            raise InvalidInputError("GRAPHSVC_SIMILAR_HEADS must be in 0..64")
+        if not 0.0 <= self.similar_weight <= 100.0:  # NaN fails too
+            raise InvalidInputError("GRAPHSVC_SIMILAR_WEIGHT must be in [0, 100]")
         if self.entity_max_degree < 1:
             raise InvalidInputError("GRAPHSVC_ENTITY_MAX_DEGREE must be positive")
         if self.query_precision not in {"int8", "fp32"}:

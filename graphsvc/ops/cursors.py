@@ -52,6 +52,8 @@ _RANKING_FIELDS = (
     "entity_weight",
     "entity_max_degree",
     "entity_query_weight",
+    "similar_heads",
+    "similar_weight",
 )
 
 

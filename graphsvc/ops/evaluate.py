@@ -87,6 +87,8 @@ class EvaluationLimits:
     entity_weight: float = 0.0
     entity_max_degree: int = 0
     entity_query_weight: float = 0.0
+    similar_heads: int = 0
+    similar_weight: float = 1.0
 
     @property
     def entity_hops(self) -> bool:
@@ -119,6 +121,8 @@ class EvaluationLimits:
             entity_weight=settings.entity_weight,
             entity_max_degree=settings.entity_max_degree,
             entity_query_weight=settings.entity_query_weight,
+            similar_heads=settings.similar_heads,
+            similar_weight=settings.similar_weight,
         )
 
 
@@ -428,6 +432,7 @@ def _evaluate_in(
         query_keys=tuple(query_keys(req.text))
         if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
         else (),
+        similar_heads=lim.similar_heads if req.depth > 0 else 0,
     )
     acq = acquire(
         tx,
@@ -491,6 +496,14 @@ def _propagate(
     n = len(atom_ids)
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
     src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
+    if acq.similar_edges and lim.similar_weight > 0:
+        # Nearest-neighbour edges: both ways, each of the configured weight.
+        near = [(index[a], index[b]) for a, b in acq.similar_edges if a in index and b in index]
+        if near:
+            s_src, s_dst = np.array(near, dtype=np.int64).T
+            src = np.concatenate((src, s_src, s_dst))
+            dst = np.concatenate((dst, s_dst, s_src))
+            w = np.concatenate((w, np.full(2 * len(near), lim.similar_weight)))
     mentions = [(k, index[a]) for k, a in acq.entity_edges if a in index]
     keys = list(dict.fromkeys(k for k, _ in mentions))
     if not lim.entity_hops or not keys:
@@ -604,6 +617,7 @@ def _diagnostics(
             "depth": req.depth,
             "levels": acq.levels,
             "truncated": acq.truncated,
+            "similarEdges": len(acq.similar_edges),
             "propagation": req.limits.propagation,
             "beta": req.limits.beta,
             "usageModel": model_id,

@@ -70,6 +70,8 @@ class Acquired:
     # every admitted head that mentions a traversed entity; the keys the query names;
     # the seeds whose heads the index has not reached yet (it lags, ENT-2).
     entity_edges: list[tuple[str, str]] = field(default_factory=list)
+    # Nearest-neighbour edges (seed atomId, similar head atomId), when asked for.
+    similar_edges: list[tuple[str, str]] = field(default_factory=list)
     query_entities: list[str] = field(default_factory=list)
     unindexed: int = 0
 
@@ -234,6 +236,8 @@ class AcquireQuery:
     # (0: not at all), and the keys the query may name.
     entity_max_degree: int = 0
     query_keys: tuple[str, ...] = ()
+    # Each seed's this many most similar heads by stored embedding (0: none).
+    similar_heads: int = 0
 
 
 def acquire(
@@ -332,11 +336,28 @@ def acquire(
         if q.entity_max_degree > 0 and (seeds or q.query_keys)
         else None
     )
+    near = (
+        db.read_soon("search/similar_heads", subject=q.subject, atomIds=seeds, k=q.similar_heads)
+        if q.similar_heads > 0 and seeds
+        else None
+    )
     nodes = _expand(
         tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
     )
     if hop is not None:
         _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
+    if near is not None:
+        for row in near.result():
+            for atom_id, rev, into, arch in row["near"]:
+                if atom_id not in nodes:
+                    if len(nodes) >= q.max_nodes:
+                        acq.truncated = True
+                        continue
+                    nodes[atom_id] = None
+                    head_facts.setdefault(
+                        atom_id, {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                    )
+                acq.similar_edges.append((row["aid"], atom_id))
     # Two-level fetches bring the usage of every atom they name; the rest (a
     # one-level walk, deeper levels, depth 0) is read here.
     rest = [a for a in nodes if a not in usage.covered]

@@ -496,3 +496,28 @@ def test_inspect_diagnostics_name_the_heads_entities_and_neighbours_sharing_them
     ent = result.diagnostics["evaluation"]["entities"]
     assert ent["keys"] == ["inc-9120", "port zelda"] and ent["mentions"] == 2
     assert ent["neighboursSharing"] == 1 and ent["of"] == "the current head"
+
+
+@pytest.mark.req("ENT-4")
+def test_nearest_neighbour_edges_join_each_seed_to_its_most_similar_heads(
+    service: Service, human: Binding
+) -> None:
+    create(
+        service,
+        human,
+        "The harbour tide gauge reads sea level every minute.",
+        "Sea level sensors at the harbour need calibration each spring.",
+        "Sourdough bread needs a long cold proof.",
+    )
+    near = service_for(
+        service.settings.with_(similar_heads=1, entity_weight=0.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    on = near.search(human, "harbour sea level gauge", limit=10)
+    off = near.search(human, "harbour sea level gauge", limit=10, depth=0)
+    seeds = on.diagnostics["acquisition"]["seeds"]
+    assert seeds >= 2 and on.diagnostics["evaluation"]["similarEdges"] == seeds  # one each
+    assert off.diagnostics["evaluation"]["similarEdges"] == 0  # depth 0: no step
+    assert abs(sum(h.score for h in on.hits) - 1.0) < 1e-6
