@@ -432,7 +432,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
     ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
-    ``clause=first|fallback``, joined by ``;``."""
+    ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` (the entity
+    index's weight, degree bound and query-entity weight), joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -462,6 +463,18 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["vector_exact_max"] = int(value)
         elif key == "clause":
             changes["fulltext_subject_clause"] = value
+        elif key == "fan":
+            changes["link_weighting"] = value
+        elif key == "ent":
+            changes["entity_weight"] = float(value)
+        elif key == "entdeg":
+            changes["entity_max_degree"] = int(value)
+        elif key == "knn":
+            changes["similar_heads"] = int(value)
+        elif key == "knnw":
+            changes["similar_weight"] = float(value)
+        elif key == "entq":
+            changes["entity_query_weight"] = float(value)
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
@@ -643,6 +656,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{DEFAULT_MODEL}'s embeddings of the same texts",
     )
     p.add_argument("--no-peer", action="store_true")
+    p.add_argument(
+        "--entities-off-http",
+        action="store_true",
+        help="also serve the same database with the entity index's weights at 0 (ranking "
+        "exactly §5) on a second server, asked in turn with graphsvc: the latency pair",
+    )
     p.add_argument("--no-independence", action="store_true")
     p.add_argument(
         "--profile",
@@ -679,6 +698,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         tokenizer = get_tokenizer()
         service = service_for(settings, db, embedder, tokenizer)
         live = serve(service)
+        live_off = None
+        if args.entities_off_http:
+            live_off = serve(
+                service_for(
+                    settings.with_(entity_weight=0.0, entity_query_weight=0.0),
+                    db,
+                    embedder,
+                    tokenizer,
+                )
+            )
 
         def embed(text: str) -> np.ndarray:
             v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
@@ -689,6 +718,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             c.subject = f"locomo-{run_id}-{c.name}"
             tokens[c.name] = uuid.uuid4().hex
             live.auth.add(tokens[c.name], Binding(c.subject, "default", "human", "bench"))
+            if live_off is not None:
+                live_off.auth.add(tokens[c.name], Binding(c.subject, "default", "human", "bench"))
 
         def load(c: Conversation) -> None:
             t0 = time.perf_counter()
@@ -733,12 +764,15 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "graphsvc p=0",
                 *variants,
                 "graphsvc",
+                *(("graphsvc, entities off (HTTP)",) if live_off is not None else ()),
             ):
                 systems[name + tag] = Scores()
             # Warm up the HTTP path, Neo4j's plans and the peer on other texts.
             for c in convs:
                 for w in ("hello there", "what happened last week", "a trip with friends"):
                     live.gql(tokens[c.name], SEARCH, {"q": w})
+                    if live_off is not None:
+                        live_off.gql(tokens[c.name], SEARCH, {"q": w})
                     if peer is not None:
                         peer.rank(c, Question(w, [], 4), 128)
             for c in convs:
@@ -782,6 +816,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                     hits = body["data"]["search"]["hits"]
                     ranked = [c.dia_of[h["atom"]["atomId"]] for h in hits]
                     systems["graphsvc" + tag].add(ranked, q, ms)
+                    if live_off is not None:
+                        t0 = time.perf_counter()
+                        body = live_off.gql(tokens[c.name], SEARCH, {"q": q.text})
+                        ms = (time.perf_counter() - t0) * 1000
+                        hits = body["data"]["search"]["hits"]
+                        ranked = [c.dia_of[h["atom"]["atomId"]] for h in hits]
+                        systems["graphsvc, entities off (HTTP)" + tag].add(ranked, q, ms)
             if alone and analyzer == FULLTEXT_ANALYZER:
                 for n, svc in independent.items():
                     beside = [top10(svc, first, q) for q in first.questions]
@@ -817,6 +858,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "lexicalScope": settings.lexical_scope,
                 "vectorExactMax": settings.vector_exact_max,
                 "depth": settings.depth,
+                "entities": settings.entities,
+                "entityWeight": settings.entity_weight,
+                "entityMaxDegree": settings.entity_max_degree,
+                "entityQueryWeight": settings.entity_query_weight,
+                "linkWeighting": settings.link_weighting,
                 "embeddingModel": embedder.model_name,
             },
             "systems": {name: s.summary() for name, s in systems.items()},
@@ -830,8 +876,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.write_text(json.dumps(report, indent=1) + "\n")
         print_table(report)
         print(f"wrote {out}")
-        live.server.should_exit = True
-        live.thread.join(timeout=10)
+        for server in (live, live_off):
+            if server is not None:
+                server.server.should_exit = True
+                server.thread.join(timeout=10)
     finally:
         db.close()
         neo.close()

@@ -65,6 +65,7 @@ from graphsvc.ops.write import (
     check_live_tokens,
     check_replay,
     embed_into,
+    extract_into,
     idempotency_scope,
     open_claims,
 )
@@ -212,6 +213,7 @@ def _prepare(
             raise located(exc, line_of, index) from exc
         started = time.perf_counter()
         embed_into(deps.embedder, req, to_embed)
+        extract_into(deps.extractor, req)
         embed_s = time.perf_counter() - started
         earlier.update({cid: AtomRef(r["atomId"], r["rev"]) for cid, r in req.result.items()})
         yield _Prepared(index, len(batch), line_of, req, embed_s)

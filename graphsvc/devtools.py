@@ -57,7 +57,11 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("core", 1, ("core",)),
     ("store", 2, ("store",)),
     ("localdb", 2, ("localdb",)),
-    ("adapters", 2, ("embed", "tokenizer", "signing_keys", "server_secret", "auth", "inputs")),
+    (
+        "adapters",
+        2,
+        ("embed", "entities", "tokenizer", "signing_keys", "server_secret", "auth", "inputs"),
+    ),
     ("use cases", 3, ("ops", "atomise", "forensics", "bulk_import", "import_rows")),
     ("facade/root", 4, ("service", "runtime")),
     ("edges", 5, ("api", "cli", "__main__", "seed")),

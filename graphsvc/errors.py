@@ -38,6 +38,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── CompactError                     COMPACT_FAILED
     ├── ModelLoadError                   MODEL_UNAVAILABLE
     ├── EmbeddingModelMismatchError      EMBEDDING_MODEL_MISMATCH
+    ├── EntityExtractorMismatchError     ENTITY_EXTRACTOR_MISMATCH
     ├── ReplicaKeysMismatchError         REPLICA_KEYS_MISMATCH
     └── LauncherError                    NEO4J_LAUNCH_FAILED
         ├── JavaMissingError             JAVA_MISSING
@@ -66,6 +67,7 @@ __all__ = [
     "DependencyInvalidError",
     "DepthExceededError",
     "EmbeddingModelMismatchError",
+    "EntityExtractorMismatchError",
     "GovernanceRefusedError",
     "GraphsvcError",
     "IdempotencyConflictError",
@@ -267,6 +269,13 @@ class EmbeddingModelMismatchError(GraphsvcError):
     or a ``graphsvc reembed`` is unfinished (the service refuses to start)."""
 
     code = "EMBEDDING_MODEL_MISMATCH"
+
+
+class EntityExtractorMismatchError(GraphsvcError):
+    """The database's entity index was built by another extractor than the configured
+    one, or a rebuild to another is unfinished (the service refuses to start)."""
+
+    code = "ENTITY_EXTRACTOR_MISMATCH"
 
 
 class ReplicaKeysMismatchError(GraphsvcError):

@@ -222,8 +222,11 @@ def build_service(
         InvalidInputError: the secret file is unsafe or malformed.
         ModelLoadError: ``load_model`` and the model cannot be loaded.
         EmbeddingModelMismatchError: the database's embeddings are another model's.
+        EntityExtractorMismatchError: its entity index is another extractor's.
     """
+    from graphsvc.entities import extractor_for
     from graphsvc.ops.embedding_model import ensure_embedding_model
+    from graphsvc.ops.entity_index import ensure_entity_extractor
     from graphsvc.ops.index import FULLTEXT_ANALYZER, fulltext_needs_rebuild
 
     parts = Parts.for_settings(settings)
@@ -232,6 +235,7 @@ def build_service(
         model, dimension = parts.embedder.model_name, parts.embedder.dimension
         rt.db.apply_schema(embedding_dimension=dimension)
         ensure_embedding_model(rt.db, model, dimension, progress=progress)
+        ensure_entity_extractor(rt.db, extractor_for(settings.entities), progress=progress)
         old = fulltext_needs_rebuild(rt.db)
         if old is not None:
             progress(

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
+from graphsvc.entities import extractor_for
 from graphsvc.inputs import HostInputIn
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
@@ -71,6 +72,8 @@ class Service:
         self.secret = secret
         self.signing_keys = signing_keys
         self.clock = clock
+        # The entity extractor of GRAPHSVC_ENTITIES (None: no entity index, SPEC §16).
+        self.extractor = extractor_for(settings.entities)
 
     def with_settings(self, settings: Settings) -> Service:
         """The same database, models, secret, key ring and clock under other settings."""
@@ -100,6 +103,7 @@ class Service:
             },
             "tokenizer": self.tokenizer.name,
             "curator": self.settings.curator,
+            "entities": {"extractor": None if self.extractor is None else self.extractor.version},
         }
 
     def write_deps(self) -> WriteDeps:
@@ -113,6 +117,7 @@ class Service:
             secret=self.secret,
             clock=self.clock,
             limits=limits_from_settings(self.settings),
+            extractor=self.extractor,
         )
 
     def atomise_deps(self) -> AtomiseDeps:
@@ -126,6 +131,7 @@ class Service:
             secret=self.secret,
             clock=self.clock,
             config=AtomiseConfig.from_settings(self.settings),
+            extractor=self.extractor,
         )
 
     def write(

@@ -153,12 +153,13 @@ class Settings:
     evaluation_work: int = 500_000
     packing_work: int = 2_000_000
     beta: float = 0.3
-    # 0.1, not the reference implementation's 0.5 (graphsvc.core.activation keeps that
-    # as DEFAULT_PROPAGATION, ACT-7's worked check): on LoCoMo (bench/quality.py, 762
-    # questions) 0.5 let the neighbours of weak matches crowd out the evidence,
-    # recall@5 0.534 vs 0.592 at 0.1 (docs/search-quality.md). GRAPHSVC_PROPAGATION=0.5
-    # restores the reference behaviour.
-    propagation: float = 0.1
+    # 0.3 with the entity index and in-fan link weighting (docs/search-quality.md, "The
+    # entity index in ranking"); it was 0.1 before the index, not the reference
+    # implementation's 0.5 (graphsvc.core.activation keeps that as DEFAULT_PROPAGATION,
+    # ACT-7's worked check): with every declared link weighing 1, 0.5 let the
+    # neighbours of weak matches crowd out the evidence on LoCoMo (recall@5 0.534 vs
+    # 0.592 at 0.1). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
+    propagation: float = 0.3
     convergence_tol: float = 1e-6
     # Each index is asked for max_seeds × this many hits, then filtered by subject.
     # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
@@ -166,6 +167,10 @@ class Settings:
     candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
+    # How a link's role weight is divided by the fan of its role around it in the
+    # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
+    # "out", "in" or "sym" (docs/search-quality.md).
+    link_weighting: str = "in"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
     # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
@@ -195,6 +200,25 @@ class Settings:
     # "fallback": ask Lucene for the index's top hits without the subject clause and
     # again with it when too few were the subject's; "first": with the clause at once.
     fulltext_subject_clause: str = "fallback"
+
+    # The entity index (SPEC §16, docs/entities.md): "rules" derives entities from every
+    # head's text (graphsvc.core.entity_rules; the database records the extractor's
+    # version), "off" keeps no index, and ranking is exactly §5.
+    entities: str = "rules"
+    # Activation through entities (ENT-4): a head's edge to each entity it mentions
+    # weighs entity_weight (a declared link weighs 1); an entity passes what reaches it
+    # on to the heads that mention it, evenly, and one mentioned by more than
+    # entity_max_degree heads is not traversed at all (it names too much to say
+    # anything). An entity the query names (an exact key of one of its word n-grams,
+    # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
+    # candidate's base activation. Both weights 0: ranking is exactly §5.
+    entity_weight: float = 4.0
+    entity_max_degree: int = 32
+    entity_query_weight: float = 0.0
+    # Derived edges of a second kind, measured and off (docs/search-quality.md): each
+    # seed's this many most similar heads by stored embedding, linked with this weight.
+    similar_heads: int = 0
+    similar_weight: float = 1.0
 
     # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
     # all-mpnet-base-v2). A database keeps the model its embeddings came from;
@@ -296,6 +320,20 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
+        if self.link_weighting not in {"role", "out", "in", "sym"}:
+            raise InvalidInputError("GRAPHSVC_LINK_WEIGHTING must be role, out, in or sym")
+        if self.entities not in {"rules", "off"}:
+            raise InvalidInputError("GRAPHSVC_ENTITIES must be rules or off")
+        for name in ("entity_weight", "entity_query_weight"):
+            value = getattr(self, name)
+            if not 0.0 <= value <= 100.0:  # NaN fails too
+                raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be in [0, 100]")
+        if not 0 <= self.similar_heads <= 64:
+            raise InvalidInputError("GRAPHSVC_SIMILAR_HEADS must be in 0..64")
+        if not 0.0 <= self.similar_weight <= 100.0:  # NaN fails too
+            raise InvalidInputError("GRAPHSVC_SIMILAR_WEIGHT must be in [0, 100]")
+        if self.entity_max_degree < 1:
+            raise InvalidInputError("GRAPHSVC_ENTITY_MAX_DEGREE must be positive")
         if self.query_precision not in {"int8", "fp32"}:
             raise InvalidInputError("GRAPHSVC_QUERY_PRECISION must be int8 or fp32")
         if self.curator not in {"none", "rule", "ollama"}:

@@ -17,6 +17,7 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_entities import Entity, EntityType, entities_connection, entity_by_key
 from graphsvc.api.graph_ids import decode_cursor, decode_id, encode_cursor
 from graphsvc.api.graph_loaders import loaders_of
 from graphsvc.api.graph_types import (
@@ -145,6 +146,8 @@ async def _node(info: Info, global_id: str) -> Node | None:
     if kind == "Revision":
         rev = await loaders.revision.load((key[0], key[1]))
         return None if rev is None else revision_from_row(rev)
+    if kind == "Entity":
+        return await entity_by_key(info, key[0])
     src = await loaders.source.load(key[0])
     return None if src is None else source_from_row(src)
 
@@ -220,6 +223,22 @@ class GraphQuery:
             asyncio.to_thread(loaders.reader.source_lookup, uri, version, digest)
         )
         return None if row is None else source_from_row(row)
+
+    @strawberry.field(
+        description="The caller's entities (the entity index, SPEC §16) by key: `query` "
+        "matches a key or alias fragment (any case), `type` one type."
+    )
+    async def entities(
+        self,
+        info: Info,
+        query: str | None = None,
+        type: EntityType | None = None,
+        first: int | None = None,
+        after: str | None = None,
+    ) -> Connection[Entity]:
+        return await entities_connection(
+            info, query, None if type is None else str(type.value), first, after
+        )
 
     @strawberry.field(
         description="Typed sibling of `lineage` (API-5): derives_from lineage and link "

@@ -22,7 +22,7 @@ from graphsvc.errors import InvalidInputError
 
 __all__ = ["decode_cursor", "decode_id", "encode_cursor", "encode_id"]
 
-_KINDS = {"Atom": (str,), "Revision": (str, int), "Source": (str,)}
+_KINDS = {"Atom": (str,), "Revision": (str, int), "Source": (str,), "Entity": (str,)}
 _MAX_CHARS = 2048
 
 
@@ -48,7 +48,8 @@ def _decode(text: str) -> Any:
 
 
 def encode_id(kind: str, *key: str | int) -> str:
-    """The global id of a thing of ``kind`` (``Atom``, ``Revision``, ``Source``)."""
+    """The global id of a thing of ``kind`` (``Atom``, ``Revision``, ``Source``,
+    ``Entity``)."""
     return _encode([kind, *key])
 
 

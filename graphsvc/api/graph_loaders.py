@@ -18,7 +18,7 @@ from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from graphsvc.api.context import Context, binding_of, service_of
-from graphsvc.ops.graph import GraphReader, PageSizes
+from graphsvc.ops.graph import EntityView, GraphReader, PageSizes
 from graphsvc.settings import Settings
 
 __all__ = ["MISSING", "GraphLoaders", "cached", "loaders_of", "then"]
@@ -132,6 +132,8 @@ class GraphLoaders:
             reader.lineage_of, lambda: {"derivesFrom": [], "derivedInto": []}
         )
         self.source: DataLoader[str, Row | None] = _loader(reader.sources, lambda: None)
+        # The entity index (ENT-5): atomId -> the entities its head mentions.
+        self.entities: DataLoader[str, list[EntityView] | None] = _loader(reader.entities_of, list)
         self.revision_page: DataLoader[RevPageKey, list[Row] | None] = _loader(
             _paged(
                 reader.revision_pages,

@@ -49,7 +49,11 @@ class ScoreBreakdown:
     usage_factor: float = strawberry.field(description="b / m: the usage factor applied.")
     base: float = strawberry.field(description="Base activation b (ACT-2).")
     propagated_share: float = strawberry.field(
-        description="Part of the score that came over links (ACT-3)."
+        description="Part of the score that came over links and entities (ACT-3)."
+    )
+    entity_share: float = strawberry.field(
+        description="Part of the score that came through entities (ENT-4, ENT-5); 0 "
+        "with the entity index off."
     )
     candidate: bool = strawberry.field(description="The atom was matched, not only reached.")
 
@@ -111,6 +115,7 @@ def score_breakdown(doc: Any) -> ScoreBreakdown:
         usage_factor=float(d.get("usageFactor") or 1.0),
         base=float(d.get("base") or 0.0),
         propagated_share=float(d.get("propagatedShare") or 0.0),
+        entity_share=float(d.get("entityShare") or 0.0),
         candidate=bool(d.get("candidate")),
     )
 

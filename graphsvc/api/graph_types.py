@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Awaitable
 from enum import Enum
-from typing import Annotated, Any, Generic, TypeVar, cast
+from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 
 import strawberry
 from strawberry.types import Info
@@ -21,6 +21,9 @@ from graphsvc.api.graph_loaders import MISSING, cached, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
+
+if TYPE_CHECKING:
+    from graphsvc.api.graph_entities import Entity
 
 __all__ = [
     "Actor",
@@ -346,6 +349,17 @@ class Atom(Node):
         self, info: Info, first: int | None = None, after: str | None = None
     ) -> Connection[Citation]:
         return await _cited_by(info, None, f"atom:{self.atom_id}", first, after)
+
+    @strawberry.field(
+        description="The entities the head's text names, by key (the entity index, SPEC "
+        "§16; empty for a retired or archived head, or with the index off)."
+    )
+    async def entities(
+        self, info: Info
+    ) -> list[Annotated[Entity, strawberry.lazy("graphsvc.api.graph_entities")]]:
+        from graphsvc.api.graph_entities import atom_entities
+
+        return await atom_entities(info, str(self.atom_id))
 
 
 @strawberry.type(description="A typed link of a revision (SPEC §2 Link), seen from its holder.")

@@ -15,12 +15,15 @@ from typing import Any, Final
 
 from graphsvc.atomise.hooks import AtomiseHooks, run_hooks
 from graphsvc.core.binding import Binding
+from graphsvc.core.entity_keys import Mention
 from graphsvc.core.signing import event_hash, make_event
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import CasConflictError, NotFoundError, SignerError, StoreError
 from graphsvc.store import atomise as store
+from graphsvc.store import entities
 from graphsvc.store.atomise import canonical_json, event_from_row
 from graphsvc.store.connection import Database, Tx
+from graphsvc.store.entities import head_mentions
 from graphsvc.store.jobs import JobHold, finish_in
 from graphsvc.store.lineage import LineageEdge
 from graphsvc.store.write_steps import (
@@ -68,6 +71,10 @@ class AtomisePlan:
     # The background job this atomisation is the effect of: its end is recorded
     # in the same transaction, so effect and record commit together.
     job: JobHold | None = None
+    # The entity index (SPEC §16): the extractor's version (None: no index) and each
+    # atom's mentions; the archived parent loses its own (ENT-2).
+    extractor: str | None = None
+    mentions: list[list[Mention]] = field(default_factory=list)
 
     @property
     def source(self) -> AtomRef:
@@ -103,6 +110,11 @@ def _commit(tx: Tx, plan: AtomisePlan) -> int:
         archived_at=plan.signed_at,
         token_id=plan.token_id,
     )
+    if plan.extractor is not None:
+        heads = [head_mentions(a, 1, m) for a, m in zip(plan.atom_ids, plan.mentions, strict=True)]
+        entities.write_mentions(
+            tx, plan.subject, [plan.source_id], heads, plan.extractor, plan.operation_id
+        )
     written = [AtomRef(a, 1) for a in plan.atom_ids] + [AtomRef(plan.source_id, archive_rev)]
     record_operation(tx, prov, written, [plan.token_id], kind="atomise")
     sequence = _append_event(tx, plan)

@@ -56,6 +56,7 @@ from graphsvc.atomise.transaction import (
 from graphsvc.core.binding import Binding
 from graphsvc.core.signing import SignableLink, format_signed_at, sign_link
 from graphsvc.embed import Embedder
+from graphsvc.entities import EntityExtractor
 from graphsvc.errors import (
     DepthExceededError,
     InvalidInputError,
@@ -206,6 +207,8 @@ class AtomiseDeps:
     secret: bytes
     clock: Callable[[], float]
     config: AtomiseConfig
+    # The entity extractor (SPEC §16); None: the entity index is off.
+    extractor: EntityExtractor | None = None
 
 
 def _require_tier(curator: str) -> None:
@@ -341,6 +344,9 @@ def atomise(
         hooks=chain,
     )
     plan.job = job
+    if deps.extractor is not None:
+        plan.extractor = deps.extractor.version
+        plan.mentions = deps.extractor.extract(texts)
     try:
         sequence = commit_atomisation(deps.db, plan)
     except BaseException:

@@ -76,6 +76,7 @@ ERROR_EXITS: Final[dict[str, int]] = {
     "AVAILABILITY_MODEL_ERROR": EXIT_REFUSED,
     "REPLICA_KEYS_MISMATCH": EXIT_REFUSED,
     "EMBEDDING_MODEL_MISMATCH": EXIT_REFUSED,
+    "ENTITY_EXTRACTOR_MISMATCH": EXIT_REFUSED,
 }
 
 #: Codes that report a state, not an error: (command, code) → meaning.

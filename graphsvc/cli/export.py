@@ -30,8 +30,9 @@ def register(sub: Any) -> None:
         "export",
         help="export a subject's graph for analysts (GraphML, node-link JSON, CSV)",
         description="Stream a subject's graph: atoms at their heads, sources with CITES "
-        "edges, links, signed lineage (signature checked) and, with --revisions, "
-        "superseded revisions. See docs/analysts.md.",
+        "edges, links, signed lineage (signature checked), the entities their texts "
+        "name with MENTIONS edges and, with --revisions, superseded revisions. See "
+        "docs/analysts.md.",
     )
     add_binding_args(p)
     p.add_argument("--format", choices=list(FORMATS), default="graphml")
@@ -107,7 +108,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     payload = {**report.to_json(), "path": args.output}
     summary = (
         f"wrote {report.nodes} nodes and {report.edges} edges ({report.atoms} atoms, "
-        f"{report.sources} sources, {report.lineage} lineage edges) to {args.output}"
+        f"{report.sources} sources, {report.lineage} lineage edges, {report.entities} "
+        f"entities) to {args.output}"
     )
     if to_stdout:
         print(summary, file=sys.stderr)

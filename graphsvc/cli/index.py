@@ -26,6 +26,18 @@ def register(sub: Any) -> None:
         help="rebuild the fulltext index instead (after an analyzer change)",
     )
     rebuild.add_argument(
+        "--entities",
+        action="store_true",
+        help="(re-)derive the entity index of every current head with the configured "
+        "extractor instead (resumable: a killed run goes on where it stopped)",
+    )
+    rebuild.add_argument(
+        "--subject", help="with --entities: only this subject's heads (default: all)"
+    )
+    rebuild.add_argument(
+        "--batch", type=int, default=500, help="with --entities: heads per transaction (500)"
+    )
+    rebuild.add_argument(
         "--timeout", type=float, default=3600.0, help="seconds to wait for the index (3600)"
     )
     rebuild.add_argument(
@@ -47,6 +59,8 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
     )
     from graphsvc.runtime import connect
 
+    if args.entities:
+        return _rebuild_entities(args, settings)
     check_durations(args.grace, args.timeout)  # before a Neo4j is started for nothing
     # No schema step and no models: applying the schema waits for every index to
     # be online, which a population left running by an earlier attempt is not.
@@ -65,3 +79,31 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
         f"online after {report['seconds']:.1f} s",
     )
     return 0
+
+
+def _rebuild_entities(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.entities import extractor_for
+    from graphsvc.errors import InvalidInputError
+    from graphsvc.ops.entity_index import rebuild_entities
+    from graphsvc.runtime import connect
+    from graphsvc.store.embedding_model import recorded_dimension
+
+    extractor = extractor_for(settings.entities)
+    if extractor is None:
+        raise InvalidInputError("the entity index is off (GRAPHSVC_ENTITIES=off): nothing to build")
+    runtime = connect(settings, progress=progress)
+    try:
+        runtime.db.apply_schema(embedding_dimension=recorded_dimension(runtime.db))
+        report = rebuild_entities(
+            runtime.db, extractor, subject=args.subject, batch=args.batch, progress=progress
+        )
+    finally:
+        runtime.db.close()
+    state = "built" if report["finished"] else f"unfinished ({report['pending']} heads left)"
+    emit(
+        args,
+        report,
+        f"entity index {state} by {report['extractor']}: {report['indexed']} heads indexed "
+        f"in {report['seconds']:.1f} s",
+    )
+    return 0 if report["finished"] or args.subject else 1

@@ -38,6 +38,7 @@ __all__ = [
     "DEFAULT_TOL",
     "DEFAULT_W_LEX",
     "DEFAULT_W_SEM",
+    "LINK_WEIGHTINGS",
     "ActivationResult",
     "PropagationTable",
     "RoleWeights",
@@ -336,10 +337,14 @@ class PropagationTable:
         return self.for_role(role)
 
 
+LINK_WEIGHTINGS: Final = ("role", "out", "in", "sym")
+
+
 def build_edges(
     n_nodes: int,
     links: Sequence[tuple[int, int, str]],
     table: PropagationTable | None = None,
+    weighting: str = "role",
 ) -> tuple[IntArray, IntArray, FloatArray]:
     """Expand links into weighted directed edges of the retrieval graph (ACT-3, ACT-7).
 
@@ -347,19 +352,30 @@ def build_edges(
     ``table[r].forward`` and the reverse edge ``j→i`` with ``table[r].reverse``.
     Edges of weight 0 are dropped; parallel edges are kept (the matrix sums them).
 
+    ``weighting`` divides each role weight by the fan of that role around the link,
+    counted in ``links``: with ``fo`` the links of role ``r`` leaving ``i`` and ``fi``
+    those reaching ``j``, ``"out"`` divides the forward edge by ``fo`` and the reverse
+    one by ``fi`` (each role counts once in the row of the node that spreads), ``"in"``
+    the forward one by ``fi`` and the reverse one by ``fo`` (a node reached by many
+    links of one role gets one link's worth through them), ``"sym"`` both by
+    ``√(fo·fi)``; ``"role"`` (ACT-7's default) leaves the role weights as they are.
+
     Args:
         n_nodes: number of nodes; node ids are ``0 … n_nodes-1``.
         links: ``(source, target, role)`` triples.
         table: role weights; ``None`` means every role weighs 1 both ways.
+        weighting: ``role``, ``out``, ``in`` or ``sym``.
 
     Returns:
         ``(src, dst, weight)`` arrays of equal length.
 
     Raises:
-        InvalidInputError: if a node id is out of range.
+        InvalidInputError: if a node id is out of range, or an unknown weighting.
     """
     if n_nodes < 0:
         raise InvalidInputError("n_nodes must be ≥ 0")
+    if weighting not in LINK_WEIGHTINGS:
+        raise InvalidInputError(f"link weighting must be one of {', '.join(LINK_WEIGHTINGS)}")
     tbl = table if table is not None else PropagationTable()
     if not links:
         return (np.empty(0, np.int64), np.empty(0, np.int64), np.empty(0, np.float64))
@@ -375,9 +391,23 @@ def build_edges(
     )
     fwd = np.array([tbl.for_role(r).forward for r in codes], dtype=np.float64)
     rev = np.array([tbl.for_role(r).reverse for r in codes], dtype=np.float64)
+    w_fwd, w_rev = fwd[role_idx], rev[role_idx]
+    if weighting != "role":
+        # Links of each role leaving each source (fo) and reaching each target (fi).
+        k = len(codes)
+        fo = np.bincount(src * k + role_idx, minlength=n_nodes * k)[src * k + role_idx]
+        fi = np.bincount(dst * k + role_idx, minlength=n_nodes * k)[dst * k + role_idx]
+        fo_f, fi_f = fo.astype(np.float64), fi.astype(np.float64)
+        if weighting == "out":
+            w_fwd, w_rev = w_fwd / fo_f, w_rev / fi_f
+        elif weighting == "in":
+            w_fwd, w_rev = w_fwd / fi_f, w_rev / fo_f
+        else:
+            both = np.sqrt(fo_f * fi_f)
+            w_fwd, w_rev = w_fwd / both, w_rev / both
     all_src = np.concatenate((src, dst))
     all_dst = np.concatenate((dst, src))
-    all_w = np.concatenate((fwd[role_idx], rev[role_idx]))
+    all_w = np.concatenate((w_fwd, w_rev))
     keep = all_w > 0.0
     return all_src[keep], all_dst[keep], all_w[keep]
 
@@ -405,13 +435,16 @@ def _check_graph(
     return s, d, w, p
 
 
-def _scaled_weights(n: int, s: IntArray, w: FloatArray, p: float) -> FloatArray:
+def _scaled_weights(
+    n: int, s: IntArray, w: FloatArray, p: float, rows: FloatArray | None = None
+) -> FloatArray:
     # Row i of T is p · w(i→·) / Σ w(i→·); a row without weight stays zero rather
     # than dividing by zero, so a sink keeps its activation instead of spreading it.
+    # ``rows`` gives each row its own sum instead of p (entity nodes, ENT-4).
     out_sum = np.bincount(s, weights=w, minlength=n)
     # Divide once per node, not once per edge: the per-edge work is one gather.
     scale = np.zeros(n, dtype=np.float64)
-    np.divide(p, out_sum, out=scale, where=out_sum > 0.0)
+    np.divide(p if rows is None else rows, out_sum, out=scale, where=out_sum > 0.0)
     scaled: FloatArray = w * scale[s]
     return scaled
 
@@ -510,6 +543,7 @@ def propagate(
     tol: float = DEFAULT_TOL,
     max_work: int = DEFAULT_MAX_WORK,
     direct_max_nodes: int = DEFAULT_DIRECT_MAX_NODES,
+    row_sums: npt.ArrayLike | None = None,
 ) -> ActivationResult:
     """Solve ``a = b + Tᵀa`` and normalise to scores (ACT-3, ACT-4, ACT-6).
 
@@ -535,6 +569,10 @@ def propagate(
         tol: convergence target on the normalised L1 residual, ``1e-14 ≤ tol < 1``.
         max_work: evaluation work limit (multiply-adds), ≥ 0.
         direct_max_nodes: largest graph handed to the direct solver.
+        row_sums: each node's row sum instead of ``propagation`` (None: §5 as
+            written). The entity index's intermediate nodes pass on what reaches
+            them (:mod:`graphsvc.core.entity_graph`); every value lies in [0, 1] and
+            the caller keeps every cycle through a row below 1, so the solve converges.
 
     Returns:
         An :class:`ActivationResult`.
@@ -555,13 +593,18 @@ def propagate(
         raise InvalidInputError(f"tol must satisfy 1e-14 ≤ tol < 1, got {t}")
     if max_work < 0:
         raise InvalidInputError("max_work must be ≥ 0")
+    rows: FloatArray | None = None
+    if row_sums is not None:
+        rows = _as_float_vector("row_sums", row_sums)
+        if rows.shape != (n,) or np.any(rows < 0.0) or np.any(rows > 1.0):
+            raise InvalidInputError("row_sums must hold n values in [0, 1]")
 
     if n == 0:
         empty = np.empty(0, np.float64)
         return ActivationResult(empty, empty.copy(), SOLVER_NONE, 0, 0.0, True, 0, 0, 0)
 
     # Build Tᵀ directly (rows = targets): the solve only ever needs Tᵀ·x.
-    tt = _csr(n, d, s, _scaled_weights(n, s, w, p))
+    tt = _csr(n, d, s, _scaled_weights(n, s, w, p, rows))
     nnz = int(tt.nnz)
     step = nnz + n
 

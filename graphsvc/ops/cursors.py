@@ -47,6 +47,13 @@ _RANKING_FIELDS = (
     "evaluation_work",
     "packing_work",
     "candidate_oversample",
+    "link_weighting",
+    "entities",
+    "entity_weight",
+    "entity_max_degree",
+    "entity_query_weight",
+    "similar_heads",
+    "similar_weight",
 )
 
 

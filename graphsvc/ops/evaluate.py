@@ -36,6 +36,8 @@ from graphsvc.core.activation import (
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.bm25 import query_terms, score_bodies
+from graphsvc.core.entity_graph import entity_graph, entity_inflow, head_scores
+from graphsvc.core.entity_keys import query_keys
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
@@ -79,6 +81,19 @@ class EvaluationLimits:
     propagation: float
     convergence_tol: float
     evaluation_work: int
+    link_weighting: str = "role"
+    # The entity index in the retrieval graph (ENT-4); all off: ranking is §5.
+    entities: bool = False
+    entity_weight: float = 0.0
+    entity_max_degree: int = 0
+    entity_query_weight: float = 0.0
+    similar_heads: int = 0
+    similar_weight: float = 1.0
+
+    @property
+    def entity_hops(self) -> bool:
+        """Whether evaluations traverse entities at all."""
+        return self.entities and (self.entity_weight > 0 or self.entity_query_weight > 0)
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EvaluationLimits:
@@ -101,6 +116,13 @@ class EvaluationLimits:
             propagation=settings.propagation,
             convergence_tol=settings.convergence_tol,
             evaluation_work=settings.evaluation_work,
+            link_weighting=settings.link_weighting,
+            entities=settings.entities != "off",
+            entity_weight=settings.entity_weight,
+            entity_max_degree=settings.entity_max_degree,
+            entity_query_weight=settings.entity_query_weight,
+            similar_heads=settings.similar_heads,
+            similar_weight=settings.similar_weight,
         )
 
 
@@ -123,6 +145,8 @@ class Evaluation:
     diagnostics: dict[str, Any] = field(default_factory=dict)
     # The index generation at evaluation time, bound into this evaluation's cursors.
     generation: str = ""
+    # Per node, the activation that came through entities (ENT-4; empty: none).
+    entity_inflow: list[float] = field(default_factory=list)
 
     def ranked(self) -> list[int]:
         """Node indexes by score (ties by match, then atom id, for determinism)."""
@@ -156,6 +180,9 @@ class Evaluation:
             "usageFactor": (self.b[i] / self.m[i]) if self.m[i] > 0 else 1.0,
             "base": self.b[i],
             "propagatedShare": max(0.0, self.scores[i] - own),
+            "entityShare": (self.entity_inflow[i] / a_total)
+            if self.entity_inflow and a_total > 0
+            else 0.0,
             "candidate": self.m[i] > 0 or self.semantic[i] is not None,
         }
 
@@ -400,6 +427,12 @@ def _evaluate_in(
         subject_stats=lim.lexical_statistics == "subject",
         subject_stats_max=lim.lexical_statistics_max,
         subject_clause_first=lim.fulltext_subject_clause == "first",
+        # An entity hop is a step of the walk: depth 0 (seeds only) takes none.
+        entity_max_degree=lim.entity_max_degree if lim.entity_hops and req.depth > 0 else 0,
+        query_keys=tuple(query_keys(req.text))
+        if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
+        else (),
+        similar_heads=lim.similar_heads if req.depth > 0 else 0,
     )
     acq = acquire(
         tx,
@@ -429,7 +462,12 @@ def _evaluate_in(
         for a in atom_ids
     ]
     b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), lim.beta)
-    result = _propagate(lim, acq, atom_ids, b)
+    result, inflow, entity_diag = _propagate(lim, acq, atom_ids, b)
+    diagnostics = _diagnostics(
+        req, acq, fusion, atom_ids, m, len(hidden), embedding() is not None, result, model.id
+    )
+    if lim.entity_hops:
+        diagnostics["evaluation"]["entities"] = entity_diag
     return Evaluation(
         query=req.text,
         evaluated_at=req.now,
@@ -443,30 +481,105 @@ def _evaluate_in(
         scores=[float(x) for x in result.scores],
         candidates=len(fused),
         result=result,
-        diagnostics=_diagnostics(
-            req, acq, fusion, atom_ids, m, len(hidden), embedding() is not None, result, model.id
-        ),
+        diagnostics=diagnostics,
+        entity_inflow=inflow,
     )
 
 
 def _propagate(
     lim: EvaluationLimits, acq: Acquired, atom_ids: list[str], b: Any
-) -> ActivationResult:
-    """Spread the base activation ``b`` over the retrieval graph's links."""
+) -> tuple[ActivationResult, list[float], dict[str, Any]]:
+    """Spread the base activation ``b`` over the retrieval graph's links, and through
+    the entities it holds when the entity index takes part (ENT-4); the heads'
+    result, each head's activation from entities, and the entity diagnostics."""
     index = {a: i for i, a in enumerate(atom_ids)}
     n = len(atom_ids)
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
-    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights))
-    return propagate(
+    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
+    if acq.similar_edges and lim.similar_weight > 0:
+        # Nearest-neighbour edges: both ways, each of the configured weight.
+        near = [(index[a], index[b]) for a, b in acq.similar_edges if a in index and b in index]
+        if near:
+            s_src, s_dst = np.array(near, dtype=np.int64).T
+            src = np.concatenate((src, s_src, s_dst))
+            dst = np.concatenate((dst, s_dst, s_src))
+            w = np.concatenate((w, np.full(2 * len(near), lim.similar_weight)))
+    mentions = [(k, index[a]) for k, a in acq.entity_edges if a in index]
+    keys = list(dict.fromkeys(k for k, _ in mentions))
+    if not lim.entity_hops or not keys:
+        result = propagate(
+            n,
+            src,
+            dst,
+            w,
+            b,
+            propagation=lim.propagation,
+            tol=lim.convergence_tol,
+            max_work=lim.evaluation_work,
+        )
+        return result, [], _entity_diagnostics(acq, 0, 0, 0.0)
+    key_index = {k: i for i, k in enumerate(keys)}
+    named = [key_index[k] for k in acq.query_entities if k in key_index]
+    top = float(np.max(b)) if n else 0.0
+    graph = entity_graph(
         n,
         src,
         dst,
         w,
-        b,
+        np.asarray(b, dtype=np.float64),
+        [(key_index[k], i) for k, i in mentions],
+        len(keys),
+        propagation=lim.propagation,
+        entity_weight=lim.entity_weight,
+        query_entities=named,
+        query_base=lim.entity_query_weight * top,
+    )
+    full = propagate(
+        graph.n,
+        graph.src,
+        graph.dst,
+        graph.weight,
+        graph.b,
         propagation=lim.propagation,
         tol=lim.convergence_tol,
         max_work=lim.evaluation_work,
+        row_sums=graph.row_sums,
     )
+    a = full.a[:n]
+    inflow = entity_inflow(graph, full.a)
+    result = ActivationResult(
+        a=a,
+        scores=head_scores(full.a, n),
+        solver=full.solver,
+        iterations=full.iterations,
+        residual=full.residual,
+        converged=full.converged,
+        nodes=full.nodes,
+        edges=full.edges,
+        work=full.work,
+    )
+    total = float(a.sum())
+    share = float(inflow.sum()) / total if total > 0 else 0.0
+    return (
+        result,
+        [float(x) for x in inflow],
+        _entity_diagnostics(acq, len(keys), len(mentions), share),
+    )
+
+
+def _entity_diagnostics(
+    acq: Acquired, entities: int, mentions: int, share: float
+) -> dict[str, Any]:
+    """How the entity index took part (ENT-2, ENT-5): entity nodes and mention edges
+    in the graph, the query's entities, the seeds the index has not reached yet, and
+    the share of the heads' activation that came through entities."""
+    return {
+        "nodes": entities,
+        "mentions": mentions,
+        "queryEntities": len(acq.query_entities),
+        "unindexedSeeds": acq.unindexed,
+        "share": share,
+    }
 
 
 def _diagnostics(
@@ -504,6 +617,7 @@ def _diagnostics(
             "depth": req.depth,
             "levels": acq.levels,
             "truncated": acq.truncated,
+            "similarEdges": len(acq.similar_edges),
             "propagation": req.limits.propagation,
             "beta": req.limits.beta,
             "usageModel": model_id,

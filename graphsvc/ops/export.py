@@ -11,13 +11,15 @@ What is written (the same graph in every format):
   ``tokens``, ``createdAt``, ``revisedAt``, ``atomOf``, ``atomisedInto``,
   ``archivedAt``, ``actorKind``, ``actorId``, ``label``), ``source`` (each cited
   source: ``uri``, ``version``, ``digest``), ``unavailable`` (one per link whose
-  target the caller may not see, e.g. purged; it names nothing) and, with
-  ``revisions=True``, ``revision`` (each superseded revision, id ``atomId@rev``).
+  target the caller may not see, e.g. purged; it names nothing), ``entity`` (each
+  entity of the entity index, SPEC §16, id ``entity:<key>``: ``entityKey``, ``label``
+  (its name), ``entityType``, ``aliases`` (joined by `` | ``), ``mentionCount``) and,
+  with ``revisions=True``, ``revision`` (each superseded revision, id ``atomId@rev``).
 - **edges** ``kind``: ``link`` (``role``, ``at``, ``required``, ``orderKey``,
   ``targetRev``), ``cites`` (``start``, ``end``, ``unit``, ``verified``),
   ``derives_from`` (child → parent, ``fromRev``, ``toRev``, ``keyId``, ``signedAt``,
-  ``signatureStatus``: ``valid`` | ``invalid`` | ``unknown-key``) and
-  ``revision_of`` (revision → its atom).
+  ``signatureStatus``: ``valid`` | ``invalid`` | ``unknown-key``), ``mentions``
+  (atom → entity its head names, ``count``) and ``revision_of`` (revision → its atom).
 
 Attributes keep their types (ints stay ints, booleans booleans); a missing value is
 left out (GraphML, JSON) or empty (CSV). **Streaming**: atoms are read in pages of
@@ -50,6 +52,7 @@ from graphsvc.ops.graph import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
+from graphsvc.store import entity_views
 from graphsvc.store import export as store
 from graphsvc.store.connection import Database
 from graphsvc.store.export import AtomPageRow, LineageRow, RevisionRow
@@ -89,6 +92,10 @@ NODE_ATTRS: Final[dict[str, type]] = {
     "uri": str,
     "version": str,
     "digest": str,
+    "entityKey": str,
+    "entityType": str,
+    "aliases": str,
+    "mentionCount": int,
 }
 EDGE_ATTRS: Final[dict[str, type]] = {
     "kind": str,
@@ -106,13 +113,20 @@ EDGE_ATTRS: Final[dict[str, type]] = {
     "keyId": str,
     "signedAt": str,
     "signatureStatus": str,
+    "count": int,
 }
-_CSV_LABEL: Final = {"atom": "Atom", "source": "Source", "unavailable": "Unavailable"}
+_CSV_LABEL: Final = {
+    "atom": "Atom",
+    "source": "Source",
+    "unavailable": "Unavailable",
+    "entity": "Entity",
+}
 _CSV_TYPE: Final = {
     "link": "LINK",
     "cites": "CITES",
     "derives_from": "DERIVES_FROM",
     "revision_of": "REVISION_OF",
+    "mentions": "MENTIONS",
 }
 
 # ------------------------------------------------------------------ XML 1.0 safety
@@ -318,6 +332,8 @@ class ExportReport:
     links: int = 0
     citations: int = 0
     lineage: int = 0
+    entities: int = 0
+    mentions: int = 0
     signatures: dict[str, int] = field(
         default_factory=lambda: {"valid": 0, "invalid": 0, "unknown-key": 0}
     )
@@ -427,6 +443,7 @@ def export_graph(
     try:
         writer.atoms(revisions, progress)
         writer.sources()
+        writer.entities()
     finally:
         sink.close()
     return report
@@ -489,6 +506,16 @@ class _Writer:
                 _atom(out, report, row)
             for edge in store.lineage_of(db, subject, ids):
                 _lineage(out, report, edge, self.checker.status(edge))
+            mentioned = entity_views.entities_of_atoms(db, subject, ids)
+            for atom_id in ids:
+                for ent in mentioned.get(atom_id, []):
+                    report.mentions += 1
+                    out.edge(
+                        atom_id,
+                        "entity:" + ent.key,
+                        "mentions",
+                        {"kind": "mentions", "count": ent.count or 1},
+                    )
             if revisions:
                 for rev in store.revisions_of(db, subject, ids):
                     _revision(out, report, rev)
@@ -515,6 +542,33 @@ class _Writer:
                         "uri": src["uri"],
                         "version": src["version"],
                         "digest": src["digest"],
+                    },
+                )
+
+    def entities(self) -> None:
+        """The entity index's entities (SPEC §16), by key."""
+        db, subject = self.db, self.subject
+        pages = _pages(
+            db,
+            subject,
+            lambda after: entity_views.entities_page(
+                db, subject, query=None, type_=None, after=after or None, limit=self.page_size
+            ),
+            lambda row: row.key,
+            self.page_size,
+        )
+        for rows in pages:
+            for ent in rows:
+                self.report.entities += 1
+                self.out.node(
+                    "entity:" + ent.key,
+                    {
+                        "kind": "entity",
+                        "label": ent.name,
+                        "entityKey": ent.key,
+                        "entityType": ent.type,
+                        "aliases": " | ".join(ent.aliases),
+                        "mentionCount": ent.mentions,
                     },
                 )
 

@@ -26,17 +26,22 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.entity_keys import entity_key
 from graphsvc.core.signing import SignableLink, verify_link
 from graphsvc.errors import GraphsvcError, InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
+from graphsvc.store import entity_views
 from graphsvc.store import graph as store
 from graphsvc.store.connection import Database
+from graphsvc.store.entity_views import EntityView, MentionView
 
 if TYPE_CHECKING:
     from graphsvc.settings import Settings
 
 __all__ = [
+    "EntityView",
     "GraphReader",
+    "MentionView",
     "PageSizes",
     "SignatureStatus",
     "page_size",
@@ -158,3 +163,30 @@ class GraphReader:
         if not 1 <= len(uri) <= 4096:
             raise InvalidInputError("uri must be 1..4096 characters")
         return store.source_lookup(self.db, self.subject, uri, version, digest)
+
+    # ------------------------------------------------------------ entity index (ENT-5)
+
+    def entities_of(self, atom_ids: Sequence[str]) -> dict[str, list[EntityView]]:
+        """atomId → the entities its current head mentions."""
+        return entity_views.entities_of_atoms(self.db, self.subject, atom_ids)
+
+    def entities_by_keys(self, keys: Sequence[str]) -> dict[str, EntityView]:
+        return entity_views.entities_by_keys(self.db, self.subject, keys)
+
+    def entities_page(
+        self, *, query: str | None, type_: str | None, after: str | None, limit: int
+    ) -> list[EntityView]:
+        """A page of the subject's entities; ``query`` is normalised like a key.
+
+        Raises:
+            InvalidInputError: a query over 1024 characters.
+        """
+        if query is not None and len(query) > 1024:
+            raise InvalidInputError("query: at most 1024 characters")
+        key = entity_key(query) if query is not None else None
+        return entity_views.entities_page(
+            self.db, self.subject, query=key or None, type_=type_, after=after, limit=limit
+        )
+
+    def mentions_page(self, key: str, *, after: str | None, limit: int) -> list[MentionView]:
+        return entity_views.mentions_page(self.db, self.subject, key, after=after, limit=limit)

@@ -48,6 +48,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
 from graphsvc.store.connection import Database
+from graphsvc.store.entity_views import entities_of_atoms
 from graphsvc.store.inspect import (
     Neighborhood,
     NeighborQuery,
@@ -429,6 +430,12 @@ def _evaluate(
             "evaluatedAt": now,
         }
     )
+    diagnostics = _diagnostics(
+        now, opts, cap, want_neighbors, root, hood["total"], unavailable, watches
+    )
+    diagnostics["evaluation"]["entities"] = _entities(
+        db, binding.subject, root, [n["atomId"] for n in neighbors]
+    )
     return {
         "root": {"atomId": root["atomId"], "rev": int(root["rev"]), "digest": root["digest"]},
         "evaluatedAt": now,
@@ -437,9 +444,26 @@ def _evaluate(
         "readEligibility": _eligibility(root),
         "stale": any(w["moved"] for w in watches),
         "usage": usage,
-        "diagnostics": _diagnostics(
-            now, opts, cap, want_neighbors, root, hood["total"], unavailable, watches
-        ),
+        "diagnostics": diagnostics,
+    }
+
+
+def _entities(
+    db: Database, subject: str, root: RootFacts, neighbour_ids: list[str]
+) -> dict[str, Any]:
+    """What the entity index (SPEC §16, ENT-5) holds for the root's current head: the
+    entities it mentions (at most 20 keys shown), and how many of the listed
+    neighbours mention one of them too. Inspect scores nothing, so the share of score
+    that came through entities is search's (``evaluation.entities.share``)."""
+    found = entities_of_atoms(db, subject, [str(root["atomId"]), *neighbour_ids])
+    own = {e.key for e in found.get(str(root["atomId"]), [])}
+    sharing = sum(1 for a in neighbour_ids if own & {e.key for e in found.get(a, [])})
+    return {
+        "mentions": len(own),
+        "keys": sorted(own)[:20],
+        "neighboursSharing": sharing,
+        "of": "the current head" if root["headRev"] == root["rev"] else "the head (not this rev)",
+        "share": None,
     }
 
 

@@ -22,6 +22,7 @@ from graphsvc.core.citations import check_range, parse_store_uri, source_key
 from graphsvc.core.write_models import AtomRef, AtomView, Change
 from graphsvc.core.write_plan import Limits, plan_fingerprint, validate_plan
 from graphsvc.embed import Embedder
+from graphsvc.entities import EntityExtractor
 from graphsvc.errors import (
     DependencyInvalidError,
     IdempotencyConflictError,
@@ -31,6 +32,7 @@ from graphsvc.errors import (
 from graphsvc.ops.input_tokens import TokenClaims, check_tokens_exist, open_token
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
+from graphsvc.store.entities import head_mentions
 from graphsvc.store.jobs import NewJob
 from graphsvc.store.views import load_views
 from graphsvc.store.write_steps import NewRevision, new_revision
@@ -57,6 +59,7 @@ __all__ = [
     "check_live_tokens",
     "check_replay",
     "embed_into",
+    "extract_into",
     "idempotency_scope",
     "limits_from_settings",
     "open_claims",
@@ -74,6 +77,8 @@ class WriteDeps:
     secret: bytes
     clock: Callable[[], float]
     limits: Limits
+    # The entity extractor (SPEC §16); None: the entity index is off.
+    extractor: EntityExtractor | None = None
 
 
 @dataclass(frozen=True)
@@ -162,6 +167,7 @@ def write(
         defer_embedding,
     )
     embed_into(deps.embedder, req, to_embed)
+    extract_into(deps.extractor, req)
     if jobs_for is not None:
         req.jobs = jobs_for(req.revisions)
     replay = commit_write(db, req)
@@ -266,6 +272,18 @@ def embed_into(embedder: Embedder, req: WriteRequest, to_embed: list[tuple[int, 
         vectors = embedder.embed([t for _, t in to_embed])
         for (index, _), vec in zip(to_embed, vectors, strict=True):
             req.revisions[index]["embedding"] = vec
+
+
+def extract_into(extractor: EntityExtractor | None, req: WriteRequest) -> None:
+    """The entity mentions of the new current heads (none when the index is off)."""
+    if extractor is None:
+        return
+    heads = [r for r in req.revisions if r["current"]]
+    found = extractor.extract([str(r["text"]) for r in heads])
+    req.extractor = extractor.version
+    req.mentions = [
+        head_mentions(r["atomId"], r["rev"], m) for r, m in zip(heads, found, strict=True)
+    ]
 
 
 @dataclass

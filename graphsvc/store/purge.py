@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from graphsvc.store import entities
 from graphsvc.store.connection import Tx, run
 
 __all__ = [
@@ -154,5 +155,10 @@ def erase(tx: Tx, subject: str, plan: PurgePlan) -> None:
     run(tx, "purge/delete_jobs", subject=subject, atomIds=atoms)
     run(tx, "purge/delete_sources", subject=subject, atomIds=atoms, tokenIds=tokens)
     run(tx, "purge/delete_inputs", subject=subject, tokenIds=tokens)
+    # The entity index (ENT-3): the purged atoms' mentions go, and every entity they
+    # touched is re-derived from the mentions left, or deleted without one.
+    entities.lock(tx, [subject], "purge")
+    touched = entities.drop_mentions(tx, subject, atoms)
     run(tx, "purge/delete_atoms", subject=subject, atomIds=atoms)
+    entities.refresh(tx, subject, touched)
     run(tx, "purge/delete_evaluations", subject=subject)

@@ -66,6 +66,14 @@ class Acquired:
     lexical_mode: str = "index"
     truncated: bool = False
     levels: int = 0
+    # The entity index's part of the retrieval graph (ENT-4): (entity key, atomId) for
+    # every admitted head that mentions a traversed entity; the keys the query names;
+    # the seeds whose heads the index has not reached yet (it lags, ENT-2).
+    entity_edges: list[tuple[str, str]] = field(default_factory=list)
+    # Nearest-neighbour edges (seed atomId, similar head atomId), when asked for.
+    similar_edges: list[tuple[str, str]] = field(default_factory=list)
+    query_entities: list[str] = field(default_factory=list)
+    unindexed: int = 0
 
 
 def _has_word(text: str) -> bool:
@@ -224,6 +232,12 @@ class AcquireQuery:
     subject_stats_max: int = 10_000
     # Ask Lucene with the subject clause at once, not after an unscoped top k.
     subject_clause_first: bool = False
+    # Traverse the entity index (ENT-4): entities mentioned by at most this many heads
+    # (0: not at all), and the keys the query may name.
+    entity_max_degree: int = 0
+    query_keys: tuple[str, ...] = ()
+    # Each seed's this many most similar heads by stored embedding (0: none).
+    similar_heads: int = 0
 
 
 def acquire(
@@ -310,9 +324,40 @@ def acquire(
             acq.texts.setdefault(row["atomId"], row.get("text"))
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
+    # The entity hop needs the seeds only: it runs beside the link expansion.
+    hop = (
+        db.read_soon(
+            "search/entity_hop",
+            subject=q.subject,
+            atomIds=seeds,
+            queryKeys=list(q.query_keys),
+            maxDegree=q.entity_max_degree,
+        )
+        if q.entity_max_degree > 0 and (seeds or q.query_keys)
+        else None
+    )
+    near = (
+        db.read_soon("search/similar_heads", subject=q.subject, atomIds=seeds, k=q.similar_heads)
+        if q.similar_heads > 0 and seeds
+        else None
+    )
     nodes = _expand(
         tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
     )
+    if hop is not None:
+        _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
+    if near is not None:
+        for row in near.result():
+            for atom_id, rev, into, arch in row["near"]:
+                if atom_id not in nodes:
+                    if len(nodes) >= q.max_nodes:
+                        acq.truncated = True
+                        continue
+                    nodes[atom_id] = None
+                    head_facts.setdefault(
+                        atom_id, {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                    )
+                acq.similar_edges.append((row["aid"], atom_id))
     # Two-level fetches bring the usage of every atom they name; the rest (a
     # one-level walk, deeper levels, depth 0) is read here.
     rest = [a for a in nodes if a not in usage.covered]
@@ -441,6 +486,40 @@ def _lexical_semantic(acq: Acquired, query: list[float]) -> None:
     for atom_id, score in zip(known, scores, strict=True):
         if score is not None:
             acq.lexical_semantic[atom_id] = score
+
+
+def _entity_hop(
+    acq: Acquired,
+    head_facts: dict[str, dict[str, Any]],
+    nodes: dict[str, None],
+    row: dict[str, Any],
+    q: AcquireQuery,
+) -> None:
+    """Add the entities the seeds mention and the query names, and the heads that
+    mention them (``row``: the answer of ``search/entity_hop``, read beside the link
+    expansion; Neo4j reads are read-committed, so its own transaction loses nothing),
+    to the retrieval graph within the node and edge caps: the query's entities first,
+    then each seed's in seed order (so the best seeds' neighbours are admitted first)."""
+    acq.unindexed = sum(1 for _, indexed, _ in row["seeds"] if not indexed)
+    heads_of = {key: heads for key, _, heads in row["entities"]}
+    acq.query_entities = sorted(key for key, named, _ in row["entities"] if named)
+    order = list(dict.fromkeys([*acq.query_entities, *(k for s in row["seeds"] for k in s[2])]))
+    edges: list[tuple[str, str]] = []
+    room = q.max_edges - len(acq.edges)
+    for key in order:
+        for atom_id, rev, into, arch in heads_of.get(key, ()):
+            if len(edges) >= room:
+                acq.truncated = True
+                break
+            if atom_id not in nodes:
+                if len(nodes) >= q.max_nodes:
+                    acq.truncated = True
+                    continue
+                nodes[atom_id] = None
+                facts = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                head_facts.setdefault(atom_id, facts)
+            edges.append((key, atom_id))
+    acq.entity_edges = edges
 
 
 Edges = list[list[Any]]  # rows of search/expand_level: [src, dst, role, node, rev, into, arch]

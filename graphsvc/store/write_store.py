@@ -2,7 +2,8 @@
 
 ``commit_write`` runs, in one transaction: purge-marker check, idempotency claim, atom
 locks, CAS on heads, target checks, atoms, revisions, retire copies, links,
-citations, provenance, the operation record, the background jobs the batch causes
+entity mentions (SPEC §16), citations, provenance, the operation record, the
+background jobs the batch causes
 (the outbox, :mod:`graphsvc.store.jobs`) and the idempotency result. Any
 failure raises and the driver rolls the transaction back, so a batch is all or
 nothing (WR-7), also when the connection or the server dies mid-way. The steps an
@@ -23,7 +24,9 @@ from graphsvc.errors import (
     IdempotencyConflictError,
     TokenInvalidError,
 )
+from graphsvc.store import entities
 from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.entities import HeadMentions
 from graphsvc.store.jobs import NewJob, create_jobs
 from graphsvc.store.write_steps import (
     IdempotencyClaim,
@@ -147,6 +150,10 @@ class WriteRequest:
     result: dict[str, dict[str, Any]] = field(default_factory=dict)
     # Background work this batch causes (the outbox): created in its transaction.
     jobs: list[NewJob] = field(default_factory=list)
+    # The entity index (SPEC §16): the extractor's version (None: no index) and the
+    # mentions of the new current heads; revised and retired atoms lose their old ones.
+    extractor: str | None = None
+    mentions: list[HeadMentions] = field(default_factory=list)
 
     def provenance(self) -> Provenance:
         return Provenance(
@@ -250,6 +257,10 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
     if req.retires:
         run(tx, "write/copy_retired", subject=s, retires=req.retires)
     _create_links(tx, req)
+    if req.extractor is not None:
+        entities.write_mentions(
+            tx, s, sorted(req.cas), req.mentions, req.extractor, req.operation_id
+        )
     if req.cites:
         run(tx, "write/create_citations", subject=s, cites=req.cites)
     if req.gens:

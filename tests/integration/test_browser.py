@@ -166,14 +166,31 @@ def test_team_corpus_loads_through_the_write_path_with_progress(
     assert again["repeated"] is True and again["ids"] == ids
 
 
+# A drawing is finished when the node list shows every drawn node (it is refreshed
+# last, after the entities of the drawn atoms arrived) and there are more than n.
+_DRAWN = """(n) => { const cy = window.graphsvcExplorer.cy;
+  return cy.nodes().length > n
+    && document.getElementById('node-count').textContent === String(cy.nodes().length); }"""
+
+
 def _graph(page: Any) -> dict[str, Any]:
+    """The drawing: atom (and ghost) nodes and their edges; the entity index's diamonds
+    and MENTIONS lines apart, under ``entities`` and ``mentions``."""
     result: dict[str, Any] = page.evaluate(
         """() => { const cy = window.graphsvcExplorer.cy; return {
-             nodes: cy.nodes().map(n => ({id: n.id(), label: n.data('label'),
+             nodes: cy.nodes().not('.entity').map(n => ({id: n.id(), label: n.data('label'),
                                           state: n.data('state'), cls: n.classes()})),
-             edges: cy.edges().map(e => ({source: e.source().id(), target: e.target().id(),
+             edges: cy.edges("[kind != 'mentions']").map(e => ({source: e.source().id(),
+                                          target: e.target().id(),
                                           role: e.data('role'), at: e.data('at'),
                                           kind: e.data('kind'), required: e.data('required')})),
+             entities: cy.nodes('.entity').map(n => ({id: n.id(), label: n.data('label'),
+                                          type: n.data('etype'), colour: n.data('colour'),
+                                          shape: n.style('shape')})),
+             mentions: cy.edges("[kind = 'mentions']").map(e => ({source: e.source().id(),
+                                          target: e.target().id()})),
+             colours: Object.fromEntries(cy.nodes().not('.entity').map(
+                                          n => [n.id(), n.data('colour')])),
            }; }"""
     )
     return result
@@ -230,7 +247,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     # required one heavier, the purged target as a ghost that names nothing.
     hit.focus()
     page.keyboard.press("Enter")
-    page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 1", timeout=30_000)
+    page.wait_for_function(_DRAWN, arg=1, timeout=30_000)
     g = _graph(page)
     by_id = {n["id"]: n for n in g["nodes"]}
     ghost = f"ghost:{adr12}:2"
@@ -245,8 +262,10 @@ def test_explorer_search_open_expand_side_panel_and_read(
         (adr12, ghost, "closes", False),
         (adr12, ids["adr:2"], "supersedes", False),
     }
-    assert int(page.inner_text("#node-count")) == 5
-    assert int(page.inner_text("#edge-count")) == 4
+    assert int(page.inner_text("#node-count")) == 5 + len(g["entities"])
+    assert int(page.inner_text("#edge-count")) == 4 + len(g["mentions"])
+    # The entities two drawn atoms share are drawn too (shared mode): the service.
+    assert "entity:payments-api" in {e["id"] for e in g["entities"]}
     legend = page.inner_text("#legend")
     for word in ("active", "retired", "unavailable", "required", "logical", "supersedes"):
         assert word in legend
@@ -274,7 +293,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
         svc,
     )
     page.mouse.click(pos["x"], pos["y"])
-    page.wait_for_function("() => window.graphsvcExplorer.cy.nodes().length > 5", timeout=30_000)
+    page.wait_for_function(_DRAWN, arg=5, timeout=30_000)
     page.wait_for_function(
         "(t) => document.getElementById('side-text').textContent === t",
         arg=service.inspect(team["binding"], svc).atom.text,
@@ -287,7 +306,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
         assert ids[local] in nodes2, local
     assert nodes2[ids["adr:2"]]["state"] == "retired"
     assert nodes2[ids["adr:2"]]["label"].endswith("[retired]")
-    assert int(page.inner_text("#node-count")) == len(g2["nodes"])
+    assert int(page.inner_text("#node-count")) == len(g2["nodes"]) + len(g2["entities"])
     w.shot("explore-expanded")
 
     # The atomised retrospective: its six parts derive from it, each edge signed.
@@ -336,5 +355,55 @@ def test_explorer_search_open_expand_side_panel_and_read(
     assert w.errors == [], w.errors
     # The missing atom answers a GraphQL error (HTTP 200): since the refused sign-in
     # (checked above), no request of the page failed.
+    assert w.failed == [], w.failed
+    w.close()
+
+
+@pytest.mark.req("ENT-5")
+def test_explorer_draws_entities_by_type_and_colours_atoms_by_them(
+    browser: Any, live_server: Any, team: dict[str, Any]
+) -> None:
+    ids = team["ids"]
+    token = live_server.token_for(team["binding"])
+    w = Watched(browser, live_server.url)
+    page = w.page
+    page.goto(f"{live_server.url}/explore")
+    page.evaluate("(t) => sessionStorage.setItem('graphsvc.explore.token', t)", token)
+    inc = ids["inc:2230"]
+    page.goto(f"{live_server.url}/explore?atom={inc}")
+    page.wait_for_function(_DRAWN, arg=1, timeout=30_000)
+    g = _graph(page)
+    ents = {e["id"]: e for e in g["entities"]}
+    # The incident's neighbours (trigger, cause, detection, mitigation, follow-ups,
+    # timeline) all name INC-2230: one diamond ties them together.
+    assert "entity:inc-2230" in ents
+    assert all(e["shape"] == "diamond" for e in ents.values())
+    assert ents["entity:inc-2230"]["type"] == "IDENTIFIER"
+    tied = {m["source"] for m in g["mentions"] if m["target"] == "entity:inc-2230"}
+    assert {inc, ids["inc:2230:cause"], ids["inc:2230:fix"]} <= tied
+    assert len({e["colour"] for e in ents.values()}) == len({e["type"] for e in ents.values()})
+    legend = page.inner_text("#legend")
+    assert "entities (◆):" in legend and "identifier" in legend
+    entities_list = page.inner_text("#side-entities")
+    assert "INC-2230" in entities_list and "ingest-worker" in entities_list
+    w.shot("explore-entities")
+
+    # Colour atoms by the entity they share: the incident's atoms share one colour.
+    page.select_option("#colour-mode", "entity")
+    g2 = _graph(page)
+    group = {g2["colours"][a] for a in (inc, ids["inc:2230:cause"], ids["inc:2230:fix"])}
+    assert len(group) == 1 and group != {"#3b82c4"}
+    assert "atoms coloured by the entity they share:" in page.inner_text("#legend")
+    w.shot("explore-entities-coloured")
+
+    # An entity opens in the side panel with the atoms that mention it.
+    page.evaluate("() => window.graphsvcExplorer.cy.getElementById('entity:inc-2230').emit('tap')")
+    page.wait_for_function(
+        "() => document.querySelectorAll('#side-in li').length >= 5", timeout=15_000
+    )
+    assert page.inner_text("#side-meta").startswith("entity · identifier · key inc-2230")
+    assert "mentioned ×1 by" in page.inner_text("#side-in")
+    w.shot("explore-entity-panel")
+    assert w.errors == [], w.errors
     assert w.failed == [], w.failed
     w.close()

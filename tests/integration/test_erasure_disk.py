@@ -30,6 +30,7 @@ from graphsvc.localdb.erasure_scan import scan
 from graphsvc.runtime import service_for
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
+from graphsvc.store.entity_views import entities_page
 from graphsvc.tokenizer import get_tokenizer
 
 
@@ -76,7 +77,7 @@ def _long(word: str) -> str:
     return filler + word + " " + filler
 
 
-@pytest.mark.req("LNK-6")
+@pytest.mark.req("LNK-6", "ENT-3")
 def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
     tmp_path: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
@@ -107,7 +108,9 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
             )
         }  # fmt: skip
         w = words
-        p_short_text = f"A short note that names {w['p_short']} and nothing more."
+        # "svc-<word>" is an identifier: the entity index (ENT-3) stores an entity whose
+        # key, name and alias hold the purged word, so the scans below cover it too.
+        p_short_text = f"A short note that names svc-{w['p_short']} and nothing more."
         first = service.write(
             human,
             parse_changes(
@@ -125,7 +128,7 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
                     _change("p3", w["p_tiny"]),
                     _change(
                         "k1",
-                        f"A kept short note about {w['k_short']}.",
+                        f"A kept short note about svc-{w['k_short']}.",
                         sources=[{"uri": f"https://example.org/{w['k_uri']}/kept"}],
                     ),
                     _change("k2", _long(w["k_long"])),
@@ -167,6 +170,9 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
         assert service.purge(human, first.changes["p3"].atom_id)["purged"] == [
             first.changes["p3"].atom_id
         ]
+        keys = {e.key for e in entities_page(db, human.subject, query=None, type_=None,
+                                             after=None, limit=100)}  # fmt: skip
+        assert f"svc-{w['k_short']}" in keys and not any(w["p_short"] in k for k in keys)
         db.close()
         purged = [w[k] for k in w if k.startswith("p_")]
         kept = [w[k] for k in w if k.startswith("k_")]
@@ -212,6 +218,9 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
         assert running is not None and running.port == port
         db = Database(running.uri, "neo4j", "", "neo4j")
         service = service_for(settings, db, get_embedder(), get_tokenizer())
+        # The entity index came through the copy (ENT-3: only what survives).
+        copied = entities_page(db, human.subject, query=None, type_=None, after=None, limit=100)
+        assert f"svc-{w['k_short']}" in {e.key for e in copied}
         owners = {
             "k_short": first.changes["k1"].atom_id,
             "k_long": first.changes["k2"].atom_id,

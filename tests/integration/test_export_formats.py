@@ -84,7 +84,8 @@ def corpus(service: Service, human: Binding) -> dict[str, Any]:
             },
             _plain_atom("base", "Base fact."),
             _plain_atom("old", "Old fact."),
-            _plain_atom("doomed", "To be purged."),
+            _plain_atom("doomed", "To be purged with Zqdoomedname."),
+            _plain_atom("ent", "Our friend Caroline met Jon in Boston on 8 May, 2023."),
             _plain_atom("long", THREE_SENTENCES),
         ],
     )
@@ -117,6 +118,7 @@ def corpus(service: Service, human: Binding) -> dict[str, Any]:
         "base_rev": revised["b2"].rev,
         "old": made["old"].atom_id,
         "doomed": made["doomed"].atom_id,
+        "ent": made["ent"].atom_id,
         "long": made["long"].atom_id,
         "parts": list(atomised.atom_ids),
     }
@@ -126,9 +128,24 @@ def _check_graph(g: Any, c: dict[str, Any], *, revisions: bool) -> None:
     """The checks every format's re-read graph must pass."""
     kinds = {n: d["kind"] for n, d in g.nodes(data=True)}
     atoms = {n for n, k in kinds.items() if k == "atom"}
-    assert atoms == {c["ctl"], c["base"], c["old"], c["long"], *c["parts"]}
+    assert atoms == {c["ctl"], c["base"], c["old"], c["long"], c["ent"], *c["parts"]}
     assert c["doomed"] not in g  # purged: gone, and named nowhere
     assert not any(c["doomed"] in str(d) for _, d in g.nodes(data=True))
+    # The entity index (ENT-5): entities as nodes, MENTIONS from the heads naming them;
+    # nothing of the purged text's entity is left.
+    entities = {n: d for n, d in g.nodes(data=True) if d["kind"] == "entity"}
+    assert {"entity:caroline", "entity:jon", "entity:boston", "entity:2023-05-08"} <= set(entities)
+    assert entities["entity:2023-05-08"]["entityType"] == "date"
+    assert entities["entity:2023-05-08"]["label"] == "8 May, 2023"
+    assert entities["entity:caroline"]["mentionCount"] == 1
+    assert not any("zqdoomed" in str(d).lower() for _, d in g.nodes(data=True))
+    named = {v for u, v, d in g.edges(data=True) if d["kind"] == "mentions" and u == c["ent"]}
+    assert named == {"entity:caroline", "entity:jon", "entity:boston", "entity:2023-05-08"}
+    assert all(
+        isinstance(d["count"], int) and kinds[v] == "entity"
+        for _, v, d in g.edges(data=True)
+        if d["kind"] == "mentions"
+    )
     nodes = dict(g.nodes(data=True))
     assert nodes[c["base"]]["rev"] == c["base_rev"] == 2  # ints stay ints
     assert nodes[c["old"]]["state"] == "retired"
@@ -170,7 +187,7 @@ def _check_graph(g: Any, c: dict[str, Any], *, revisions: bool) -> None:
         assert revs == set()
 
 
-@pytest.mark.req("API-4")
+@pytest.mark.req("API-4", "ENT-5")
 def test_graphml_parses_with_control_characters_and_round_trips(
     service: Service, human: Binding, corpus: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -190,7 +207,7 @@ def test_graphml_parses_with_control_characters_and_round_trips(
     assert report.signatures == {"valid": 3, "invalid": 0, "unknown-key": 0}
 
 
-@pytest.mark.req("API-4")
+@pytest.mark.req("API-4", "ENT-5")
 def test_node_link_json_round_trips(
     service: Service, human: Binding, corpus: dict[str, Any]
 ) -> None:
@@ -202,7 +219,7 @@ def test_node_link_json_round_trips(
     assert (g.number_of_nodes(), g.number_of_edges()) == (report.nodes, report.edges)
 
 
-@pytest.mark.req("API-4")
+@pytest.mark.req("API-4", "ENT-5")
 def test_csv_nodes_and_edges_round_trip(
     service: Service, human: Binding, corpus: dict[str, Any], tmp_path: Path
 ) -> None:
@@ -238,8 +255,14 @@ def test_csv_nodes_and_edges_round_trip(
     _check_graph(g, corpus, revisions=True)
     assert g.nodes[corpus["ctl"]]["text"] == CONTROL_TEXT
     labels = {r[":LABEL"] for r in nodes}
-    assert labels == {"Atom", "Source", "Unavailable", "Revision"}
-    assert {r[":TYPE"] for r in edges} == {"LINK", "CITES", "DERIVES_FROM", "REVISION_OF"}
+    assert labels == {"Atom", "Source", "Unavailable", "Revision", "Entity"}
+    assert {r[":TYPE"] for r in edges} == {
+        "LINK",
+        "CITES",
+        "DERIVES_FROM",
+        "REVISION_OF",
+        "MENTIONS",
+    }
 
 
 @pytest.mark.req("API-4")

@@ -1,6 +1,6 @@
 """The ranking defaults chosen on LoCoMo (docs/search-quality.md), through real searches.
 
-The default propagation (0.1) is the one the service applies, the reference
+The default propagation (0.3) is the one the service applies, the reference
 implementation's 0.5 stays selectable, and the proximity clause makes neighbouring
 query terms count within one body's BM25 score (ACT-1), without changing the rule.
 """
@@ -38,7 +38,13 @@ def _subject(
 
 def test_the_shipped_defaults() -> None:
     defaults = Settings.from_env({})
-    assert (defaults.propagation, defaults.lexical_proximity, defaults.beta) == (0.1, 3, 0.3)
+    assert (defaults.propagation, defaults.lexical_proximity, defaults.beta) == (0.3, 3, 0.3)
+    # The entity index and in-fan link weighting ship together with that propagation.
+    assert (defaults.entities, defaults.entity_weight, defaults.link_weighting) == (
+        "rules",
+        4.0,
+        "in",
+    )
     # The lexical signal: the subject's own BM25 of every candidate, ÷ the best; the
     # vector leg: an exact scan for subjects up to 2,000 bodies (docs/search-quality.md).
     assert (
@@ -58,14 +64,14 @@ def test_the_shipped_defaults() -> None:
 def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagation(
     service: Service, test_settings: Settings, propagation: float | None
 ) -> None:
-    svc = service
-    if propagation is not None:
-        svc = service_for(
-            test_settings.with_(propagation=propagation),
-            service.db,
-            service.embedder,
-            service.tokenizer,
-        )
+    # §5 as written: the entity index out of the graph (its weights 0, ENT-4).
+    sec5 = test_settings.with_(entity_weight=0.0, entity_query_weight=0.0)
+    svc = service_for(
+        sec5 if propagation is None else sec5.with_(propagation=propagation),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
     p = svc.settings.propagation
     binding, ids = _subject(
         svc,

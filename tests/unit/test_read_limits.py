@@ -31,10 +31,12 @@ def test_ranking_hash_binds_the_ranking_settings_only(tmp_path: Path) -> None:
     fields = (
         "beta", "propagation", "convergence_tol", "role_weights", "max_seeds", "max_nodes",
         "max_edges", "evaluation_work", "packing_work", "candidate_oversample",
+        "link_weighting", "entities", "entity_weight", "entity_max_degree",
+        "entity_query_weight", "similar_heads", "similar_weight",
     )  # fmt: skip
-    # The same hash cursors carried before the limits existed (cursors stay valid).
     assert ranking_hash(st) == digest({f: getattr(st, f) for f in fields})
     assert ranking_hash(st.with_(beta=st.beta / 2)) != ranking_hash(st)
+    assert ranking_hash(st.with_(entity_weight=0.0)) != ranking_hash(st)
     assert ranking_hash(st.with_(read_limit=st.read_limit + 1)) == ranking_hash(st)
 
 

@@ -249,11 +249,154 @@
         style: { "line-style": "dotted", "target-arrow-shape": "vee", width: 3 },
       },
       { selector: "edge:selected", style: { "overlay-color": "#f1c40f", "overlay-opacity": 0.35 } },
+      // The entity index (SPEC §16): entities are diamonds coloured by type, joined to
+      // the atoms that mention them by thin grey lines without arrows or labels.
+      {
+        selector: "node.entity",
+        style: {
+          shape: "diamond",
+          width: 18,
+          height: 18,
+          "border-width": 1.5,
+          "border-color": "#333",
+          "font-size": 11,
+          "font-style": "italic",
+        },
+      },
+      {
+        selector: "edge[kind = 'mentions']",
+        style: {
+          width: 1,
+          "line-color": "#9aa5b1",
+          "line-style": "dotted",
+          "target-arrow-shape": "none",
+          label: "",
+          opacity: 0.8,
+        },
+      },
+      { selector: "node.dim, edge.dim", style: { opacity: 0.2 } },
     ],
   });
 
   const expanded = new Set();
   let selectedId = null;
+
+  // ------------------------------------------------------------------ entities
+  // Colours of the entity types (the GraphQL EntityType values), fixed so a type
+  // keeps its colour across drawings and in the legend.
+  const ENTITY_COLOURS = {
+    PERSON: "#d62728",
+    ORGANISATION: "#9467bd",
+    PLACE: "#2ca02c",
+    PRODUCT: "#ff7f0e",
+    EVENT: "#8c564b",
+    DATE: "#17becf",
+    IDENTIFIER: "#e377c2",
+    NAME: "#bcbd22",
+  };
+  const ENTITY_WORDS = {
+    PERSON: "person", ORGANISATION: "organisation", PLACE: "place", PRODUCT: "product",
+    EVENT: "event", DATE: "date", IDENTIFIER: "identifier", NAME: "name",
+  };
+  // Atom groups (colour by shared entity): warm and green first, so no group looks
+  // like the default blue of an active atom.
+  const GROUP_PALETTE = [
+    "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#edc948", "#9c755f", "#ff9da7",
+    "#76b7b2", "#8cd17d", "#b6992d", "#d37295", "#86bcb6",
+  ];
+  const entitiesOf = new Map(); // atomId -> [{id, key, name, type, mentionCount}]
+  const ALIASES_PER_QUERY = 25; // the API allows 30 aliases per operation
+
+  async function loadEntities(atomIds) {
+    const missing = atomIds.filter((a) => !entitiesOf.has(a) && !a.startsWith("ghost:"));
+    for (let i = 0; i < missing.length; i += ALIASES_PER_QUERY) {
+      const chunk = missing.slice(i, i + ALIASES_PER_QUERY);
+      const vars = {};
+      const parts = chunk.map((a, j) => {
+        vars["a" + j] = a;
+        return `a${j}: atom(atomId: $a${j}) { atomId entities { id key name type mentionCount } }`;
+      });
+      const decl = chunk.map((_, j) => "$a" + j + ": ID!").join(", ");
+      const data = await gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+      chunk.forEach((a, j) => {
+        const got = data["a" + j];
+        entitiesOf.set(a, got ? got.entities : []);
+      });
+    }
+  }
+
+  function entityMode() {
+    return $("entity-mode").value;
+  }
+
+  // Draw the entities of the drawn atoms: in "shared" mode only those two or more
+  // drawn atoms mention (plus every entity of the selected atom), so the drawing
+  // shows what ties atoms together without a cloud of one-off names.
+  function drawEntities() {
+    cy.remove("node.entity");
+    const mode = entityMode();
+    if (mode === "off") return;
+    const count = new Map();
+    const info = new Map();
+    cy.nodes().not(".ghost").not(".entity").forEach((n) => {
+      for (const e of entitiesOf.get(n.id()) || []) {
+        count.set(e.key, (count.get(e.key) || 0) + 1);
+        info.set(e.key, e);
+      }
+    });
+    const own = new Set((entitiesOf.get(selectedId) || []).map((e) => e.key));
+    for (const [key, e] of info) {
+      if (mode === "shared" && count.get(key) < 2 && !own.has(key)) continue;
+      const id = "entity:" + key;
+      cy.add({
+        group: "nodes",
+        classes: "entity",
+        data: {
+          id,
+          label: shortText(e.name, 32),
+          colour: ENTITY_COLOURS[e.type] || "#777",
+          etype: e.type,
+          gid: e.id,
+          key,
+          mentionCount: e.mentionCount,
+        },
+      });
+      cy.nodes().not(".ghost").not(".entity").forEach((n) => {
+        if ((entitiesOf.get(n.id()) || []).some((x) => x.key === key)) {
+          addEdge(n.id(), id, "mentions", "", "", false);
+        }
+      });
+    }
+    colourAtoms();
+  }
+
+  // "Colour atoms by entity": each atom takes the colour of the drawn entity it
+  // mentions that most drawn atoms share (ties: by key), so groups of atoms about
+  // one person, service or date stand out; other atoms are grey.
+  function colourAtoms() {
+    const byEntity = $("colour-mode").value === "entity";
+    const drawn = new Map();
+    cy.nodes(".entity").forEach((e) => drawn.set(e.data("key"), e.connectedEdges().length));
+    const palette = new Map();
+    cy.nodes().not(".ghost").not(".entity").forEach((n) => {
+      if (!byEntity) {
+        n.data("colour", STATE_COLOURS[n.data("state")] || "#999");
+        return;
+      }
+      const ents = (entitiesOf.get(n.id()) || []).filter((e) => drawn.has(e.key));
+      ents.sort((a, b) => drawn.get(b.key) - drawn.get(a.key) || a.key.localeCompare(b.key));
+      if (!ents.length) {
+        n.data("colour", "#d5dbe1");
+        return;
+      }
+      const key = ents[0].key;
+      if (!palette.has(key)) palette.set(key, GROUP_PALETTE[palette.size % GROUP_PALETTE.length]);
+      n.data("colour", palette.get(key));
+      n.data("group", key);
+    });
+    atomGroups = palette;
+  }
+  let atomGroups = new Map();
 
   function labelOf(atom) {
     const stateNote = atom.state === "active" ? "" : " [" + atom.state + "]";
@@ -461,6 +604,7 @@
       mergeLineage(lin);
       cy.getElementById(atomId).addClass("root");
       selectedId = atomId;
+      await withEntities();
       layout(true);
       refreshLists();
       select(atomId, result, lin);
@@ -496,6 +640,8 @@
           n.position({ x: at.x + (Math.random() - 0.5) * 80, y: at.y + (Math.random() - 0.5) * 80 });
         }
       });
+      selectedId = atomId;
+      await withEntities();
       const added = cy.nodes().length - before;
       // A few new nodes: refine from the current drawing (keeps the mental map); many:
       // lay everything out afresh, which untangles far better.
@@ -510,6 +656,16 @@
     }
   }
 
+  async function withEntities() {
+    const atoms = cy.nodes().not(".ghost").not(".entity").map((n) => n.id());
+    try {
+      await loadEntities(atoms);
+    } catch (e) {
+      setGraphStatus("entities could not be loaded: " + describe(e));
+    }
+    drawEntities();
+  }
+
   // Labels below ~7 px are not drawn; say so instead of showing unreadable text.
   cy.on("zoom", updateZoomHint);
 
@@ -517,6 +673,10 @@
     const id = ev.target.id();
     if (id.startsWith("ghost:")) {
       showGhost(ev.target);
+      return;
+    }
+    if (ev.target.hasClass("entity")) {
+      showEntity(ev.target);
       return;
     }
     expand(id);
@@ -537,6 +697,7 @@
       btn.dataset.nodeId = n.id();
       btn.addEventListener("click", () => {
         if (n.hasClass("ghost")) showGhost(n);
+        else if (n.hasClass("entity")) showEntity(n);
         else expand(n.id());
       });
       li.append(btn);
@@ -594,7 +755,35 @@
       title.textContent = "roles:";
       roles.prepend(title);
     }
-    box.append(nodes, styles, roles);
+    const ents = document.createElement("div");
+    const types = new Set();
+    cy.nodes(".entity").forEach((n) => types.add(n.data("etype")));
+    if (types.size) {
+      const title = document.createElement("span");
+      title.className = "legend-title";
+      title.textContent = "entities (◆):";
+      ents.append(title);
+      for (const t of Object.keys(ENTITY_COLOURS)) {
+        if (!types.has(t)) continue;
+        const sw = nodeSwatch("entity");
+        sw.style.backgroundColor = ENTITY_COLOURS[t];
+        ents.append(legendItem(sw, ENTITY_WORDS[t]));
+      }
+    }
+    const groups = document.createElement("div");
+    if ($("colour-mode").value === "entity" && atomGroups.size) {
+      const title = document.createElement("span");
+      title.className = "legend-title";
+      title.textContent = "atoms coloured by the entity they share:";
+      groups.append(title);
+      for (const [key, colour] of atomGroups) {
+        const sw = nodeSwatch("active");
+        sw.style.backgroundColor = colour;
+        const node = cy.getElementById("entity:" + key);
+        groups.append(legendItem(sw, node.empty() ? key : node.data("label")));
+      }
+    }
+    box.append(nodes, styles, roles, ents, groups);
   }
 
   // ------------------------------------------------------------------ side panel
@@ -625,7 +814,9 @@
     $("side-text").textContent =
       "This link's target is unavailable to you (purged, or not in your subject). " +
       "graphsvc never names it.";
-    for (const id of ["side-cites", "side-lineage", "side-out", "side-in"]) $(id).replaceChildren();
+    for (const id of ["side-cites", "side-lineage", "side-out", "side-in", "side-entities"]) {
+      $(id).replaceChildren();
+    }
   }
 
   function fillAtom(result) {
@@ -677,6 +868,87 @@
       }
     }
     if (!inc.children.length) inc.append(li("none", "muted"));
+  }
+
+  function fillEntities(atomId) {
+    const ul = $("side-entities");
+    ul.replaceChildren();
+    const ents = entitiesOf.get(atomId) || [];
+    if (!ents.length) ul.append(li("none", "muted"));
+    for (const e of ents) {
+      const item = document.createElement("li");
+      const sw = document.createElement("span");
+      sw.className = "sw-node entity";
+      sw.style.backgroundColor = ENTITY_COLOURS[e.type] || "#777";
+      item.append(sw);
+      const btn = document.createElement("button");
+      btn.type = "button";
+      btn.className = "linkish";
+      btn.textContent = e.name;
+      btn.addEventListener("click", () => {
+        const node = cy.getElementById("entity:" + e.key);
+        if (!node.empty()) showEntity(node);
+        else showEntity(null, e);
+      });
+      item.append(btn);
+      item.append(document.createTextNode(
+        " · " + (ENTITY_WORDS[e.type] || e.type) + " · " + e.mentionCount + " atom" +
+        (e.mentionCount === 1 ? "" : "s")));
+      ul.append(item);
+    }
+  }
+
+  const ENTITY_MENTIONS = `query($id: ID!) { node(id: $id) { ... on Entity {
+    key name type aliases mentionCount
+    mentions(first: 20) { edges { node { count atom { atomId head { text } } } }
+      pageInfo { hasNextPage } } } } }`;
+
+  async function showEntity(node, known) {
+    const e = known || {
+      id: node.data("gid"), key: node.data("key"), name: node.data("label"),
+      type: node.data("etype"), mentionCount: node.data("mentionCount"),
+    };
+    // Highlight the atoms that mention it; dim the rest.
+    cy.elements().removeClass("dim");
+    if (node) {
+      const keep = node.closedNeighborhood();
+      cy.elements().not(keep).addClass("dim");
+      cy.nodes().unselect();
+      node.select();
+    }
+    $("side-empty").hidden = true;
+    $("side-body").hidden = false;
+    $("side-title").textContent = e.name;
+    $("side-meta").textContent =
+      "entity · " + (ENTITY_WORDS[e.type] || e.type) + " · key " + e.key + " · mentioned by " +
+      e.mentionCount + " current atom" + (e.mentionCount === 1 ? "" : "s");
+    $("rev-pick").replaceChildren();
+    $("expand-btn").disabled = true;
+    $("side-text").textContent = "Derived by the entity index from the atoms' texts; not an atom.";
+    for (const id of ["side-cites", "side-lineage", "side-out", "side-in", "side-entities"]) {
+      $(id).replaceChildren();
+    }
+    try {
+      const d = await gql(ENTITY_MENTIONS, { id: e.id });
+      const ent = d.node;
+      if (!ent) return;
+      $("side-text").textContent =
+        "Derived by the entity index from the atoms' texts; not an atom.\nAliases: " +
+        ent.aliases.join(", ");
+      const ul = $("side-in");
+      for (const edge of ent.mentions.edges) {
+        const m = edge.node;
+        if (!m.atom) continue;
+        const item = document.createElement("li");
+        item.append(document.createTextNode("mentioned ×" + m.count + " by "));
+        item.append(atomButton(m.atom.atomId, shortText(m.atom.head.text, 60)));
+        ul.append(item);
+      }
+      if (ent.mentions.pageInfo.hasNextPage) ul.append(li("… and more", "muted"));
+    } catch (err) {
+      $("side-error").textContent = "Could not load the entity: " + describe(err);
+      $("side-error").hidden = false;
+    }
   }
 
   function fillLineage(atomId, lin) {
@@ -759,9 +1031,11 @@
     $("expand-btn").disabled = false;
     cy.nodes().unselect();
     cy.getElementById(atomId).select();
+    cy.elements().removeClass("dim");
     fillAtom(result);
     fillLineage(atomId, lin);
     fillRevisions(result.atom);
+    fillEntities(atomId);
   }
 
   $("rev-pick").addEventListener("change", async () => {
@@ -795,6 +1069,15 @@
     if (n && !n.empty()) cy.animate({ center: { eles: n }, zoom: Math.max(cy.zoom(), 1.2) }, { duration: 200 });
   });
   $("layout-btn").addEventListener("click", () => layout(true));
+  $("entity-mode").addEventListener("change", () => {
+    drawEntities();
+    layout(true);
+    refreshLists();
+  });
+  $("colour-mode").addEventListener("change", () => {
+    colourAtoms();
+    drawLegend();
+  });
   $("version").addEventListener("change", () => {
     if (selectedId) {
       const root = cy.nodes(".root");

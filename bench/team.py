@@ -1,0 +1,284 @@
+"""Benchmark: graph-sensitive retrieval on the demo team corpus (questions over 2–3 links).
+
+Run::
+
+    .venv/bin/python bench/team.py [--json OUT] [--variants 'ent=0;entq=0,p=0.5']
+
+The corpus (``graphsvc/seed_data/team.json``: services, owners, SLOs, incidents with
+their trigger, cause, detection, mitigation and follow-ups, decisions, runbooks) is
+loaded with :func:`graphsvc.seed.load_team_corpus` into a subject of its own, as
+``graphsvc seed`` does. The questions are ``bench/data/team_questions.json``: each
+needs two or three linked atoms (gold evidence: the corpus's change ids), and is
+phrased so that only one of them matches its words well. Each system ranks the
+subject's atoms; we count the share of a question's evidence among its top 5 and
+top 10, overall and for the 2-atom and 3-atom questions.
+
+Systems, in the same run over the same stored texts and embeddings:
+
+- ``graphsvc``: ``search(query, limit: 10)`` over HTTP with the shipped settings
+  (entity index on), latency measured at the client;
+- ``graphsvc, entities off (HTTP)``: the same over a second server with the entity
+  index's weights at 0 (ranking exactly §5: today's graphsvc), for the latency pair;
+- in-process variants (``--variants``, keys as in ``bench/quality.py`` plus ``ent``,
+  ``entdeg``, ``entq``);
+- ``cosine``, ``bm25``, ``fusion`` (0.8/0.2): text only (``bench/quality.py``'s);
+- ``peer k=128``: neo4j-graphrag's ``HybridCypherRetriever`` (linear, alpha 0.8).
+
+Paired 95 % intervals (bootstrap over questions) of graphsvc against every other row.
+Writes ``bench/results/team.json`` and prints one table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import time
+import uuid
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import BenchNeo4j  # noqa: E402
+from bench.quality import (  # noqa: E402
+    SEARCH,
+    Baselines,
+    Conversation,
+    Peer,
+    Question,
+    paired_margin,
+    parse_variant,
+    percentile,
+    recall,
+    serve,
+)
+from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.runtime import service_for  # noqa: E402
+from graphsvc.seed import load_team_corpus  # noqa: E402
+from graphsvc.service import Service  # noqa: E402
+from graphsvc.tokenizer import get_tokenizer  # noqa: E402
+
+QUESTIONS = ROOT / "bench" / "data" / "team_questions.json"
+DEFAULT_VARIANTS = "ent=0;entq=0,p=0.5;ent=0;entq=0"
+NO_ENTITIES = {"entity_weight": 0.0, "entity_query_weight": 0.0}
+
+
+@dataclass
+class Scores:
+    """Recall of one system, per question (in question order)."""
+
+    r5: list[float] = field(default_factory=list)
+    r10: list[float] = field(default_factory=list)
+    atoms: list[int] = field(default_factory=list)
+    ms: list[float] = field(default_factory=list)
+    top: list[list[str]] = field(default_factory=list)
+
+    def add(self, ranked: Sequence[str], q: Question, ms: float | None = None) -> None:
+        self.top.append(list(ranked[:10]))
+        self.r5.append(recall(ranked, q.evidence, 5))
+        self.r10.append(recall(ranked, q.evidence, 10))
+        self.atoms.append(len(q.evidence))
+        if ms is not None:
+            self.ms.append(ms)
+
+    def summary(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "questions": len(self.r5),
+            "recall@5": round(float(np.mean(self.r5)), 4),
+            "recall@10": round(float(np.mean(self.r10)), 4),
+        }
+        for n in (2, 3):
+            idx = [i for i, a in enumerate(self.atoms) if a == n]
+            if idx:
+                out[f"recall@10 ({n} atoms)"] = round(float(np.mean([self.r10[i] for i in idx])), 4)
+        if self.ms:
+            out["p50Ms"] = round(percentile(self.ms, 50), 1)
+            out["p95Ms"] = round(percentile(self.ms, 95), 1)
+        return out
+
+
+def ranker(
+    service: Service, binding: Binding, conv: Conversation
+) -> Callable[[Question], list[str]]:
+    def rank(q: Question) -> list[str]:
+        hits = service.search(binding, q.text, limit=10).hits
+        return [conv.dia_of.get(h.atom.atom_id, h.atom.atom_id) for h in hits]
+
+    return rank
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "team.json"))
+    p.add_argument("--variants", default=DEFAULT_VARIANTS, help="';' within, ',' between")
+    p.add_argument("--no-peer", action="store_true")
+    p.add_argument("--repeat", type=int, default=3, help="HTTP passes over the questions")
+    args = p.parse_args(argv)
+    doc = json.loads(QUESTIONS.read_text(encoding="utf-8"))
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    neo = BenchNeo4j("team")
+    db = neo.database()
+    try:
+        db.apply_schema()
+        embedder, tokenizer = get_embedder(), get_tokenizer()
+        settings = neo.settings
+        service = service_for(settings, db, embedder, tokenizer)
+        subject = f"team-{uuid.uuid4().hex[:8]}"
+        t0 = time.perf_counter()
+        loaded = load_team_corpus(service, subject=subject)
+        load_s = time.perf_counter() - t0
+        db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
+        rows, _, _ = db.driver.execute_query(
+            "MATCH (r:Revision:Current {subject: $s}) RETURN r.atomId AS a", {"s": subject},
+            database_=db.database,
+        )  # fmt: skip
+        local_of = {a: local for local, a in loaded["ids"].items()}
+        conv = Conversation("team", [], [], subject=subject)
+        conv.dia_of = {r["a"]: local_of.get(r["a"], r["a"]) for r in rows}
+        questions = [
+            Question(q["question"], q["evidence"], len(q["evidence"])) for q in doc["questions"]
+        ]
+        missing = [e for q in questions for e in q.evidence if e not in loaded["ids"]]
+        if missing:
+            raise SystemExit(f"evidence not in the corpus: {missing}")
+        binding = Binding(subject, "default", "human", "bench")
+        live = serve(service)
+        token = uuid.uuid4().hex
+        live.auth.add(token, binding)
+        off = service_for(settings.with_(**NO_ENTITIES), db, embedder, tokenizer)
+        live_off = serve(off)
+        live_off.auth.add(token, binding)
+        variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
+        ranks = {
+            f"graphsvc {v}": ranker(
+                service_for(settings.with_(**ch), db, embedder, tokenizer), binding, conv
+            )
+            for v, ch in variants.items()
+        }
+
+        def embed(text: str) -> np.ndarray:
+            v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
+            return v / np.linalg.norm(v)
+
+        base = Baselines(db, conv, embed)
+        peer = None if args.no_peer else Peer(db, embed)
+        names = ["graphsvc", "graphsvc, entities off (HTTP)", *ranks, "cosine", "bm25", "fusion"]
+        systems: dict[str, Scores] = {n: Scores() for n in names}
+        if peer is not None:
+            systems["peer k=128"] = Scores()
+        for w in ("who owns billing", "what broke in march", "a runbook for kafka"):
+            live.gql(token, SEARCH, {"q": w})
+            live_off.gql(token, SEARCH, {"q": w})
+        for q in questions:
+            for name, rank in ranks.items():
+                systems[name].add(rank(q), q)
+            cos, bm = base.signals(q)
+            systems["cosine"].add(base.rank(cos), q)
+            systems["bm25"].add(base.rank(bm), q)
+            best = float(bm.max()) if bm.size else 0.0
+            systems["fusion"].add(base.rank(0.8 * cos + 0.2 * (bm / best if best > 0 else bm)), q)
+            if peer is not None:
+                systems["peer k=128"].add(peer.rank(conv, q, 128)[0], q)
+        # The latency pair: both servers asked in turn, question by question, so the
+        # machine's load falls on both alike; recall from the first pass.
+        for rep in range(args.repeat):
+            for q in questions:
+                for name, server in (
+                    ("graphsvc", live),
+                    ("graphsvc, entities off (HTTP)", live_off),
+                ):
+                    t = time.perf_counter()
+                    body = server.gql(token, SEARCH, {"q": q.text})
+                    ms = (time.perf_counter() - t) * 1000
+                    hits = [
+                        conv.dia_of.get(h["atom"]["atomId"], "")
+                        for h in body["data"]["search"]["hits"]
+                    ]
+                    if rep == 0:
+                        systems[name].add(hits, q, ms)
+                    else:
+                        systems[name].ms.append(ms)
+        mine = systems["graphsvc"]
+        report = {
+            "benchmark": "team",
+            "date": datetime.now(UTC).isoformat(timespec="seconds"),
+            "command": "bench/team.py " + " ".join(argv if argv is not None else sys.argv[1:]),
+            "questions": len(questions),
+            "corpusAtoms": loaded["atoms"],
+            "loadSeconds": round(load_s, 1),
+            "loadAverage": [round(x, 2) for x in os.getloadavg()],
+            "settings": {
+                "propagation": settings.propagation,
+                "roleWeights": settings.role_weights,
+                "entities": settings.entities,
+                "entityWeight": settings.entity_weight,
+                "entityMaxDegree": settings.entity_max_degree,
+                "entityQueryWeight": settings.entity_query_weight,
+            },
+            "systems": {n: s.summary() for n, s in systems.items()},
+            # Per question: which evidence atoms text alone (fusion) and graphsvc put in
+            # their top 10; "textOnly" counts the questions where text alone finds more
+            # than one (the benchmark means to need the graph for all but one).
+            "perQuestion": [
+                {
+                    "id": d["id"],
+                    "fusion": [e for e in q.evidence if e in systems["fusion"].top[i]],
+                    "graphsvc": [e for e in q.evidence if e in mine.top[i]],
+                }
+                for i, (d, q) in enumerate(zip(doc["questions"], questions, strict=True))
+            ],
+            "textOnly": sum(
+                1
+                for i, q in enumerate(questions)
+                if sum(e in systems["fusion"].top[i] for e in q.evidence) > 1
+            ),
+            "pairedMargins": {
+                n: paired_margin(mine, s)  # type: ignore[arg-type]
+                for n, s in systems.items()
+                if n != "graphsvc"
+            },
+        }
+        out = Path(args.json)
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(report, indent=1) + "\n")
+        print_table(report)
+        print(f"wrote {out}")
+        for server in (live, live_off):
+            server.server.should_exit = True
+            server.thread.join(timeout=10)
+    finally:
+        db.close()
+        neo.close()
+    return 0
+
+
+def print_table(report: dict[str, Any]) -> None:
+    print(
+        f"{'system':<34} {'R@5':>6} {'R@10':>6} {'2 atoms':>8} {'3 atoms':>8} {'p50':>6} {'p95':>6}"
+    )
+    for name, s in report["systems"].items():
+        print(
+            f"{name:<34} {s['recall@5']:>6.3f} {s['recall@10']:>6.3f} "
+            f"{s.get('recall@10 (2 atoms)', 0):>8.3f} {s.get('recall@10 (3 atoms)', 0):>8.3f} "
+            f"{s.get('p50Ms', ''):>6} {s.get('p95Ms', ''):>6}"
+        )
+    for name, m in report["pairedMargins"].items():
+        print(
+            f"graphsvc − {name}: R@5 {m['recall@5'][0]:+.3f} [{m['recall@5'][1]:+.3f}, "
+            f"{m['recall@5'][2]:+.3f}], R@10 {m['recall@10'][0]:+.3f} "
+            f"[{m['recall@10'][1]:+.3f}, {m['recall@10'][2]:+.3f}]"
+        )
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,179 @@
+"""The entity index in Neo4j (SPEC §16): mentions of current heads and their entities.
+
+``(:Revision:Current)-[:MENTIONS {name, type, count, aliases}]->(:Entity {subject,
+key, name, type, aliases, mentions})``. Every change runs inside the transaction
+of what causes it (a write batch, an atomisation, a purge's erase step, a rebuild
+batch), so the index commits exactly with it (ENT-2), and every change first takes
+the subject's :data:`lock` (``entities/lock``): concurrent batches of one subject
+serialise on it for the rest of their transaction, so an entity found without
+mentions is deleted while no other transaction is adding one, and an entity's
+name and aliases are derived from the mentions that exist when it commits
+(:func:`graphsvc.core.entity_keys.fold_entity`): nothing derived from a removed
+or purged text survives (ENT-3).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, TypedDict
+
+from graphsvc.core.entity_keys import Mention, fold_entity
+from graphsvc.store.connection import Database, Tx, run
+
+__all__ = [
+    "ExtractorRecord",
+    "HeadMentions",
+    "begin_rebuild",
+    "count_pending",
+    "drop_mentions",
+    "extractor_record",
+    "head_mentions",
+    "index_batch",
+    "lock",
+    "pending_heads",
+    "record_extractor",
+    "refresh",
+    "write_mentions",
+]
+
+
+class HeadMentions(TypedDict):
+    """The mentions of one new current head (the parameter shape of ``add_mentions``)."""
+
+    atomId: str
+    rev: int
+    mentions: list[dict[str, Any]]
+
+
+def head_mentions(atom_id: str, rev: int, mentions: Sequence[Mention]) -> HeadMentions:
+    return {"atomId": atom_id, "rev": rev, "mentions": [m.to_row() for m in mentions]}
+
+
+def lock(tx: Tx, subjects: Iterable[str], by: str) -> None:
+    """Hold the entity-index lock of each subject (sorted: no deadlock) until commit."""
+    run(tx, "entities/lock", subjects=sorted(set(subjects)), by=by)
+
+
+def drop_mentions(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[str]:
+    """Remove every mention of any revision of ``atom_ids``; the keys they named."""
+    if not atom_ids:
+        return []
+    rows = run(tx, "entities/drop_mentions", subject=subject, atomIds=list(atom_ids))
+    return list(rows[0]["keys"])
+
+
+def refresh(tx: Tx, subject: str, keys: Iterable[str]) -> None:
+    """Re-derive the named entities from their mentions; delete those left without one."""
+    wanted = sorted(set(keys))
+    if not wanted:
+        return
+    rows, orphans = [], []
+    for row in run(tx, "entities/mentions_of", subject=subject, keys=wanted):
+        found = [tuple(m) for m in row["mentions"] if m[0] is not None]
+        facts = fold_entity(row["key"], found)
+        if facts.mentions == 0:
+            orphans.append(row["key"])
+        else:
+            rows.append(
+                {
+                    "key": facts.key,
+                    "name": facts.name,
+                    "type": facts.type,
+                    "aliases": list(facts.aliases),
+                    "mentions": facts.mentions,
+                }
+            )
+    run(tx, "entities/refresh", subject=subject, rows=rows, orphans=orphans)
+
+
+def write_mentions(
+    tx: Tx,
+    subject: str,
+    replaced: Sequence[str],
+    heads: Sequence[HeadMentions],
+    extractor: str,
+    by: str,
+) -> None:
+    """In a write's transaction: the ``replaced`` atoms' old mentions go, the new
+    ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2)."""
+    if not replaced and not heads:
+        return
+    lock(tx, [subject], by)
+    touched = drop_mentions(tx, subject, replaced)
+    if heads:
+        touched += run(
+            tx,
+            "entities/add_mentions",
+            subject=subject,
+            heads=list(heads),
+            extractor=extractor,
+        )[0]["keys"]
+    refresh(tx, subject, touched)
+
+
+@dataclass(frozen=True)
+class ExtractorRecord:
+    """What the database says about its entity index (``GraphsvcMeta {key:
+    'entityExtractor'}``): the recorded version, an unfinished rebuild's target and
+    run id, whether entities exist, and whether a current head is unindexed."""
+
+    version: str | None
+    migrating_to: str | None
+    run_id: str | None
+    has_entities: bool
+    unindexed: bool
+
+
+def extractor_record(db: Database, version: str | None) -> ExtractorRecord:
+    """The record, and whether a current head is not indexed by ``version``."""
+    row = db.read("meta/entity_extractor", version=version or "")[0]
+    return ExtractorRecord(
+        version=row["version"],
+        migrating_to=row["migratingTo"],
+        run_id=row["runId"],
+        has_entities=bool(row["hasEntities"]),
+        unindexed=bool(row["unindexed"]),
+    )
+
+
+def record_extractor(db: Database, version: str) -> None:
+    """Record ``version`` as the index's extractor (and end any rebuild)."""
+    db.write("meta/set_entity_extractor", version=version)
+
+
+def begin_rebuild(db: Database, version: str, run_id: str) -> tuple[str, bool]:
+    """Start (or resume) a rebuild by ``version``: ``(run id, resumed)``."""
+    row = db.write("entities/begin_rebuild", version=version, runId=run_id)[0]
+    return str(row["runId"]), bool(row["resumed"])
+
+
+def count_pending(db: Database, version: str, subject: str | None) -> tuple[int, int]:
+    """(heads ``version`` has not indexed, indexable heads) of ``subject`` (None: all)."""
+    row = db.read("entities/count_pending", version=version, subject=subject)[0]
+    return int(row["pending"] or 0), int(row["total"] or 0)
+
+
+def pending_heads(
+    db: Database, version: str, subject: str | None, limit: int
+) -> list[dict[str, Any]]:
+    """The next ``limit`` heads (subject, atomId, rev, text) ``version`` has not indexed."""
+    return db.read_rows("entities/pending_heads", version=version, subject=subject, limit=limit)
+
+
+def index_batch(
+    db: Database,
+    batch: dict[str, list[HeadMentions]],
+    extractor: str,
+    run_id: str,
+) -> None:
+    """One rebuild batch in one write transaction: per subject (locked), the heads'
+    atoms lose every mention and the heads get the extractor's."""
+
+    def work(tx: Tx) -> None:
+        lock(tx, batch, f"rebuild:{run_id}")
+        for subject in sorted(batch):
+            heads = batch[subject]
+            write_mentions(tx, subject, [h["atomId"] for h in heads], heads, extractor, run_id)
+
+    db.write_tx(work, label="entities/rebuild batch")

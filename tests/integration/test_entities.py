@@ -1,0 +1,523 @@
+"""The entity index (SPEC §16, ENT-1…ENT-3) on a real Neo4j: maintained by write,
+revise, retire, atomise and purge in their own transactions, recorded by extractor
+version, rebuilt (resumably) by ``graphsvc index rebuild --entities``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import uuid
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from neo4j import RoutingControl
+
+from graphsvc.core.binding import Binding
+from graphsvc.core.entity_keys import Mention
+from graphsvc.core.write_models import AtomRef
+from graphsvc.entities import RuleExtractor
+from graphsvc.errors import EntityExtractorMismatchError
+from graphsvc.inputs import parse_changes
+from graphsvc.ops.entity_index import ensure_entity_extractor, rebuild_entities
+from graphsvc.runtime import service_for
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
+from graphsvc.store.entity_views import entities_of_atoms, entities_page, mentions_page
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def create(service: Service, binding: Binding, *texts: str) -> list[AtomRef]:
+    changes = [
+        {"id": f"c{i}", "op": "create", "content": {"text": t, "links": []}, "sources": []}
+        for i, t in enumerate(texts)
+    ]
+    out = service.write(binding, parse_changes(changes))
+    return [AtomRef(out.changes[f"c{i}"].atom_id, 1) for i in range(len(texts))]
+
+
+def revise(service: Service, binding: Binding, ref: AtomRef, text: str) -> AtomRef:
+    change = {
+        "id": "r",
+        "op": "revise",
+        "target": {"atomId": ref.atom_id, "rev": ref.rev},
+        "content": {"text": text, "links": []},
+        "sources": [],
+    }
+    out = service.write(binding, parse_changes([change]))
+    return AtomRef(ref.atom_id, out.changes["r"].rev)
+
+
+def retire(service: Service, binding: Binding, ref: AtomRef) -> None:
+    change = {"id": "x", "op": "retire", "target": {"atomId": ref.atom_id, "rev": ref.rev}}
+    service.write(binding, parse_changes([change]))
+
+
+def keys_of(db: Database, subject: str, ref: AtomRef) -> list[str]:
+    return [e.key for e in entities_of_atoms(db, subject, [ref.atom_id]).get(ref.atom_id, [])]
+
+
+def all_entities(db: Database, subject: str) -> dict[str, Any]:
+    return {
+        e.key: e for e in entities_page(db, subject, query=None, type_=None, after=None, limit=1000)
+    }
+
+
+def cypher(db: Database, query: str, **params: Any) -> list[dict[str, Any]]:
+    records, _, _ = db.driver.execute_query(
+        query, params, database_=db.database, routing_=RoutingControl.WRITE
+    )
+    return [r.data() for r in records]
+
+
+# ------------------------------------------------------------------ ENT-1
+
+
+@pytest.mark.req("ENT-1")
+def test_a_write_indexes_its_heads_entities_with_keys_names_and_types(
+    service: Service, human: Binding, subject: str
+) -> None:
+    a, b = create(
+        service,
+        human,
+        "INC-2041 (2026-02-20): the payments-api rejected cards after Dr. Smith's deploy.",
+        "The payments-api is owned by Stanford University; see INC-2041.",
+    )
+    assert keys_of(service.db, subject, a) == [
+        "2026-02-20",
+        "inc-2041",
+        "payments-api",
+        "smith",
+    ]
+    found = all_entities(service.db, subject)
+    assert found["smith"].name == "Smith" and found["smith"].type == "person"
+    assert found["2026-02-20"].type == "date"
+    assert found["stanford university"].type == "organisation"
+    assert found["inc-2041"].mentions == 2 and found["payments-api"].mentions == 2
+    mentioned = mentions_page(service.db, subject, "inc-2041", after=None, limit=10)
+    assert sorted(m.atom_id for m in mentioned) == sorted([a.atom_id, b.atom_id])
+    # MENTIONS leave the head only: no other revision, no body changed.
+    rows = cypher(
+        service.db,
+        "MATCH (r:Revision {subject: $s})-[:MENTIONS]->(e:Entity) "
+        "RETURN r:Current AS current, e.subject AS es",
+        s=subject,
+    )
+    assert rows and all(r["current"] and r["es"] == subject for r in rows)
+
+
+@pytest.mark.req("ENT-1")
+def test_two_subjects_with_the_same_entity_name_stay_apart(service: Service) -> None:
+    one, two = (Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "h") for _ in "12")
+    [a] = create(service, one, "Our friend Melanie painted the lake at Lake Tahoe.")
+    [b] = create(service, two, "Sadly Jon and Melanie never saw Lake Tahoe.")
+    for binding, ref in ((one, a), (two, b)):
+        assert "melanie" in keys_of(service.db, binding.subject, ref)
+        [ent] = entities_page(
+            service.db, binding.subject, query="melanie", type_=None, after=None, limit=5
+        )
+        assert ent.mentions == 1
+        [m] = mentions_page(service.db, binding.subject, "melanie", after=None, limit=5)
+        assert m.atom_id == ref.atom_id
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {key: 'melanie'}) WHERE e.subject IN $s "
+        "MATCH (r)-[:MENTIONS]->(e) RETURN e.subject AS es, r.subject AS rs",
+        s=[one.subject, two.subject],
+    )
+    assert len(rows) == 2 and all(r["es"] == r["rs"] for r in rows)
+
+
+class OtherRules(RuleExtractor):
+    version = "rules-0-other"
+
+    def extract(self, texts: Sequence[str]) -> list[list[Mention]]:
+        return [[] for _ in texts]
+
+
+@pytest.mark.req("ENT-1")
+def test_the_database_records_its_extractor_and_another_one_refuses_to_start(
+    service: Service, human: Binding
+) -> None:
+    create(service, human, "Caroline met Jon in Boston.")
+    ensure_entity_extractor(service.db, RuleExtractor())  # the recorded one starts
+    with pytest.raises(EntityExtractorMismatchError) as other:
+        ensure_entity_extractor(service.db, OtherRules())
+    assert other.value.code == "ENTITY_EXTRACTOR_MISMATCH"
+    assert "index rebuild --entities" in other.value.message
+    with pytest.raises(EntityExtractorMismatchError) as off:
+        ensure_entity_extractor(service.db, None)
+    assert "GRAPHSVC_ENTITIES" in off.value.message
+
+
+# ------------------------------------------------------------------ ENT-2
+
+
+@pytest.mark.req("ENT-2")
+def test_a_revise_replaces_the_mentions_and_removes_the_entity_left_without_one(
+    service: Service, human: Binding, subject: str
+) -> None:
+    [a] = create(service, human, "Last year Caroline moved to Sweden with Jon.")
+    a2 = revise(service, human, a, "Last year Caroline moved to Norway.")
+    assert keys_of(service.db, subject, a2) == ["caroline", "norway"]
+    found = all_entities(service.db, subject)
+    assert "sweden" not in found and "jon" not in found
+    assert found["caroline"].mentions == 1
+    rows = cypher(
+        service.db,
+        "MATCH (r:Revision {subject: $s, atomId: $a})-[:MENTIONS]->() RETURN r.rev AS rev",
+        s=subject,
+        a=a.atom_id,
+    )
+    assert {r["rev"] for r in rows} == {2}
+
+
+@pytest.mark.req("ENT-2")
+def test_retiring_an_atom_removes_its_mentions(
+    service: Service, human: Binding, subject: str
+) -> None:
+    a, b = create(
+        service, human, "Our friend Gina opened a studio in Paris.", "Tea is what Gina likes."
+    )
+    retire(service, human, a)
+    assert keys_of(service.db, subject, a) == []
+    found = all_entities(service.db, subject)
+    assert "paris" not in found
+    assert found["gina"].mentions == 1
+    [m] = mentions_page(service.db, subject, "gina", after=None, limit=5)
+    assert m.atom_id == b.atom_id
+
+
+@pytest.mark.req("ENT-2")
+def test_atomising_archives_the_parents_mentions_and_indexes_the_atoms(
+    service: Service, human: Binding, subject: str
+) -> None:
+    rule = service_for(
+        service.settings.with_(curator="rule"), service.db, service.embedder, service.tokenizer
+    )
+    text = (
+        "The ingest-worker on host Zephyr crashed at 02:14 UTC after its scratch disk "
+        "filled up completely with rotated debug logs. "
+        "Alerts about the crash fired eleven minutes later because Melanie had set the "
+        "disk threshold at ninety-eight percent. "
+        "The on-call engineer Jon restored service by deleting old logs and re-enabling "
+        "the nightly rotation job that the migration had disabled."
+    )
+    [parent] = create(rule, human, text)
+    assert "melanie" in keys_of(service.db, subject, parent)
+    outcome = rule.atomise(human, parent.atom_id, max_atom_tokens=50)
+    assert len(outcome.atom_ids) == 3
+    assert keys_of(service.db, subject, parent) == []  # archived: no mentions
+    atoms = entities_of_atoms(service.db, subject, list(outcome.atom_ids))
+    keys = {e.key for ents in atoms.values() for e in ents}
+    assert {"ingest-worker", "zephyr", "melanie", "jon"} <= keys
+    mentioned = {
+        m.atom_id for m in mentions_page(service.db, subject, "melanie", after=None, limit=9)
+    }
+    assert mentioned <= set(outcome.atom_ids) and len(mentioned) == 1
+
+
+# ------------------------------------------------------------------ ENT-3
+
+
+@pytest.mark.req("ENT-3")
+def test_purging_the_last_mention_removes_the_entity_and_aliases_from_purged_text(
+    service: Service, human: Binding, subject: str
+) -> None:
+    secret = "Zq" + uuid.uuid4().hex[:10]
+    a, b = create(
+        service,
+        human,
+        f"Melanie's cousin {secret} visited the Louvre.",
+        "Hiking is what Melanie loves.",
+    )
+    before = all_entities(service.db, subject)
+    assert secret.lower() in before and "Melanie's" in before["melanie"].aliases
+    service.purge(human, a.atom_id)
+    after = all_entities(service.db, subject)
+    assert secret.lower() not in after and "louvre" not in after
+    assert after["melanie"].aliases == ("Melanie",) and after["melanie"].mentions == 1
+    # Nothing derived from the purged text is left anywhere in Neo4j's entity index.
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {subject: $s}) RETURN e.key AS key, e.name AS name, e.aliases AS aliases",
+        s=subject,
+    )
+    dump = json.dumps(rows)
+    assert secret.lower() not in dump.lower() and "louvre" not in dump.lower()
+    assert keys_of(service.db, subject, b) == ["melanie"]
+
+
+# ------------------------------------------------------------------ rebuild (ENT-1)
+
+
+def _unindexed(service: Service, human: Binding, texts: list[str]) -> list[AtomRef]:
+    """Heads written by a process with the index off (a database from before it)."""
+    off = service_for(
+        service.settings.with_(entities="off"), service.db, service.embedder, service.tokenizer
+    )
+    return create(off, human, *texts)
+
+
+@pytest.mark.req("ENT-1")
+def test_rebuild_indexes_heads_written_before_the_index(
+    service: Service, human: Binding, subject: str
+) -> None:
+    refs = _unindexed(service, human, ["Caroline and Jon met.", "Then Jon visited Sweden."])
+    assert all(keys_of(service.db, subject, r) == [] for r in refs)
+    lines: list[str] = []
+    report = rebuild_entities(
+        service.db, RuleExtractor(), subject=subject, batch=1, progress=lines.append
+    )
+    assert report["indexed"] == 2 and report["pending"] == 0
+    assert keys_of(service.db, subject, refs[1]) == ["jon", "sweden"]
+    assert all_entities(service.db, subject)["jon"].mentions == 2
+    assert any("2/2 heads" in line for line in lines)
+
+
+def _cli_env(settings: Settings, tmp: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
+    env.update(
+        GRAPHSVC_NEO4J_URI=settings.neo4j_uri,
+        GRAPHSVC_NEO4J_USER=settings.neo4j_user,
+        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j_password,
+        GRAPHSVC_NEO4J_DATABASE=settings.neo4j_database,
+        GRAPHSVC_STATE_DIR=str(tmp),
+        GRAPHSVC_SECRET_FILE=settings.secret_file,
+        PYTHONPATH=str(REPO),
+    )
+    return env
+
+
+@pytest.mark.req("ENT-1")
+def test_rebuild_killed_midway_resumes_where_it_stopped(
+    service: Service, human: Binding, subject: str, tmp_path: Path
+) -> None:
+    texts = [f"Person{chr(65 + i % 26)}x met Boston-{i} in INC-{1000 + i}." for i in range(120)]
+    refs = _unindexed(service, human, texts)
+    cmd = [
+        sys.executable, "-m", "graphsvc", "index", "rebuild", "--entities",
+        "--subject", subject, "--batch", "2",
+    ]  # fmt: skip
+    env = _cli_env(service.settings, tmp_path)
+    proc = subprocess.Popen(cmd, env=env, stderr=subprocess.PIPE, text=True)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "heads (" in line and not line.startswith("graphsvc: entities: 2/"):
+            proc.send_signal(signal.SIGKILL)  # mid-way, after some batches committed
+            break
+    proc.wait(timeout=60)
+    assert proc.returncode == -signal.SIGKILL
+    done = sum(1 for r in refs if keys_of(service.db, subject, r))
+    assert 0 < done < len(refs)
+    finished = subprocess.run(
+        [*cmd, "--json"], env=env, capture_output=True, text=True, timeout=300, check=False
+    )
+    assert finished.returncode == 0, finished.stderr
+    report = json.loads(finished.stdout)
+    assert report["resumed"] is True and report["pending"] == 0
+    assert report["indexed"] == len(refs) - done  # only what the killed run had left
+    assert all(keys_of(service.db, subject, r) for r in refs)
+
+
+# ------------------------------------------------------------------ ENT-4
+
+
+def _linked_pair(service: Service, human: Binding) -> tuple[AtomRef, AtomRef, AtomRef]:
+    """A query matches `a`; `b` shares only the identifier INC-7731 with it; `c` is
+    unrelated. No declared link anywhere."""
+    a, b, c = create(
+        service,
+        human,
+        "INC-7731: the tidal gauge at the harbour reported sea levels two metres too high.",
+        "INC-7731 follow-up: recalibrate sensors every spring.",
+        "The bakery sells sourdough on Saturdays.",
+    )
+    return a, b, c
+
+
+@pytest.mark.req("ENT-4")
+def test_search_reaches_an_atom_through_an_entity_and_says_how_much(
+    service: Service, human: Binding
+) -> None:
+    a, b, c = _linked_pair(service, human)
+    result = service.search(human, "tidal gauge sea level reading wrong", limit=10)
+    by_id = {h.atom.atom_id: h for h in result.hits}
+    assert a.atom_id in by_id and b.atom_id in by_id
+    assert by_id[b.atom_id].breakdown["entityShare"] > 0
+    ent = result.diagnostics["evaluation"]["entities"]
+    assert ent["nodes"] >= 1 and ent["mentions"] >= 2 and 0 < ent["share"] < 1
+    assert ent["unindexedSeeds"] == 0
+    # Entities are never hits: every hit is an atom of the subject.
+    assert {h.atom.atom_id for h in result.hits} <= {a.atom_id, b.atom_id, c.atom_id}
+    assert abs(sum(h.score for h in result.hits) - 1.0) < 1e-6
+
+
+@pytest.mark.req("ENT-4")
+def test_with_the_entity_index_off_ranking_is_exactly_section_5(
+    service: Service, human: Binding
+) -> None:
+    _linked_pair(service, human)
+    weightless = service_for(
+        service.settings.with_(entity_weight=0.0, entity_query_weight=0.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    off = service_for(
+        service.settings.with_(entities="off"), service.db, service.embedder, service.tokenizer
+    )
+    q = "tidal gauge sea level reading wrong"
+    one = [(h.atom.atom_id, h.score) for h in weightless.search(human, q, limit=10).hits]
+    two = off.search(human, q, limit=10)
+    assert one == [(h.atom.atom_id, h.score) for h in two.hits]
+    assert "entities" not in two.diagnostics["evaluation"]
+    assert all(h.breakdown["entityShare"] == 0.0 for h in two.hits)
+
+
+@pytest.mark.req("ENT-4")
+def test_a_common_entity_is_not_traversed(service: Service, human: Binding) -> None:
+    narrow = service_for(
+        service.settings.with_(entity_max_degree=1),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    _linked_pair(service, human)  # INC-7731 is mentioned by two heads: over the bound
+    result = narrow.search(human, "tidal gauge sea level reading wrong", limit=10)
+    assert result.diagnostics["evaluation"]["entities"]["nodes"] == 0
+    assert all(h.breakdown["entityShare"] == 0.0 for h in result.hits)
+
+
+@pytest.mark.req("ENT-4")
+def test_an_entity_the_query_names_seeds_the_heads_that_mention_it(
+    service: Service, human: Binding
+) -> None:
+    a, b, _ = _linked_pair(service, human)
+    named = service_for(
+        service.settings.with_(entity_query_weight=1.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    result = named.search(human, "what happened in inc-7731", limit=10)
+    assert result.diagnostics["evaluation"]["entities"]["queryEntities"] == 1
+    top = {h.atom.atom_id for h in result.hits[:2]}
+    assert top == {a.atom_id, b.atom_id}
+
+
+# ------------------------------------------------------------------ ENT-5
+
+ENTITY_WALK = """
+query($id: ID!, $q: String) {
+  atom(atomId: $id) { entities { id key name type aliases mentionCount } }
+  entities(query: $q, first: 2) {
+    edges { cursor node { key type mentions(first: 5) {
+      edges { node { count name atom { atomId } } } pageInfo { hasNextPage } } } }
+    pageInfo { hasNextPage endCursor }
+  }
+}
+"""
+
+
+@pytest.mark.req("ENT-5")
+def test_the_typed_graph_shows_atom_entities_and_entity_mentions(
+    service: Service, human: Binding
+) -> None:
+    from graph_support import gql_ok
+
+    a, b = create(
+        service,
+        human,
+        "Our friend Caroline met Jon in Boston on 8 May, 2023.",
+        "Later Caroline's sister visited Boston.",
+    )
+    data = gql_ok(service, human, ENTITY_WALK, id=a.atom_id, q="bost")
+    ents = data["atom"]["entities"]
+    assert [e["key"] for e in ents] == ["2023-05-08", "boston", "caroline", "jon"]
+    caroline = next(e for e in ents if e["key"] == "caroline")
+    assert caroline["mentionCount"] == 2 and "Caroline's" in caroline["aliases"]
+    assert next(e for e in ents if e["key"] == "2023-05-08")["type"] == "DATE"
+    [edge] = data["entities"]["edges"]
+    assert edge["node"]["key"] == "boston"
+    atoms = {m["node"]["atom"]["atomId"] for m in edge["node"]["mentions"]["edges"]}
+    assert atoms == {a.atom_id, b.atom_id}
+    # node(id) resolves an entity's global id; paging by key.
+    node = gql_ok(
+        service, human, "query($id: ID!) { node(id: $id) { ... on Entity { key } } }",
+        id=caroline["id"],
+    )  # fmt: skip
+    assert node["node"] == {"key": "caroline"}
+    first = gql_ok(service, human, "{ entities(first: 2) { edges { node { key } } "
+                   "pageInfo { hasNextPage endCursor } } }")  # fmt: skip
+    assert [e["node"]["key"] for e in first["entities"]["edges"]] == ["2023-05-08", "boston"]
+    assert first["entities"]["pageInfo"]["hasNextPage"] is True
+    after = first["entities"]["pageInfo"]["endCursor"]
+    rest = gql_ok(
+        service, human, "query($a: String) { entities(after: $a) { edges { node { key } } } }",
+        a=after,
+    )  # fmt: skip
+    assert [e["node"]["key"] for e in rest["entities"]["edges"]] == ["caroline", "jon"]
+
+
+@pytest.mark.req("ENT-5")
+def test_another_subject_sees_none_of_the_entities(service: Service, human: Binding) -> None:
+    from graph_support import gql_ok
+
+    [a] = create(service, human, "Our friend Zeldanova met Jon.")
+    other = Binding(f"t-{uuid.uuid4().hex[:12]}", "default", "human", "eve")
+    data = gql_ok(service, other, ENTITY_WALK, id=a.atom_id, q="zeldanova")
+    assert data["atom"] is None and data["entities"]["edges"] == []
+
+
+@pytest.mark.req("ENT-5")
+def test_inspect_diagnostics_name_the_heads_entities_and_neighbours_sharing_them(
+    service: Service, human: Binding
+) -> None:
+    [a] = create(service, human, "INC-9120: the tide gauge at Port Zelda drifted.")
+    change = {
+        "id": "b",
+        "op": "create",
+        "content": {
+            "text": "INC-9120 fix: recalibrated the gauge.",
+            "links": [{"role": "fix-of", "target": {"ref": {"atomId": a.atom_id, "rev": 1}}}],
+        },
+        "sources": [],
+    }
+    service.write(human, parse_changes([change]))
+    result = service.inspect(human, a.atom_id)
+    ent = result.diagnostics["evaluation"]["entities"]
+    assert ent["keys"] == ["inc-9120", "port zelda"] and ent["mentions"] == 2
+    assert ent["neighboursSharing"] == 1 and ent["of"] == "the current head"
+
+
+@pytest.mark.req("ENT-4")
+def test_nearest_neighbour_edges_join_each_seed_to_its_most_similar_heads(
+    service: Service, human: Binding
+) -> None:
+    create(
+        service,
+        human,
+        "The harbour tide gauge reads sea level every minute.",
+        "Sea level sensors at the harbour need calibration each spring.",
+        "Sourdough bread needs a long cold proof.",
+    )
+    near = service_for(
+        service.settings.with_(similar_heads=1, entity_weight=0.0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    on = near.search(human, "harbour sea level gauge", limit=10)
+    off = near.search(human, "harbour sea level gauge", limit=10, depth=0)
+    seeds = on.diagnostics["acquisition"]["seeds"]
+    assert seeds >= 2 and on.diagnostics["evaluation"]["similarEdges"] == seeds  # one each
+    assert off.diagnostics["evaluation"]["similarEdges"] == 0  # depth 0: no step
+    assert abs(sum(h.score for h in on.hits) - 1.0) < 1e-6
