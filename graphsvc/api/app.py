@@ -41,6 +41,7 @@ from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
+from graphsvc.mcp_api.http import McpHttp
 from graphsvc.metrics import (
     CONTENT_TYPE,
     TimedEmbedder,
@@ -64,6 +65,7 @@ _PATH_LABELS = {
     "/metrics": "metrics",
     "/": "root",
     "/lineage": "lineage-page",
+    "/mcp": "mcp",
 }
 
 
@@ -280,6 +282,8 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     _track_jobs(service)
     graphql = _GraphQL(service, auth, settings.retry_after_s)
     health = Health(service.db, service.embedder, settings.retry_after_s)
+    # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
+    mcp = McpHttp(service, auth)
 
     async def root(_: Request) -> Response:
         return RedirectResponse("/graphql")
@@ -296,7 +300,8 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
         # Everything is loaded now (the model too): keep it out of later collections.
         apply_gc_policy(settings.gc_policy)
         try:
-            yield
+            async with mcp.running():
+                yield
         finally:
             health.close()
             pool.shutdown(wait=False, cancel_futures=True)
@@ -308,6 +313,7 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
             Route("/readyz", health.readyz),
             Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/mcp", mcp),
             lineage_route(),
             explore_route(),
             static_mount(),

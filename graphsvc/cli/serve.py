@@ -28,7 +28,7 @@ from graphsvc.settings import Settings
 if TYPE_CHECKING:
     from graphsvc.service import Service
 
-__all__ = ["register"]
+__all__ = ["background_jobs", "demo_auth_path", "register", "registered_replica"]
 
 
 def register(sub: Any) -> None:
@@ -40,9 +40,14 @@ def register(sub: Any) -> None:
     serve.set_defaults(handler=_run)
 
 
+def demo_auth_path(settings: Settings) -> Path:
+    """Where ``serve`` keeps the demo tokens when ``GRAPHSVC_AUTH_FILE`` is not set."""
+    return settings.state_dir / "demo-auth.json"
+
+
 def _demo_auth_file(settings: Settings) -> Path:
     """An auth file for the demo subject, created once with a random token (0600)."""
-    path = settings.state_dir / "demo-auth.json"
+    path = demo_auth_path(settings)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tokens = {
@@ -89,9 +94,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
         progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
         progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
+        progress(f"graphsvc: MCP (streamable HTTP) on http://{settings.host}:{settings.port}/mcp")
         configure_logging(settings.log_format, settings.log_level)
         # graphsvc writes its own access line (no query string, with the request id).
-        with _registered_replica(service), _background_jobs(service):
+        with registered_replica(service), background_jobs(service):
             uvicorn.run(
                 create_app(service, auth),
                 host=settings.host,
@@ -107,7 +113,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 @contextmanager
-def _background_jobs(service: Service) -> Iterator[None]:
+def background_jobs(service: Service) -> Iterator[None]:
     """Run this replica's share of the background jobs while it serves: its own, and
     those left by a process that died (at start, then every ``job_poll_s``)."""
     from graphsvc.atomise.worker import worker_for
@@ -121,7 +127,7 @@ def _background_jobs(service: Service) -> Iterator[None]:
 
 
 @contextmanager
-def _registered_replica(service: Service) -> Iterator[None]:
+def registered_replica(service: Service) -> Iterator[None]:
     """Register this process as a replica of its database while it serves.
 
     Refuses (REPLICA_KEYS_MISMATCH) when a live replica has another MAC secret or
