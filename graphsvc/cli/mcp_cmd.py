@@ -63,12 +63,12 @@ def _grant(args: argparse.Namespace, settings: Settings) -> Grant:
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
-    from mcp.server.stdio import stdio_server
 
     from graphsvc.cli.serve import background_jobs, registered_replica
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.logging_setup import configure_logging
     from graphsvc.mcp_api.server import build_server
+    from graphsvc.mcp_api.stdio import serve_stdio
     from graphsvc.runtime import build_service
 
     grant = _grant(args, settings)
@@ -85,13 +85,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             f"graphsvc: MCP on stdio as subject {b.subject!r}, {b.actor_kind} {b.actor_id!r} "
             f"(may: {', '.join(sorted(grant.can))})"
         )
-
-        async def serve() -> None:
-            async with stdio_server() as (read, write):
-                await server.run(read, write, server.create_initialization_options())
-
         with registered_replica(service), background_jobs(service):
-            anyio.run(serve)
+            anyio.run(serve_stdio, server)
     finally:
         runtime.close()
         if started_here:

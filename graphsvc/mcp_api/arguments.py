@@ -117,7 +117,9 @@ def _python_type(t: GraphQLInputType) -> Any:
         t = t.of_type
     if isinstance(t, GraphQLList):
         item = _python_type(t.of_type)
-        return list[item if isinstance(t.of_type, GraphQLNonNull) else item | None]  # type: ignore[valid-type]
+        if not isinstance(t.of_type, GraphQLNonNull):
+            item = item | None
+        return list[item]  # type: ignore[valid-type]
     if isinstance(t, GraphQLScalarType):
         return _SCALARS.get(t.name, Any)
     if isinstance(t, GraphQLEnumType):
@@ -126,7 +128,7 @@ def _python_type(t: GraphQLInputType) -> Any:
         known = _INPUT_MODELS.get(t.name)
         if known is not None:
             return known
-        fields = {
+        fields: dict[str, Any] = {
             name: _field(_python_type(f.type), isinstance(f.type, GraphQLNonNull), f, f.description)
             for name, f in t.fields.items()
         }

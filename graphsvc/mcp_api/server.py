@@ -96,7 +96,7 @@ def build_server(
             (default: the settings' ``max_request_bytes``, the HTTP body limit).
     """
     settings = service.settings
-    tools = build_tools(build_schema(settings)._schema, settings)
+    tools = build_tools(build_schema(settings)._schema, service)
     limit = settings.max_request_bytes if max_call_bytes is None else max_call_bytes
 
     @contextmanager
@@ -214,6 +214,7 @@ def _tool(t: Tool) -> types.Tool:
 
 
 def _result(tool: Tool, result: dict[str, Any]) -> types.CallToolResult:
+    content: list[types.ContentBlock]
     if tool.name == "read":
         # The model-facing text on its own, then what the host keeps (refs, manifest id).
         rest = {k: v for k, v in result.items() if k != "text"}

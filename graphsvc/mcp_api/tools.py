@@ -31,9 +31,7 @@ from graphsvc.core.write_plan import Limits
 from graphsvc.errors import InvalidInputError
 from graphsvc.inputs import HostInputIn, parse_changes
 from graphsvc.mcp_api.arguments import ToolSchema, arguments_model
-from graphsvc.ops.write import limits_from_settings
 from graphsvc.service import Service
-from graphsvc.settings import Settings
 from graphsvc.text_input import reject_lone_surrogates
 
 __all__ = ["TOOLS", "Tool", "ToolDef", "build_tools"]
@@ -46,11 +44,7 @@ _OPERATOR_RETRIES = 3
 
 def _kwargs(args: BaseModel, *, skip: frozenset[str] = frozenset()) -> dict[str, Any]:
     """The given arguments as the Service's keyword arguments (None: not given)."""
-    return {
-        _snake(name): value
-        for name, value in args
-        if value is not None and name not in skip
-    }
+    return {_snake(name): value for name, value in args if value is not None and name not in skip}
 
 
 def _snake(name: str) -> str:
@@ -270,8 +264,9 @@ class Tool:
         return self.definition.run(service, binding, self.parse(raw), raw)
 
 
-def build_tools(schema: GraphQLSchema, settings: Settings) -> dict[str, Tool]:
+def build_tools(schema: GraphQLSchema, service: Service) -> dict[str, Tool]:
     """Every tool of :data:`TOOLS`, by name, from the built GraphQL schema."""
+    batch_limits = service.write_deps().limits
     out: dict[str, Tool] = {}
     for d in TOOLS:
         root = schema.mutation_type if d.mutation else schema.query_type
@@ -283,7 +278,7 @@ def build_tools(schema: GraphQLSchema, settings: Settings) -> dict[str, Tool]:
             description=" ".join(p for p in (field.description or "", d.usage) if p),
             arguments=arguments_model(d.name, field, dict(d.arguments)),
             definition=d,
-            batch_limits=limits_from_settings(settings) if d.field == "write" else None,
+            batch_limits=batch_limits if d.field == "write" else None,
         )
     return out
 
