@@ -19,6 +19,13 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── PurgePendingError                PURGE_PENDING
     ├── CursorExpiredError               CURSOR_EXPIRED
     ├── QueryTooComplexError             QUERY_TOO_COMPLEX
+    ├── QueryTooDeepError                QUERY_TOO_DEEP
+    ├── OperationNotFoundError           OPERATION_NOT_FOUND
+    ├── OperationNameRequiredError       OPERATION_NAME_REQUIRED
+    ├── BadRequestError                  BAD_REQUEST
+    │   └── BatchNotSupportedError       BATCH_NOT_SUPPORTED
+    ├── UnsupportedMediaTypeError        UNSUPPORTED_MEDIA_TYPE
+    ├── MethodNotAllowedError            METHOD_NOT_ALLOWED
     ├── TierLockedError                  TIER_LOCKED
     ├── CuratorFailedError               CURATOR_FAILED
     ├── GovernanceRefusedError           GOVERNANCE_REFUSED
@@ -48,6 +55,8 @@ from typing import Any, ClassVar
 
 __all__ = [
     "AvailabilityModelError",
+    "BadRequestError",
+    "BatchNotSupportedError",
     "BudgetExceededError",
     "CasConflictError",
     "CompactError",
@@ -65,12 +74,16 @@ __all__ = [
     "JavaMissingError",
     "LauncherError",
     "MavenMissingError",
+    "MethodNotAllowedError",
     "ModelLoadError",
     "NotFoundError",
+    "OperationNameRequiredError",
+    "OperationNotFoundError",
     "PermissionDeniedError",
     "PortInUseError",
     "PurgePendingError",
     "QueryTooComplexError",
+    "QueryTooDeepError",
     "ReplicaKeysMismatchError",
     "SignerError",
     "StartTimeoutError",
@@ -78,6 +91,7 @@ __all__ = [
     "TierLockedError",
     "TokenInvalidError",
     "UnauthenticatedError",
+    "UnsupportedMediaTypeError",
 ]
 
 
@@ -153,6 +167,48 @@ class QueryTooComplexError(GraphsvcError):
     """A GraphQL operation's estimated cost is over ``max_query_cost`` (API-3)."""
 
     code = "QUERY_TOO_COMPLEX"
+
+
+class QueryTooDeepError(GraphsvcError):
+    """The operation nests fields (or fragments) deeper than the configured limit."""
+
+    code = "QUERY_TOO_DEEP"
+
+
+class OperationNotFoundError(GraphsvcError):
+    """``operationName`` names no operation of the document."""
+
+    code = "OPERATION_NOT_FOUND"
+
+
+class OperationNameRequiredError(GraphsvcError):
+    """The document holds several operations and the request names none of them."""
+
+    code = "OPERATION_NAME_REQUIRED"
+
+
+class BadRequestError(GraphsvcError):
+    """The HTTP request is not a well-formed GraphQL-over-HTTP request (HTTP 400)."""
+
+    code = "BAD_REQUEST"
+
+
+class BatchNotSupportedError(BadRequestError):
+    """A JSON array of operations: graphsvc runs one operation per request."""
+
+    code = "BATCH_NOT_SUPPORTED"
+
+
+class UnsupportedMediaTypeError(GraphsvcError):
+    """A POST body that is not ``application/json`` (HTTP 415)."""
+
+    code = "UNSUPPORTED_MEDIA_TYPE"
+
+
+class MethodNotAllowedError(GraphsvcError):
+    """A mutation over GET, or a method other than GET and POST (HTTP 405)."""
+
+    code = "METHOD_NOT_ALLOWED"
 
 
 class TierLockedError(GraphsvcError):

@@ -29,6 +29,9 @@ class RequestScope:
     deadline: float | None = None
     operation: str = "unknown"
     codes: list[str] = field(default_factory=list)
+    # What the HTTP front door prepared for the GraphQL layer (the parsed, validated
+    # document: graphsvc.api.document_limits.Prepared), or None.
+    prepared: object | None = None
 
 
 _CURRENT: ContextVar[RequestScope | None] = ContextVar("graphsvc_request", default=None)

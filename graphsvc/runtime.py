@@ -19,14 +19,18 @@
 
 from __future__ import annotations
 
+import contextlib
 import sys
+import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from graphsvc.embed import Embedder
 from graphsvc.embed.lazy import LazyEmbedder
+from graphsvc.errors import GraphsvcError
 from graphsvc.localdb import Instance, LocalNeo4j
 from graphsvc.server_secret import load_or_create_secret
 from graphsvc.service import Service
@@ -42,6 +46,7 @@ __all__ = [
     "connect",
     "secret_of",
     "service_for",
+    "serving",
     "signing_key_path",
 ]
 
@@ -239,3 +244,48 @@ def build_service(
         raise
     rt.parts = parts
     return parts.service(rt.db), rt
+
+
+@contextmanager
+def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> Iterator[None]:
+    """What a serving process does besides answering requests, for as long as it serves.
+
+    Registers the process as a replica of its database (refused with
+    REPLICA_KEYS_MISMATCH when a live replica has another MAC secret or signing key,
+    ops/replicas.py) and renews the lease on a daemon thread; runs this replica's
+    share of the background jobs (its own, and those left by a process that died, at
+    start and every ``job_poll_s``); on a clean stop, stops both and gives the lease
+    back.
+    """
+    from graphsvc.atomise.worker import worker_for
+    from graphsvc.ops.replicas import ReplicaLease
+
+    lease = ReplicaLease(
+        service.db,
+        service.secret,
+        service.signing_keys().active_key_id,
+        service.clock,
+        lease_s=service.settings.replica_lease_s,
+    )
+    lease.acquire()
+    stop = threading.Event()
+
+    def renew() -> None:
+        while not stop.wait(lease.renew_every_s):
+            try:
+                lease.renew()
+            except GraphsvcError as exc:  # Neo4j away: the next renewal re-registers
+                progress(f"graphsvc: replica lease not renewed: {exc.code}")
+
+    thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
+    thread.start()
+    worker = worker_for(service)
+    worker.start_polling(service.settings.job_poll_s)
+    try:
+        yield
+    finally:
+        worker.stop()
+        stop.set()
+        thread.join(timeout=5)
+        with contextlib.suppress(GraphsvcError):
+            lease.release()

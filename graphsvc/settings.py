@@ -93,6 +93,8 @@ class Settings:
     # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
     # has its own. Each holds at most one Neo4j connection plus side work.
     worker_threads: int = 16
+    # Processes of `graphsvc serve` (--workers), each with its threads, model and pool.
+    serve_workers: int = 1
     # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
     # keeps the startup heap (the model) out of every collection; "default" is
     # CPython's collector unchanged.
@@ -115,10 +117,20 @@ class Settings:
     max_sources_per_atom: int = 128
     max_write_bytes: int = 2 * 1024 * 1024
     max_request_bytes: int = 4 * 1024 * 1024
+    # What one GraphQL document may ask for (graphsvc/api/document_limits.py, all
+    # measured in time linear in the document, before it is validated): field depth;
+    # tokens and bracket nesting of the text; fragments spreading fragments; aliases and
+    # fields once fragments are spread; nesting of the request's JSON.
     max_query_depth: int = 12
-    # Typed graph (docs/graphql.md): estimated cost of one operation (the objects its
-    # answer may hold; a connection's subtree times its `first`, see
-    # graphsvc/api/graph_cost.py), and the page sizes of connections.
+    max_query_tokens: int = 20_000
+    max_query_nesting: int = 64
+    max_fragment_depth: int = 16
+    max_query_aliases: int = 30
+    max_query_fields: int = 10_000
+    max_json_depth: int = 64
+    # The request's cost budget (docs/operations.md, "Request limits"): the objects its
+    # answer may hold (a connection's subtree times its `first`) plus what each root
+    # field costs from its arguments (a read's budget, limit and depth, ...).
     max_query_cost: int = 250_000
     graph_first_default: int = 20
     graph_first_max: int = 100
@@ -246,6 +258,13 @@ class Settings:
         settings.validate()
         return settings
 
+    def export(self, *names: str) -> None:
+        """Put these fields into this process's environment as ``GRAPHSVC_*`` variables,
+        for processes it spawns that read their settings from there (``serve
+        --workers``)."""
+        for name in names:
+            os.environ["GRAPHSVC_" + name.upper()] = str(getattr(self, name))
+
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""
         return replace(self, **changes)
@@ -295,6 +314,13 @@ class Settings:
             "neo4j_connection_timeout_s",
             "neo4j_acquisition_timeout_s",
             "max_query_cost",
+            "max_query_depth",
+            "max_query_tokens",
+            "max_query_nesting",
+            "max_fragment_depth",
+            "max_query_aliases",
+            "max_query_fields",
+            "max_json_depth",
             "graph_first_max",
             "replica_lease_s",
             "job_lease_s",

@@ -5,8 +5,11 @@ Every HTTP request passes :class:`_Http` once: it gives the request an id
 deadline (``request_timeout_s``) that the store turns into Neo4j transaction
 timeouts; it reads the body up to ``max_request_bytes`` before the app runs, so a
 body over the limit, with or without Content-Length, is one 413 and the app never
-starts a response; it answers 504 when the deadline passes before a response
-started; and it writes the access log line and the request metrics.
+starts a response; a ``/graphql`` request then passes the front door
+(:mod:`graphsvc.api.front_door`: envelope, text, document limits, token, validation,
+off the event loop) before strawberry sees it; it answers 504 when the deadline
+passes before a response started; and it writes the access log line and the request
+metrics with the code the answer carried.
 
 HTTP status of a GraphQL answer (GraphQL-over-HTTP allows these for
 ``application/json``): 401 with ``WWW-Authenticate`` when a token is missing or
@@ -21,11 +24,13 @@ import json
 import logging
 import re
 import time
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
-from typing import Any
+from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
+from typing import Any, cast
 
+import strawberry
+from cross_web import HTTPException
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
@@ -34,10 +39,13 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
+from graphsvc.api.document_limits import DocumentLimits
 from graphsvc.api.explore_page import explore_route
+from graphsvc.api.front_door import FrontDoor, Refusal
 from graphsvc.api.gc_policy import apply_gc_policy
 from graphsvc.api.health import Health
 from graphsvc.api.lineage_page import lineage_route
+from graphsvc.api.page_headers import html_page
 from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
@@ -49,7 +57,7 @@ from graphsvc.metrics import (
     observe_request,
     track_jobs,
 )
-from graphsvc.request_scope import RequestScope, new_request_id, scope
+from graphsvc.request_scope import RequestScope, current, new_request_id, scope
 from graphsvc.service import Service
 
 __all__ = ["create_app", "http_status_for"]
@@ -89,6 +97,23 @@ class _GraphQL(GraphQL[Context, None]):
         self._auth = auth
         self._retry_after = str(retry_after_s)
 
+    async def __call__(self, scope_: Scope, receive: Receive, send: Send) -> None:
+        if scope_["type"] != "http":
+            await super().__call__(scope_, receive, send)
+            return
+        try:
+            response = await self.run(Request(scope=scope_, receive=receive))
+        except HTTPException as exc:
+            # The front door answers these first; any left is still GraphQL JSON.
+            code = _HTTP_CODES.get(exc.status_code, "BAD_REQUEST")
+            sc = current()
+            if sc is not None:
+                sc.codes.append(code)
+            response = _json_response(
+                exc.status_code, [{"message": exc.reason, "extensions": {"code": code}}]
+            )
+        await response(scope_, receive, send)
+
     async def get_context(self, request: Any, response: Any) -> Context:
         return Context(
             service=self._service,
@@ -98,7 +123,7 @@ class _GraphQL(GraphQL[Context, None]):
 
     async def render_graphql_ide(self, request: Any) -> HTMLResponse:
         # GraphiQL from graphsvc's own vendored assets (works offline).
-        return HTMLResponse(graphiql_html())
+        return html_page(graphiql_html())
 
     def create_response(self, response_data: Any, sub_response: Response) -> Response:
         response = super().create_response(response_data, sub_response)
@@ -120,6 +145,15 @@ class _GraphQL(GraphQL[Context, None]):
         return response
 
 
+_HTTP_CODES = {405: "METHOD_NOT_ALLOWED", 415: "UNSUPPORTED_MEDIA_TYPE"}
+
+
+def _json_response(status: int, errors: list[dict[str, Any]]) -> Response:
+    return Response(
+        json.dumps({"errors": errors}), status_code=status, media_type="application/json"
+    )
+
+
 class _TooLarge(Exception):
     pass
 
@@ -127,10 +161,13 @@ class _TooLarge(Exception):
 class _Http:
     """Request id, deadline, body limit, timeout, access log and metrics (see module)."""
 
-    def __init__(self, app: ASGIApp, max_bytes: int, timeout_s: float) -> None:
+    def __init__(
+        self, app: ASGIApp, max_bytes: int, timeout_s: float, front_door: FrontDoor
+    ) -> None:
         self.app = app
         self.max_bytes = max_bytes
         self.timeout_s = timeout_s
+        self.front_door = front_door
 
     async def __call__(self, scope_: Scope, receive: Receive, send: Send) -> None:
         if scope_["type"] != "http":
@@ -148,8 +185,11 @@ class _Http:
                 if status:
                     return  # never a second response start
                 status = int(message["status"])
-                extra = (b"x-request-id", request_id.encode())
-                message = {**message, "headers": [*message.get("headers", []), extra]}
+                sent = list(message.get("headers", []))
+                extra = [(b"x-request-id", request_id.encode())]
+                if not any(k.lower() == b"x-content-type-options" for k, _ in sent):
+                    extra.append((b"x-content-type-options", b"nosniff"))
+                message = {**message, "headers": [*sent, *extra]}
             await send(message)
 
         with scope(request_id, self.timeout_s) as sc:
@@ -203,6 +243,16 @@ class _Http:
             sc.codes.append("REQUEST_TOO_LARGE")
             await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large", sc.request_id)
             return
+        if scope_.get("path") == "/graphql":
+            admitted = await self.front_door.admit(
+                str(scope_.get("method", "")), headers, scope_.get("query_string", b""), body
+            )
+            if isinstance(admitted, Refusal):
+                sc.operation = admitted.operation
+                sc.codes.extend(admitted.codes)
+                await _answer(send, admitted, sc.request_id)
+                return
+            sc.prepared = admitted
         replayed = False
 
         async def replay() -> Message:
@@ -238,16 +288,27 @@ class _Http:
 
 
 async def _error(send: Send, status: int, code: str, message: str, request_id: str) -> None:
-    body = json.dumps(
-        {"errors": [{"message": message, "extensions": {"code": code, "requestId": request_id}}]}
-    ).encode()
+    await _answer(
+        send,
+        Refusal(status, [{"message": message, "extensions": {"code": code}}], [code]),
+        request_id,
+    )
+
+
+async def _answer(send: Send, refusal: Refusal, request_id: str) -> None:
+    errors = [
+        {**e, "extensions": {**(e.get("extensions") or {}), "requestId": request_id}}
+        for e in refusal.errors
+    ]
+    body = json.dumps({"errors": errors}).encode()
     await send(
         {
             "type": "http.response.start",
-            "status": status,
+            "status": refusal.status,
             "headers": [
                 (b"content-type", b"application/json"),
                 (b"content-length", str(len(body)).encode()),
+                *refusal.headers,
             ],
         }
     )
@@ -271,8 +332,22 @@ def _track_jobs(service: Service) -> None:
     track_jobs(id(service), jobs)
 
 
-def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
-    """The whole HTTP surface for one Service."""
+def create_app(
+    service: Service,
+    auth: AuthTable | None,
+    *,
+    serving: Callable[[], AbstractContextManager[None]] | None = None,
+    close: Callable[[], None] | None = None,
+) -> ASGIApp:
+    """The whole HTTP surface for one Service.
+
+    Args:
+        service: what the requests run against.
+        auth: the API tokens (None: every data request is UNAUTHENTICATED).
+        serving: entered when the app starts and left when it stops (a worker of
+            ``serve --workers``: its replica lease and background jobs).
+        close: called last when the app stops (the worker's database connection).
+    """
     settings = service.settings
     if not isinstance(service.embedder, TimedEmbedder):
         service.embedder = TimedEmbedder(service.embedder)
@@ -281,6 +356,12 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
     _track_jobs(service)
     graphql = _GraphQL(service, auth, settings.retry_after_s)
+    front_door = FrontDoor(
+        cast(strawberry.Schema, graphql.schema)._schema,
+        auth,
+        DocumentLimits.from_settings(settings),
+        max_json_depth=settings.max_json_depth,
+    )
     health = Health(service.db, service.embedder, settings.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
     mcp = McpHttp(service, auth)
@@ -299,12 +380,16 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
         asyncio.get_running_loop().set_default_executor(pool)
         # Everything is loaded now (the model too): keep it out of later collections.
         apply_gc_policy(settings.gc_policy)
-        try:
-            async with mcp.running():
-                yield
-        finally:
-            health.close()
-            pool.shutdown(wait=False, cancel_futures=True)
+        with serving() if serving is not None else nullcontext():
+            try:
+                async with mcp.running():
+                    yield
+            finally:
+                health.close()
+                front_door.close()
+                pool.shutdown(wait=False, cancel_futures=True)
+        if close is not None:
+            close()
 
     app = Starlette(
         routes=[
@@ -320,4 +405,4 @@ def create_app(service: Service, auth: AuthTable | None) -> ASGIApp:
         ],
         lifespan=lifespan,
     )
-    return _Http(app, settings.max_request_bytes, settings.request_timeout_s)
+    return _Http(app, settings.max_request_bytes, settings.request_timeout_s, front_door)

@@ -10,9 +10,10 @@ the page works with no network.
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
 
+from graphsvc.api.page_headers import html_page
 from graphsvc.api.static_assets import STATIC_DIR
 
 __all__ = ["explore_route"]
@@ -20,7 +21,7 @@ __all__ = ["explore_route"]
 
 async def _page(_: Request) -> Response:
     html = (STATIC_DIR / "explore.html").read_text(encoding="utf-8")
-    return HTMLResponse(html, headers={"Cache-Control": "no-store"})
+    return html_page(html, no_store=True)
 
 
 def explore_route() -> Route:

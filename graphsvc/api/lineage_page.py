@@ -10,8 +10,10 @@ No external scripts or styles, so it works offline.
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, Response
+from starlette.responses import Response
 from starlette.routing import Route
+
+from graphsvc.api.page_headers import html_page
 
 __all__ = ["LINEAGE_HTML", "lineage_route"]
 
@@ -89,7 +91,7 @@ document.getElementById("f").addEventListener("submit", async (ev) => {
 
 
 async def _page(_: Request) -> Response:
-    return HTMLResponse(LINEAGE_HTML)
+    return html_page(LINEAGE_HTML)
 
 
 def lineage_route() -> Route:

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import strawberry
-from strawberry.extensions import MaxAliasesLimiter, MaxTokensLimiter, QueryDepthLimiter
+from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
 from strawberry.tools import merge_types
 from strawberry.types import Info
@@ -20,9 +20,9 @@ from strawberry.types import Info
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.descriptions import describe
+from graphsvc.api.document_limits import DocumentGate, DocumentLimits
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.graph_api import GraphQuery
-from graphsvc.api.graph_cost import CostLimiter
 from graphsvc.api.inspect_api import InspectQuery
 from graphsvc.api.jobs_api import JobsQuery
 from graphsvc.api.purge_api import PurgeMutation
@@ -200,15 +200,14 @@ class CoreMutation:
 
 def build_schema(settings: Settings) -> strawberry.Schema:
     """The schema with abuse limits (API-3) and error codes."""
+    limits = DocumentLimits.from_settings(settings)
+    # Depth, aliases, fields and cost: graphsvc.api.document_limits, linear in the
+    # document (strawberry's depth limiter walks every fragment spread again).
     extensions: list[Any] = [
         ErrorCodes,
-        lambda: QueryDepthLimiter(max_depth=settings.max_query_depth),
-        lambda: MaxTokensLimiter(max_token_count=200_000),
-        lambda: MaxAliasesLimiter(max_alias_count=30),
+        lambda: MaxTokensLimiter(max_token_count=settings.max_query_tokens),
+        lambda: DocumentGate(limits=limits),
         lambda: WriteBatchGate(limits=limits_from_settings(settings)),
-        lambda: CostLimiter(
-            max_cost=settings.max_query_cost, default_first=settings.graph_first_default
-        ),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
     query_types: tuple[type, ...] = (

@@ -64,12 +64,11 @@ def _grant(args: argparse.Namespace, settings: Settings) -> Grant:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
-    from graphsvc.cli.serve import background_jobs, registered_replica
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.logging_setup import configure_logging
     from graphsvc.mcp_api.server import build_server
     from graphsvc.mcp_api.stdio import serve_stdio
-    from graphsvc.runtime import build_service
+    from graphsvc.runtime import build_service, serving
 
     grant = _grant(args, settings)
     b = grant.binding
@@ -85,7 +84,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             f"graphsvc: MCP on stdio as subject {b.subject!r}, {b.actor_kind} {b.actor_id!r} "
             f"(may: {', '.join(sorted(grant.can))})"
         )
-        with registered_replica(service), background_jobs(service):
+        with serving(service, progress=progress):
             anyio.run(serve_stdio, server)
     finally:
         runtime.close()

@@ -1,34 +1,36 @@
-"""``graphsvc serve [--host H] [--port P] [--seed]``: the GraphQL API (SPEC API-7).
+"""``graphsvc serve [--host H] [--port P] [--seed] [--workers N]``: the GraphQL API.
 
 The composition root builds the Service (the embedding model is loaded before the
 first request); without ``GRAPHSVC_AUTH_FILE`` a demo auth file with one token per
 actor kind is created (0600) and named on stderr. While it serves, the process holds
 a replica lease on its database (ops/replicas.py), and runs background jobs
-(atomise/worker.py).
+(atomise/worker.py): :func:`graphsvc.runtime.serving`.
+
+``--workers N`` (``GRAPHSVC_SERVE_WORKERS``) serves from N processes on one port:
+this process starts the managed Neo4j (if any), applies the schema and loads the
+demo corpus when asked, then uvicorn's supervisor starts N workers
+(:mod:`graphsvc.api.worker_app`), each a replica of its own with the same keys, as
+the replicas of docs/operations.md ("More than one process").
 """
 
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
 import os
 import secrets
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.cli.exit_codes import EXIT_OK
 from graphsvc.cli.output import command, progress
-from graphsvc.errors import GraphsvcError
+from graphsvc.errors import InvalidInputError
 from graphsvc.settings import Settings
 
 if TYPE_CHECKING:
-    from graphsvc.service import Service
+    from graphsvc.runtime import Runtime
 
-__all__ = ["background_jobs", "demo_auth_path", "register", "registered_replica"]
+__all__ = ["demo_auth_path", "register"]
 
 
 def register(sub: Any) -> None:
@@ -37,6 +39,7 @@ def register(sub: Any) -> None:
     serve.add_argument("--host")
     serve.add_argument("--port", type=int)
     serve.add_argument("--seed", action="store_true", help="load the demo corpus first")
+    serve.add_argument("--workers", type=int, default=None, help="serving processes (default 1)")
     serve.set_defaults(handler=_run)
 
 
@@ -73,13 +76,20 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.auth import AuthTable
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.logging_setup import configure_logging
-    from graphsvc.runtime import build_service
+    from graphsvc.runtime import build_service, serving
 
-    settings = settings.with_(host=args.host or settings.host, port=args.port or settings.port)
+    settings = settings.with_(
+        host=args.host or settings.host,
+        port=args.port or settings.port,
+        serve_workers=args.workers or settings.serve_workers,
+    )
+    if settings.serve_workers < 1:
+        raise InvalidInputError("--workers must be at least 1")
     local = LocalNeo4j(settings, name="serve", progress=progress)
     started_here = settings.managed_neo4j and local.status() is None
+    one = settings.serve_workers == 1
     service, runtime = build_service(
-        settings, progress=progress, die_with_parent=True, load_model=True
+        settings, progress=progress, die_with_parent=True, load_model=one or args.seed
     )
     try:
         auth_path = settings.auth_file or str(_demo_auth_file(settings))
@@ -96,15 +106,18 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
         progress(f"graphsvc: MCP (streamable HTTP) on http://{settings.host}:{settings.port}/mcp")
         configure_logging(settings.log_format, settings.log_level)
-        # graphsvc writes its own access line (no query string, with the request id).
-        with registered_replica(service), background_jobs(service):
-            uvicorn.run(
-                create_app(service, auth),
-                host=settings.host,
-                port=settings.port,
-                log_config=None,
-                access_log=False,
-            )
+        if one:
+            # graphsvc writes its own access line (no query string, with the request id).
+            with serving(service, progress=progress):
+                uvicorn.run(
+                    create_app(service, auth),
+                    host=settings.host,
+                    port=settings.port,
+                    log_config=None,
+                    access_log=False,
+                )
+        else:
+            _serve_workers(settings, runtime, auth_path)
     finally:
         runtime.close()
         if started_here:
@@ -112,53 +125,27 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-@contextmanager
-def background_jobs(service: Service) -> Iterator[None]:
-    """Run this replica's share of the background jobs while it serves: its own, and
-    those left by a process that died (at start, then every ``job_poll_s``)."""
-    from graphsvc.atomise.worker import worker_for
+def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None:
+    """Serve from ``settings.serve_workers`` processes (uvicorn's supervisor).
 
-    worker = worker_for(service)
-    worker.start_polling(service.settings.job_poll_s)
-    try:
-        yield
-    finally:
-        worker.stop()
-
-
-@contextmanager
-def registered_replica(service: Service) -> Iterator[None]:
-    """Register this process as a replica of its database while it serves.
-
-    Refuses (REPLICA_KEYS_MISMATCH) when a live replica has another MAC secret or
-    signing key (ops/replicas.py); renews the lease on a daemon thread; gives it back
-    on a clean stop.
+    The workers read their settings from the environment (spawned, not forked: the
+    model and the driver's threads do not survive a fork), so this process hands
+    them the database it connected to and the auth file it chose.
     """
-    from graphsvc.ops.replicas import ReplicaLease
+    import uvicorn
 
-    lease = ReplicaLease(
-        service.db,
-        service.secret,
-        service.signing_keys().active_key_id,
-        service.clock,
-        lease_s=service.settings.replica_lease_s,
+    if runtime.managed is not None:
+        m = runtime.managed
+        settings = settings.with_(neo4j_uri=m.uri, neo4j_user=m.user, neo4j_password=m.password)
+    settings = settings.with_(auth_file=auth_path)
+    settings.export("neo4j_uri", "neo4j_user", "neo4j_password", "auth_file", "state_dir")
+    progress(f"graphsvc: serving from {settings.serve_workers} worker processes")
+    uvicorn.run(
+        app="graphsvc.api.worker_app:app",
+        factory=True,
+        host=settings.host,
+        port=settings.port,
+        workers=settings.serve_workers,
+        log_config=None,
+        access_log=False,
     )
-    lease.acquire()
-    stop = threading.Event()
-
-    def renew() -> None:
-        while not stop.wait(lease.renew_every_s):
-            try:
-                lease.renew()
-            except GraphsvcError as exc:  # Neo4j away: the next renewal re-registers
-                progress(f"graphsvc: replica lease not renewed: {exc.code}")
-
-    thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        stop.set()
-        thread.join(timeout=5)
-        with contextlib.suppress(GraphsvcError):
-            lease.release()

@@ -32,7 +32,7 @@ from graphsvc.errors import InvalidInputError
 from graphsvc.inputs import HostInputIn, parse_changes
 from graphsvc.mcp_api.arguments import ToolSchema, arguments_model
 from graphsvc.service import Service
-from graphsvc.text_input import reject_lone_surrogates
+from graphsvc.text_input import check_json_values
 
 __all__ = ["TOOLS", "Tool", "ToolDef", "build_tools"]
 
@@ -235,6 +235,7 @@ class Tool:
     definition: ToolDef
     # A write's batch is measured before it is validated (as GraphQL's WriteBatchGate).
     batch_limits: Limits | None = None
+    max_json_depth: int = 64
 
     def input_schema(self) -> dict[str, Any]:
         """The JSON Schema of the tool's arguments (from :attr:`arguments`)."""
@@ -244,10 +245,11 @@ class Tool:
         """Validate a call's arguments.
 
         Raises:
-            InvalidInputError: wrong names or types, or a lone surrogate in a string.
+            InvalidInputError: wrong names or types, a lone surrogate in a string, or
+                nesting deeper than ``max_json_depth``.
             BudgetExceededError: a write batch over the configured sizes.
         """
-        reject_lone_surrogates(raw, "arguments")
+        check_json_values(raw, self.max_json_depth, "arguments")
         if self.batch_limits is not None:
             check_batch_sizes(raw.get("changes"), self.batch_limits)
         try:
@@ -279,6 +281,7 @@ def build_tools(schema: GraphQLSchema, service: Service) -> dict[str, Tool]:
             arguments=arguments_model(d.name, field, dict(d.arguments)),
             definition=d,
             batch_limits=batch_limits if d.field == "write" else None,
+            max_json_depth=service.settings.max_json_depth,
         )
     return out
 

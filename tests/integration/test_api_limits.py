@@ -30,7 +30,8 @@ def test_too_deep_query_is_refused_before_any_resolver(test_settings: Settings) 
     deep = 'query { search(query: "x") { hits { atom { links { target { atomId } } } } } }'
     result = schema.execute_sync(deep, context_value=None)
     assert result.data is None
-    assert result.errors and "depth" in result.errors[0].message.lower()
+    assert result.errors and (result.errors[0].extensions or {})["code"] == "QUERY_TOO_DEEP"
+    assert (result.errors[0].extensions or {})["details"] == {"depth": 5, "maxDepth": 3}
     shallow = schema.execute_sync("query { __typename }", context_value=None)
     assert shallow.errors is None
 
@@ -41,7 +42,9 @@ def test_alias_flood_is_refused(live_server, human: Binding) -> None:  # type: i
     query = "{ " + " ".join(f"h{i}: health" for i in range(100)) + " }"
     body = live_server.gql(query, token=token)
     assert body.get("data") is None
-    assert body["errors"][0]["extensions"]["code"] == "INVALID_INPUT"
+    error = body["errors"][0]["extensions"]
+    assert error["code"] == "QUERY_TOO_COMPLEX"
+    assert error["details"] == {"aliases": 100, "maxAliases": 30}
 
 
 @pytest.mark.req("API-3")

@@ -19,6 +19,7 @@ the harvested values not.
 
 from __future__ import annotations
 
+import json
 import os
 import uuid
 from collections import Counter
@@ -230,3 +231,225 @@ def test_fuzzed_operations_never_answer_5xx_or_internal(
     assert len(harvest.ids) > len(fuzz_target["ids"]), len(harvest.ids)
     assert len(harvest.strings) > len(fuzz_target["strings"]), len(harvest.strings)
     print(f"fuzz outcomes over {EXAMPLES} operations: {dict(sorted(seen.items()))}")
+
+
+# ------------------------------------------------------------ hostile requests (issue 26)
+
+HOSTILE_EXAMPLES = int(os.environ.get("GRAPHSVC_FUZZ_HOSTILE_EXAMPLES", "2000"))
+_ATOM_FIELDS = ["atomId", "state", "head { rev text }", "links(first: 2) { edges { cursor } }"]
+_SURROGATES = st.sampled_from(["\ud800", "\udfff", "a\udbffb", "\ud800\ud800", "\udc00x"])
+
+
+@st.composite
+def _fragment_documents(draw: st.DrawFn) -> str:
+    """Fragments spreading earlier (or, sometimes, later) fragments, fan-out and nesting."""
+    n = draw(st.integers(1, 40))
+    parts = []
+    for i in range(n):
+        # Mostly earlier fragments (a DAG); now and then itself or a later one (a
+        # cycle, or a name that does not exist yet).
+        top = i + 1 if draw(st.integers(0, 9)) == 0 else max(0, i - 1)
+        spreads = draw(st.lists(st.integers(0, top), max_size=4)) if i or top else []
+        body = " ".join(f"...F{j}" for j in spreads)
+        field = draw(st.sampled_from(_ATOM_FIELDS))
+        wrap = draw(st.integers(0, 3))
+        inner = f"{field} {body}".strip()
+        for _ in range(wrap):
+            inner = f"head {{ atom {{ {inner} }} }}"
+        parts.append(f"fragment F{i} on Atom {{ {inner} }}")
+    root = draw(st.integers(0, n - 1))
+    first = draw(st.integers(0, 200))
+    return f"{{ atoms(first: {first}) {{ edges {{ node {{ ...F{root} }} }} }} }}\n" + "\n".join(
+        parts
+    )
+
+
+_JSON_VALUES = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=5), inner, max_size=3)
+    ),
+    max_leaves=10,
+)
+
+
+@st.composite
+def _malformed_bodies(draw: st.DrawFn) -> tuple[bytes, str]:
+    kind = draw(st.sampled_from(["value", "bytes", "deep", "batch", "type", "fields"]))
+    content_type = "application/json"
+    if kind == "value":
+        body = json.dumps(draw(_JSON_VALUES.filter(lambda v: not isinstance(v, dict)))).encode()
+    elif kind == "bytes":
+        body = draw(st.binary(max_size=64))
+    elif kind == "deep":
+        depth = draw(st.integers(60, 6000))
+        opener, closer = draw(st.sampled_from([(b"[", b"]"), (b'{"a":', b"}")]))
+        body = (
+            b'{"query": "{ health }", "variables": {"v": '
+            + opener * depth
+            + b"1"
+            + closer * depth
+            + b"}}"
+        )
+    elif kind == "batch":
+        body = json.dumps([{"query": "{ health }"}] * draw(st.integers(0, 5))).encode()
+    elif kind == "type":
+        body = b'{"query": "{ health }"}'
+        content_type = draw(
+            st.sampled_from(
+                [
+                    "text/plain",
+                    "application/graphql",
+                    "multipart/form-data; boundary=b",
+                    "application/x-www-form-urlencoded",
+                    "application/json; charset=utf-16",
+                    "",
+                ]
+            )
+        )
+    else:
+        fields = draw(
+            st.dictionaries(
+                st.sampled_from(["query", "variables", "operationName", "extensions"]),
+                _JSON_VALUES,
+                max_size=4,
+            )
+        )
+        body = json.dumps(fields).encode()
+    return body, content_type
+
+
+@st.composite
+def _surrogate_arguments(
+    draw: st.DrawFn, schema: graphql.GraphQLSchema
+) -> tuple[str, dict[str, Any]]:
+    """One String or ID argument of a root field, with a lone surrogate, as a variable."""
+    candidates = []
+    for op, root in (("query", schema.query_type), ("mutation", schema.mutation_type)):
+        assert root is not None
+        for name, f in root.fields.items():
+            for arg_name, arg in f.args.items():
+                named = graphql.get_named_type(arg.type)
+                if named.name in {"String", "ID"}:
+                    candidates.append((op, name, arg_name, str(arg.type), f))
+    op, name, arg_name, type_str, f = draw(st.sampled_from(candidates))
+    others = []
+    for other, arg in f.args.items():
+        if other != arg_name and isinstance(arg.type, graphql.GraphQLNonNull):
+            named = graphql.get_named_type(arg.type)
+            literal = {"Int": "1", "Boolean": "true", "JSON": "{}"}.get(named.name, '"x"')
+            if isinstance(named, graphql.GraphQLInputObjectType) or graphql.is_list_type(
+                graphql.get_nullable_type(arg.type)
+            ):
+                literal = "[]"
+            others.append(f"{other}: {literal}")
+    args = ", ".join([f"{arg_name}: $v", *others])
+    selection = _selection_of(f.type)
+    value: Any = draw(st.text(max_size=6)) + draw(_SURROGATES) + draw(st.text(max_size=6))
+    if graphql.is_list_type(graphql.get_nullable_type(f.args[arg_name].type)):
+        value = [value]
+    return f"{op}($v: {type_str}) {{ {name}({args}) {selection} }}", {"v": value}
+
+
+def _selection_of(t: Any) -> str:
+    named = graphql.get_named_type(t)
+    if isinstance(named, graphql.GraphQLObjectType | graphql.GraphQLInterfaceType):
+        return "{ __typename }"
+    return ""
+
+
+@st.composite
+def _alias_floods(draw: st.DrawFn) -> str:
+    count = draw(st.integers(1, 80))
+    field = draw(
+        st.sampled_from(
+            [
+                'read(query: "x", memoryTokenBudget: {b}, limit: {l}, depth: {d}) {{ text }}',
+                'search(query: "x", limit: {l}, depth: {d}) {{ hits {{ score }} }}',
+                'inspect(atomId: "x", limit: {l}) {{ stale }}',
+                "atoms(first: {l}) {{ edges {{ cursor }} }}",
+                'lineage(atomId: "x", depth: {d})',
+            ]
+        )
+    )
+    b = draw(st.integers(-10, 2_000_000))
+    lim = draw(st.integers(-10, 20_000))
+    d = draw(st.integers(-2, 40))
+    one = field.format(b=b, l=lim, d=d)
+    return "{ " + " ".join(f"a{i}: {one}" for i in range(count)) + " }"
+
+
+def _check_hostile(
+    client: httpx.Client, request: tuple[bytes, str, dict[str, str]]
+) -> tuple[int, str]:
+    body, content_type, headers = request
+    r = client.post("/graphql", content=body, headers={"content-type": content_type, **headers})
+    assert r.status_code < 500 or r.status_code in {503, 504}, (
+        r.status_code,
+        body[:300],
+        r.text[:300],
+    )
+    assert r.headers["content-type"].startswith("application/json"), (body[:300], r.text[:300])
+    answer = r.json()
+    codes = [(e.get("extensions") or {}).get("code") for e in answer.get("errors") or []]
+    assert all(c and c != "INTERNAL" for c in codes), (body[:300], answer)
+    return r.status_code, codes[0] if codes else "ok"
+
+
+def test_hostile_request_classes_never_answer_5xx_internal_or_non_json(
+    live_server: Any, fuzz_target: dict[str, Any]
+) -> None:
+    schema = graphql.build_schema(fuzz_target["sdl"])
+    tokens = fuzz_target["tokens"]
+
+    def as_request(document: str, variables: dict[str, Any] | None = None) -> bytes:
+        # json.dumps escapes lone surrogates (\\ud800), as a hostile client sends them.
+        return json.dumps({"query": document, "variables": variables or {}}).encode()
+
+    requests = st.one_of(
+        _fragment_documents().map(lambda d: (as_request(d), "application/json")),
+        _malformed_bodies(),
+        _surrogate_arguments(schema).map(lambda dv: (as_request(*dv), "application/json")),
+        _alias_floods().map(lambda d: (as_request(d), "application/json")),
+    )
+    client = httpx.Client(
+        base_url=live_server.url, timeout=60, limits=httpx.Limits(max_connections=8)
+    )
+    pool = ThreadPoolExecutor(max_workers=8)
+    pending: list[Future[tuple[int, str]]] = []
+
+    @settings(
+        max_examples=HOSTILE_EXAMPLES,
+        derandomize=True,
+        deadline=None,
+        database=None,
+        suppress_health_check=list(HealthCheck),
+    )
+    @given(request=requests, token=st.sampled_from(tokens))
+    def run(request: tuple[bytes, str], token: str | None) -> None:
+        headers = {"Authorization": f"Bearer {token}"} if token else {}
+        pending.append(pool.submit(_check_hostile, client, (*request, headers)))
+
+    seen: Counter[str] = Counter()
+    try:
+        run()
+        for future in pending:
+            status, code = future.result()
+            seen[f"{status} {code}"] += 1
+        assert client.get("/healthz").status_code == 200
+    finally:
+        pool.shutdown(cancel_futures=True)
+        client.close()
+    assert len(pending) == HOSTILE_EXAMPLES
+    # Every class was refused for its own reason somewhere in the run.
+    for expected in (
+        "QUERY_TOO_DEEP",
+        "BAD_REQUEST",
+        "UNSUPPORTED_MEDIA_TYPE",
+        "INVALID_INPUT",
+        "QUERY_TOO_COMPLEX",
+        "BATCH_NOT_SUPPORTED",
+        "UNAUTHENTICATED",
+    ):
+        assert any(key.endswith(expected) for key in seen), (expected, seen)
+    print(f"hostile outcomes over {HOSTILE_EXAMPLES} requests: {dict(sorted(seen.items()))}")

@@ -15,6 +15,7 @@ import httpx
 import pytest
 
 from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
 
 
 def _free_port() -> int:
@@ -72,3 +73,70 @@ def test_serve_with_seed_answers_health_and_search(test_settings: Settings, tmp_
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.mark.req("API-1", "API-4")
+def test_serve_with_two_workers_answers_from_two_replicas(
+    test_settings: Settings, tmp_path: Path, db: Database
+) -> None:
+    from graphsvc.store.replicas import live_replicas
+
+    port = _free_port()
+    auth = tmp_path / "auth.json"
+    token = "workers-test-token"
+    subject = f"t-workers-{port}"
+    binding = {"subject": subject, "actor": {"kind": "human", "id": "w"}}
+    auth.write_text(json.dumps({"tokens": {token: binding}}))
+    auth.chmod(0o600)
+    env = {
+        **os.environ,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
+        "GRAPHSVC_STATE_DIR": str(tmp_path),
+        "GRAPHSVC_AUTH_FILE": str(auth),
+        "GRAPHSVC_JOB_POLL_S": "60",
+    }
+    before = {r.replica_id for r in live_replicas(db, time.time())}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "graphsvc", "serve", "--workers", "2", "--port", str(port)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    url = f"http://127.0.0.1:{port}/graphql"
+    headers = {"Authorization": f"Bearer {token}"}
+    try:
+        deadline = time.monotonic() + 240
+        mine: set[str] = set()
+        while time.monotonic() < deadline and proc.poll() is None and len(mine) < 2:
+            mine = {r.replica_id for r in live_replicas(db, time.time())} - before
+            time.sleep(0.5)
+        assert len(mine) == 2, "two workers did not both register"
+        write = (
+            'mutation { write(changes: [{id: "a", op: CREATE, content: {text: "Tidal pools '
+            'hold sea anemones between the tides", links: []}, sources: []}]) { indexing } }'
+        )
+        with httpx.Client(timeout=60) as client:
+            assert client.post(url, json={"query": write}, headers=headers).json()["data"]
+            found = [
+                client.post(
+                    url,
+                    json={
+                        "query": '{ search(query: "anemones in tidal pools") '
+                        "{ hits { atom { text } } } }"
+                    },
+                    headers=headers,
+                ).json()["data"]["search"]["hits"]
+                for _ in range(6)
+            ]
+        # Whichever worker answered, each search found the write (one database).
+        assert all(hits and "anemones" in hits[0]["atom"]["text"] for hits in found)
+    finally:
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    # A clean stop gives both leases back.
+    assert not ({r.replica_id for r in live_replicas(db, time.time())} & mine)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from graphql import parse
 
-from graphsvc.api.graph_cost import LIST_ESTIMATE, estimate_cost
+from graphsvc.api.document_limits import LIST_ESTIMATE, estimate_cost
 from graphsvc.api.schema import build_schema
 from graphsvc.settings import Settings
 

@@ -1,0 +1,386 @@
+"""The front door of ``/graphql``: every request is checked here before strawberry runs.
+
+A request is taken apart in this order, each step linear in its size, the whole of
+it on a small thread pool of its own so that nothing a client sends can hold the
+event loop (``/healthz`` and the other requests keep being answered):
+
+1. **The HTTP envelope** (GraphQL-over-HTTP): GET or POST only (405); a POST body
+   is ``application/json`` (415), UTF-8 (400), JSON (400), one object, not a batch
+   array (400), nested at most ``max_json_depth`` deep (400), with a string
+   ``query``, an object or null ``variables`` and ``extensions``, a string or null
+   ``operationName`` (400). A GET carries the same as query parameters and may only
+   run a query (405). GET without ``query`` from a browser gets the GraphiQL page.
+2. **Well-formed text**: every string of the request (the document, the operation
+   name, every variable, keys included) is well-formed Unicode: a lone surrogate
+   (``"\\ud800"``) is INVALID_INPUT here, so no resolver ever sees one. String
+   literals inside the document are checked by graphql-core's lexer.
+3. **The document**: tokens and nesting counted before the parser runs, the
+   operation chosen by name (:mod:`graphsvc.api.document_limits`).
+4. **Authentication before anything that grows with the document**: an operation
+   that selects a root field other than ``health`` and introspection needs a known
+   token (401) before it is measured or validated.
+5. **Measure** (depth, aliases, fields, cost: linear, every fragment once), then
+   graphql-core's **validation**; the parsed document and the validation errors go
+   to strawberry through the request scope (:class:`DocumentGate`), which neither
+   parses nor validates again.
+
+A document's parse and validation depend on its text alone, so the last
+``cache_size`` documents (of at most ``_CACHE_MAX_CHARS`` characters) keep theirs:
+an agent that sends the same operation again skips both. The operation choice, the
+token, and the measures (which read the variables) run for every request.
+
+A refusal is answered as GraphQL JSON with a stable ``extensions.code``, with the
+HTTP status GraphQL-over-HTTP gives it for ``application/json``: 400 for a request
+that is not well-formed, 401, 405, 415, and 200 for errors of a well-formed request
+(a document that does not parse, validate, or fit the limits).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from typing import Any
+from urllib.parse import parse_qsl
+
+from graphql import DocumentNode, GraphQLError, GraphQLSchema, OperationType, validate
+
+from graphsvc.api.document_limits import (
+    PUBLIC_ROOT_FIELDS,
+    DocumentLimits,
+    Prepared,
+    measure,
+    parse_document,
+    root_field_names,
+    select_operation,
+    validation_rules,
+)
+from graphsvc.auth import AuthTable
+from graphsvc.errors import (
+    BadRequestError,
+    BatchNotSupportedError,
+    GraphsvcError,
+    InvalidInputError,
+    MethodNotAllowedError,
+    UnauthenticatedError,
+    UnsupportedMediaTypeError,
+)
+
+__all__ = ["FrontDoor", "Refusal", "status_of"]
+
+VALIDATE_THREAD_PREFIX = "graphsvc-validate"
+# What the envelope answers for a browser's GET without a query: GraphiQL's page.
+_IDE = object()
+_CACHE_MAX_CHARS = 16_384
+
+# HTTP status of a refusal (GraphQL-over-HTTP, application/json); others are 200.
+_STATUS = {
+    "BAD_REQUEST": 400,
+    "BATCH_NOT_SUPPORTED": 400,
+    "UNAUTHENTICATED": 401,
+    "METHOD_NOT_ALLOWED": 405,
+    "UNSUPPORTED_MEDIA_TYPE": 415,
+}
+
+
+def status_of(code: str) -> int:
+    """The HTTP status the front door answers a refusal with this code."""
+    return _STATUS.get(code, 200)
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A request answered at the front door: status, GraphQL errors, extra headers."""
+
+    status: int
+    errors: list[dict[str, Any]]
+    codes: list[str]
+    operation: str = "unknown"
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+
+
+def _error_json(error: GraphsvcError) -> dict[str, Any]:
+    ext: dict[str, Any] = {"code": error.code}
+    if error.details:
+        ext["details"] = error.details
+    return {"message": error.message, "extensions": ext}
+
+
+def _refuse(error: GraphsvcError, operation: str = "unknown") -> Refusal:
+    headers: list[tuple[bytes, bytes]] = []
+    if isinstance(error, UnauthenticatedError):
+        headers.append((b"www-authenticate", b"Bearer"))
+    if isinstance(error, MethodNotAllowedError):
+        allow = str(error.details.get("allow", "GET, POST"))
+        headers.append((b"allow", allow.encode()))
+    return Refusal(status_of(error.code), [_error_json(error)], [error.code], operation, headers)
+
+
+def _media_type(headers: Mapping[bytes, bytes]) -> tuple[str, dict[str, str]]:
+    raw = headers.get(b"content-type", b"").decode("latin-1")
+    kind, _, rest = raw.partition(";")
+    params = {}
+    for part in rest.split(";"):
+        key, _, value = part.strip().partition("=")
+        if key:
+            params[key.lower()] = value.strip().strip('"').lower()
+    return kind.strip().lower(), params
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except RecursionError as exc:
+        raise BadRequestError(f"{what} is nested too deeply") from exc
+    except ValueError as exc:
+        raise BadRequestError(f"{what} is not valid JSON: {exc}") from exc
+
+
+def _check_values(data: Any, max_depth: int) -> None:
+    """Every string well-formed Unicode, nothing nested deeper than ``max_depth``.
+
+    Raises:
+        BadRequestError: nested too deeply.
+        InvalidInputError: a string (or key) holds a lone surrogate.
+    """
+    stack: list[tuple[Any, int, str]] = [(data, 0, "")]
+    while stack:
+        value, depth, path = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    f"{path or 'the request'} is not well-formed Unicode (a lone surrogate)",
+                    details={"path": path},
+                ) from None
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= max_depth:
+            raise BadRequestError(
+                f"the request's JSON is nested deeper than {max_depth}",
+                details={"maxDepth": max_depth},
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                child = f"{path}.{key}" if path else str(key)
+                stack.append((key, depth + 1, path or "a key"))
+                stack.append((item, depth + 1, child))
+        else:
+            stack.extend((item, depth + 1, f"{path}[{i}]") for i, item in enumerate(value))
+
+
+@dataclass(frozen=True)
+class _Request:
+    query: str
+    variables: dict[str, Any]
+    operation_name: str | None
+
+
+def _fields(data: Any) -> _Request:
+    if isinstance(data, list):
+        raise BatchNotSupportedError(
+            "a JSON array of operations is not supported: send one operation per request"
+        )
+    if not isinstance(data, dict):
+        raise BadRequestError("the request body must be a JSON object")
+    query = data.get("query")
+    if query is None:
+        raise BadRequestError("the request has no GraphQL query (`query`)")
+    if not isinstance(query, str):
+        raise BadRequestError("`query` must be a string")
+    variables = data.get("variables")
+    if variables is not None and not isinstance(variables, dict):
+        raise BadRequestError("`variables` must be an object or null")
+    name = data.get("operationName")
+    if name is not None and not isinstance(name, str):
+        raise BadRequestError("`operationName` must be a string or null")
+    extensions = data.get("extensions")
+    if extensions is not None and not isinstance(extensions, dict):
+        raise BadRequestError("`extensions` must be an object or null")
+    return _Request(query, variables or {}, name or None)
+
+
+def _from_get(query_string: bytes) -> dict[str, Any] | None:
+    try:
+        pairs = parse_qsl(query_string.decode("utf-8"), keep_blank_values=True, errors="strict")
+    except UnicodeDecodeError as exc:
+        raise BadRequestError("the query string is not UTF-8") from exc
+    params: dict[str, str] = {}
+    for key, value in pairs:
+        params.setdefault(key, value)
+    if "query" not in params:
+        return None
+    data: dict[str, Any] = {"query": params["query"]}
+    for key in ("variables", "extensions"):
+        if params.get(key):
+            data[key] = _json(params[key], f"the `{key}` parameter")
+    if params.get("operationName"):
+        data["operationName"] = params["operationName"]
+    return data
+
+
+def _label(schema: GraphQLSchema, operation: OperationType, names: frozenset[str]) -> str:
+    """A bounded metrics label: the root fields, as graphsvc.api.errors names them."""
+    root = schema.get_root_type(operation)
+    label = set()
+    for name in names:
+        if name.startswith("__"):
+            label.add("introspection")
+        elif root is not None and name in root.fields:
+            label.add(name)
+        else:
+            label.add("unknown")
+    if not label:
+        return "unknown"
+    return "multi" if len(label) > 3 else "+".join(sorted(label))
+
+
+class FrontDoor:
+    """Checks every ``/graphql`` request (see the module doc)."""
+
+    def __init__(
+        self,
+        schema: GraphQLSchema,
+        auth: AuthTable | None,
+        limits: DocumentLimits,
+        *,
+        max_json_depth: int,
+        threads: int = 2,
+        cache_size: int = 256,
+    ) -> None:
+        self._schema = schema
+        self._auth = auth
+        self._limits = limits
+        self._max_json_depth = max_json_depth
+        self._rules = validation_rules()
+        self._pool = ThreadPoolExecutor(threads, thread_name_prefix=VALIDATE_THREAD_PREFIX)
+        self._cache: OrderedDict[str, tuple[DocumentNode, tuple[GraphQLError, ...]]] = OrderedDict()
+        self._cache_size = cache_size
+        self._cache_lock = threading.Lock()
+        self.cache_hits = 0
+
+    def close(self) -> None:
+        self._pool.shutdown(wait=False, cancel_futures=True)
+
+    async def admit(
+        self, method: str, headers: Mapping[bytes, bytes], query_string: bytes, body: bytes
+    ) -> Refusal | Prepared | None:
+        """Check one request: a refusal to answer, a prepared document, or None.
+
+        None means the request is not an operation (GraphiQL's page): strawberry
+        serves it as it is.
+        """
+        loop = asyncio.get_running_loop()
+        call = contextvars.copy_context().run
+        return await loop.run_in_executor(
+            self._pool, call, self._admit, method, headers, query_string, body
+        )
+
+    def _admit(
+        self, method: str, headers: Mapping[bytes, bytes], query_string: bytes, body: bytes
+    ) -> Refusal | Prepared | None:
+        try:
+            data = self._envelope(method, headers, query_string, body)
+            if data is _IDE:
+                return None
+            _check_values(data, self._max_json_depth)
+            request = _fields(data)
+        except GraphsvcError as exc:
+            return _refuse(exc)
+        cached = self._cached(request.query)
+        if cached is not None:
+            document, errors = cached
+        else:
+            try:
+                document = parse_document(request.query, self._limits)
+            except GraphsvcError as exc:
+                return _refuse(exc)
+            except GraphQLError as exc:
+                formatted = dict(exc.formatted)
+                formatted["extensions"] = {"code": "INVALID_INPUT"}
+                return Refusal(200, [formatted], ["INVALID_INPUT"])
+            except RecursionError:
+                # Bounded by the nesting limit; kept so that no parse can answer 500.
+                return _refuse(InvalidInputError("the document is nested too deeply"))
+            errors = None
+        try:
+            op = select_operation(document, request.operation_name)
+        except GraphsvcError as exc:
+            return _refuse(exc)
+        names = root_field_names(document, op)
+        label = _label(self._schema, op.operation, names)
+        try:
+            if method == "GET" and op.operation != OperationType.QUERY:
+                raise MethodNotAllowedError(
+                    f"a {op.operation.value} is sent with POST, not GET",
+                    details={"allow": "POST"},
+                )
+            if not names <= PUBLIC_ROOT_FIELDS:
+                self._authenticate(headers)
+            measure(self._schema, document, op, request.variables, self._limits)
+        except GraphsvcError as exc:
+            return _refuse(exc, label)
+        if errors is None:
+            errors = tuple(validate(self._schema, document, self._rules))
+            self._keep(request.query, document, errors)
+        return Prepared(request.query, document, errors)
+
+    def _cached(self, query: str) -> tuple[DocumentNode, tuple[GraphQLError, ...]] | None:
+        with self._cache_lock:
+            hit = self._cache.get(query)
+            if hit is not None:
+                self._cache.move_to_end(query)
+                self.cache_hits += 1
+            return hit
+
+    def _keep(self, query: str, document: DocumentNode, errors: tuple[GraphQLError, ...]) -> None:
+        if len(query) > _CACHE_MAX_CHARS or self._cache_size <= 0:
+            return
+        with self._cache_lock:
+            self._cache[query] = (document, errors)
+            self._cache.move_to_end(query)
+            while len(self._cache) > self._cache_size:
+                self._cache.popitem(last=False)
+
+    def _envelope(
+        self, method: str, headers: Mapping[bytes, bytes], query_string: bytes, body: bytes
+    ) -> Any:
+        if method == "GET":
+            data = _from_get(query_string)
+            if data is None:
+                accept = headers.get(b"accept", b"").decode("latin-1")
+                if "text/html" in accept or "*/*" in accept:
+                    return _IDE
+                raise BadRequestError("the request has no GraphQL query (`query` parameter)")
+            return data
+        if method != "POST":
+            raise MethodNotAllowedError(
+                "GraphQL is served over GET and POST", details={"allow": "GET, POST"}
+            )
+        kind, params = _media_type(headers)
+        if kind != "application/json":
+            raise UnsupportedMediaTypeError(
+                "send the operation as application/json", details={"contentType": kind or None}
+            )
+        if params.get("charset", "utf-8") not in {"utf-8", "utf8"}:
+            raise UnsupportedMediaTypeError(
+                "the body must be UTF-8", details={"charset": params["charset"]}
+            )
+        try:
+            text = body.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise BadRequestError("the request body is not UTF-8") from exc
+        return _json(text, "the request body")
+
+    def _authenticate(self, headers: Mapping[bytes, bytes]) -> None:
+        if self._auth is None:
+            raise UnauthenticatedError("no API tokens are configured (set GRAPHSVC_AUTH_FILE)")
+        authorization = headers.get(b"authorization")
+        self._auth.grant_for(authorization.decode("latin-1") if authorization else None)

@@ -1,0 +1,30 @@
+"""One worker process of ``graphsvc serve --workers N``: uvicorn's app factory.
+
+uvicorn's supervisor spawns each worker, which imports this module and calls
+:func:`app`. The parent (``graphsvc serve``) has started the managed Neo4j, applied
+the schema and chosen the auth file, and named both in the environment
+(``GRAPHSVC_NEO4J_URI``, ``GRAPHSVC_AUTH_FILE``): a worker reads its settings from
+there, loads the model, and serves as a replica of its own
+(:func:`graphsvc.runtime.serving`, entered and left by the app's lifespan).
+"""
+
+from __future__ import annotations
+
+from starlette.types import ASGIApp
+
+from graphsvc.api.app import create_app
+from graphsvc.auth import AuthTable
+from graphsvc.logging_setup import configure_logging
+from graphsvc.runtime import build_service, serving
+from graphsvc.settings import Settings
+
+__all__ = ["app"]
+
+
+def app() -> ASGIApp:
+    """The HTTP surface of one worker (the environment names its database and tokens)."""
+    settings = Settings.from_env()
+    service, runtime = build_service(settings, load_model=True)
+    auth = AuthTable.from_file(settings.auth_file)
+    configure_logging(settings.log_format, settings.log_level)
+    return create_app(service, auth, serving=lambda: serving(service), close=runtime.close)
