@@ -62,6 +62,10 @@ def _grant(args: argparse.Namespace, settings: Settings) -> Grant:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    # A refusal answers before the heavy imports (the SDK, the schema, the model).
+    grant = _grant(args, settings)
+    b = grant.binding
+
     import anyio
 
     from graphsvc.localdb import LocalNeo4j
@@ -70,8 +74,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.mcp_api.stdio import serve_stdio
     from graphsvc.runtime import build_service, serving
 
-    grant = _grant(args, settings)
-    b = grant.binding
     local = LocalNeo4j(settings, name="serve", progress=progress)
     started_here = settings.managed_neo4j and local.status() is None
     service, runtime = build_service(
