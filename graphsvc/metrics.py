@@ -151,5 +151,12 @@ class TimedEmbedder:
         EMBED_TEXTS.inc(len(texts))
         return vectors
 
+    def embed_query(self, text: str) -> list[float]:
+        encode = getattr(self._inner, "embed_query", None)
+        with EMBED_SECONDS.time():
+            vector: list[float] = encode(text) if encode else self._inner.embed([text])[0]
+        EMBED_TEXTS.inc()
+        return vector
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)

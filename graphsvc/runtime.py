@@ -105,7 +105,9 @@ class Parts:
             settings=settings,
             embedder=embedder
             if embedder is not None
-            else LazyEmbedder(model=settings.embedding_model),
+            else LazyEmbedder(
+                model=settings.embedding_model, query_precision=settings.query_precision
+            ),
             tokenizer=tokenizer if tokenizer is not None else get_tokenizer(),
             secret=secret_of(settings),
             clock=clock,

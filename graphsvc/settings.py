@@ -204,6 +204,10 @@ class Settings:
     # `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
     # unknown name is refused when the service is built (graphsvc.embed.lazy).
     embedding_model: str = "all-MiniLM-L6-v2"
+    # What embeds a search query: "int8", the model's ONNX graph quantised (about a
+    # quarter of fp32's time, cosine to it >= 0.99, recall unchanged within noise:
+    # bench/query_encoder.py), or "fp32". Bodies are always embedded in fp32.
+    query_precision: str = "int8"
     embed_batch: int = 64
 
     # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
@@ -295,6 +299,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
         if not 0 <= self.graph_first_default <= self.graph_first_max:
             raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
+        if self.query_precision not in {"int8", "fp32"}:
+            raise InvalidInputError("GRAPHSVC_QUERY_PRECISION must be int8 or fp32")
         if self.curator not in {"none", "rule", "ollama"}:
             raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
         if not self.erasure_max_delay_s > 0:  # NaN fails too

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from concurrent.futures import Future, ThreadPoolExecutor
 
-from graphsvc.embed.sentence import Embedder
+from graphsvc.embed.sentence import Embedder, embed_query
 
 __all__ = ["embed_soon"]
 
@@ -18,7 +18,7 @@ _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-embed")
 
 
 def _one(embedder: Embedder, text: str) -> list[float]:
-    return embedder.embed([text])[0]
+    return embed_query(embedder, text)
 
 
 def embed_soon(embedder: Embedder, text: str) -> Future[list[float]]:

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from functools import partial
 
 from graphsvc.embed.models import DEFAULT_MODEL, model_spec
-from graphsvc.embed.sentence import Embedder, get_embedder
+from graphsvc.embed.sentence import Embedder, embed_query, get_embedder
 
 __all__ = ["LazyEmbedder"]
 
@@ -33,12 +33,15 @@ class LazyEmbedder:
     """
 
     def __init__(
-        self, load: Callable[[], Embedder] | None = None, model: str = DEFAULT_MODEL
+        self,
+        load: Callable[[], Embedder] | None = None,
+        model: str = DEFAULT_MODEL,
+        query_precision: str = "int8",
     ) -> None:
         spec = model_spec(model)
         self.model_name = spec.name
         self.dimension = spec.dimension
-        self._load = load or partial(get_embedder, spec.key)
+        self._load = load or partial(get_embedder, spec.key, query_precision)
         self._lock = threading.Lock()
         self._real: Embedder | None = None
 
@@ -65,6 +68,10 @@ class LazyEmbedder:
     def query_runtime(self) -> str:
         """``onnxruntime`` or ``torch``: what embeds queries (loads the model)."""
         return str(getattr(self.load(), "query_runtime", "torch"))
+
+    def embed_query(self, text: str) -> list[float]:
+        """A search query's embedding (the real embedder's query path)."""
+        return embed_query(self.load(), text)
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Normalised embeddings, one per text; an empty list loads nothing."""

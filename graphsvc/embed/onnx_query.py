@@ -12,6 +12,14 @@ one text per run, spread over a few threads by ``SentenceEmbedder`` (on a busy
 batches, which wait at barriers whenever another process takes a core).
 
 The two paths agree to ~1e-7 per component (tests/unit/test_embed_onnx.py).
+
+Queries may also run on an int8 copy of the graph (``query_precision="int8"``, the
+default): ``onnxruntime.quantization.quantize_dynamic`` of the fp32 graph, weights
+int8 per channel, made once next to it in the cache. Bodies always take the fp32
+graph, so the stored embeddings do not change. On the LoCoMo questions the int8
+query vector's cosine to the fp32 one is ≥ 0.99 and recall by cosine is unchanged
+within its paired interval, at about a quarter of the time (bench/query_encoder.py,
+figures in docs/performance.md).
 """
 
 from __future__ import annotations
@@ -25,7 +33,9 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["OnnxQueryEncoder"]
+__all__ = ["QUERY_PRECISIONS", "OnnxQueryEncoder"]
+
+QUERY_PRECISIONS = ("int8", "fp32")
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
@@ -104,18 +114,22 @@ class OnnxQueryEncoder:
     """
 
     def __init__(
-        self, model: Any, model_dir: Path, cache_dir: Path, key: str = "all-MiniLM-L6-v2"
+        self,
+        model: Any,
+        model_dir: Path,
+        cache_dir: Path,
+        key: str = "all-MiniLM-L6-v2",
+        query_precision: str = "int8",
     ) -> None:
-        import onnxruntime as ort
-
         path = cache_dir / "onnx" / f"{key}-{_weights_digest(model_dir)}.onnx"
         if not path.is_file():
             _export(model, path)
-        options = ort.SessionOptions()
-        options.intra_op_num_threads = 1
-        options.inter_op_num_threads = 1
-        options.log_severity_level = 3
-        self._session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        self._session = _session(path)
+        self._query_session = self._session
+        self.query_precision = "fp32"
+        if query_precision == "int8":
+            self._query_session = _session(_quantised(path))
+            self.query_precision = "int8"
         self._tokenizer = model.tokenizer
         self._inputs = _inputs(model)
         self._max_tokens = int(model.max_seq_length)
@@ -139,10 +153,52 @@ class OnnxQueryEncoder:
         return out
 
     def encode_one(self, text: str) -> np.ndarray:
-        """The unit embedding of ``text`` (truncated like the PyTorch path)."""
+        """The unit embedding of ``text`` (truncated like the PyTorch path), fp32."""
+        return self._encode(self._session, text)
+
+    def encode_query(self, text: str) -> np.ndarray:
+        """The unit embedding of a query, at ``query_precision``."""
+        return self._encode(self._query_session, text)
+
+    def _encode(self, session: Any, text: str) -> np.ndarray:
         enc = self._tokenizer(
             [text], truncation=True, max_length=self._max_tokens, return_tensors="np"
         )
         feed = {name: enc[name].astype(np.int64) for name in self._inputs}
-        out: np.ndarray = self._session.run(None, feed)[0][0]
+        out: np.ndarray = session.run(None, feed)[0][0]
         return out
+
+
+def _session(path: Path) -> Any:
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.intra_op_num_threads = 1
+    options.inter_op_num_threads = 1
+    options.log_severity_level = 3
+    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+
+
+def _quantised(fp32: Path) -> Path:
+    """The int8 copy of ``fp32`` (weights per channel), made once, atomically."""
+    target = fp32.with_name(fp32.stem + "-int8.onnx")
+    if target.is_file():
+        return target
+    import logging
+
+    from onnxruntime.quantization import QuantType, quantize_dynamic
+
+    fd, tmp = tempfile.mkstemp(dir=fp32.parent, suffix=".onnx.tmp")
+    os.close(fd)
+    # quantize_dynamic logs a pre-processing hint through the root logger.
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        quantize_dynamic(str(fp32), tmp, weight_type=QuantType.QInt8, per_channel=True)
+        os.replace(tmp, target)
+    finally:
+        root.setLevel(level)
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+    return target

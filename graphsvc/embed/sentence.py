@@ -23,7 +23,7 @@ from graphsvc.embed.models import DEFAULT_MODEL, MODELS, ModelSpec, model_spec
 from graphsvc.errors import ModelLoadError
 from graphsvc.settings import offline_model_environment
 
-__all__ = ["Embedder", "SentenceEmbedder", "get_embedder"]
+__all__ = ["Embedder", "SentenceEmbedder", "embed_query", "get_embedder"]
 
 # The default model's name and dimension (what a database without a record holds).
 MODEL_NAME = MODELS[DEFAULT_MODEL].name
@@ -37,6 +37,16 @@ class Embedder(Protocol):
     dimension: int
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]: ...
+
+
+def embed_query(embedder: Embedder, text: str) -> list[float]:
+    """A search query's embedding: the embedder's query path where it has one (the
+    int8 ONNX graph of :class:`SentenceEmbedder`), else its ``embed``."""
+    encode = getattr(embedder, "embed_query", None)
+    if encode is not None:
+        vector: list[float] = encode(text)
+        return vector
+    return embedder.embed([text])[0]
 
 
 class SentenceEmbedder:
@@ -53,6 +63,7 @@ class SentenceEmbedder:
         use_onnx: bool = True,
         onnx_bodies: bool = True,
         spec: ModelSpec | None = None,
+        query_precision: str = "int8",
     ) -> None:
         from graphsvc.settings import default_cache_dir
 
@@ -87,7 +98,9 @@ class SentenceEmbedder:
             try:
                 from graphsvc.embed.onnx_query import OnnxQueryEncoder
 
-                self._onnx = OnnxQueryEncoder(self._model, model_dir, cache_root, spec.key)
+                self._onnx = OnnxQueryEncoder(
+                    self._model, model_dir, cache_root, spec.key, query_precision
+                )
                 if onnx_bodies:
                     # onnxruntime holds its own copy of the weights and serves queries
                     # and bodies: PyTorch's copy goes (all-mpnet-base-v2: -220 MB of
@@ -112,6 +125,13 @@ class SentenceEmbedder:
         if self._onnx is not None and self._onnx_bodies:
             return self._embed_onnx(texts)
         return self._embed_torch(texts)
+
+    def embed_query(self, text: str) -> list[float]:
+        """The embedding of a search query: the int8 graph unless ``query_precision``
+        says fp32 (bodies never take it; :mod:`graphsvc.embed.onnx_query`)."""
+        if self._onnx is not None:
+            return [float(x) for x in self._onnx.encode_query(text)]
+        return self.embed([text])[0]
 
     def _embed_onnx(self, texts: Sequence[str]) -> list[list[float]]:
         """Bodies through onnxruntime, one text per run, on up to four threads
@@ -197,16 +217,22 @@ def torch_inference() -> AbstractContextManager[Any]:
     return torch.inference_mode()
 
 
-def get_embedder(model: str = DEFAULT_MODEL) -> SentenceEmbedder:
+def get_embedder(model: str = DEFAULT_MODEL, query_precision: str = "int8") -> SentenceEmbedder:
     """The process-wide embedder of ``model`` (loading takes a few seconds).
 
     Raises:
-        InvalidInputError: no such model.
+        InvalidInputError: no such model, or no such query precision.
         ModelLoadError: its weights are missing or do not match their digests.
     """
-    return _embedder_of(model_spec(model).key)
+    from graphsvc.embed.onnx_query import QUERY_PRECISIONS
+
+    if query_precision not in QUERY_PRECISIONS:
+        from graphsvc.errors import InvalidInputError
+
+        raise InvalidInputError(f"query precision must be one of {list(QUERY_PRECISIONS)}")
+    return _embedder_of(model_spec(model).key, query_precision)
 
 
 @cache
-def _embedder_of(key: str) -> SentenceEmbedder:
-    return SentenceEmbedder(spec=MODELS[key])
+def _embedder_of(key: str, query_precision: str) -> SentenceEmbedder:
+    return SentenceEmbedder(spec=MODELS[key], query_precision=query_precision)

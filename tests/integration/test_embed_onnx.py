@@ -40,11 +40,11 @@ def test_query_path_is_onnxruntime_and_equals_pytorch(embedder: SentenceEmbedder
 def test_exported_graph_is_cached_and_reused(tmp_path: Path) -> None:
     first = SentenceEmbedder(cache_dir=tmp_path)
     files = sorted((tmp_path / "onnx").glob("*.onnx"))
-    assert len(files) == 1
-    stamp = files[0].stat().st_mtime_ns
+    assert [f.name.endswith("-int8.onnx") for f in files] == [True, False]  # query, body
+    stamps = [f.stat().st_mtime_ns for f in files]
     second = SentenceEmbedder(cache_dir=tmp_path)
     assert sorted((tmp_path / "onnx").glob("*.onnx")) == files
-    assert files[0].stat().st_mtime_ns == stamp
+    assert [f.stat().st_mtime_ns for f in files] == stamps
     assert second.embed(["quokka"]) == first.embed(["quokka"])
 
 
@@ -81,9 +81,30 @@ def test_mpnet_runs_on_onnxruntime_without_token_types_and_equals_pytorch(
     assert (mpnet.model_name, mpnet.dimension) == ("sentence-transformers/all-mpnet-base-v2", 768)
     assert mpnet.query_runtime == "onnxruntime"
     assert (tmp_path / "models" / "all-mpnet-base-v2" / ".graphsvc-verified").is_file()
-    assert [p.name.split("-")[1] for p in (tmp_path / "onnx").glob("*.onnx")] == ["mpnet"]
+    graphs = sorted(p.name for p in (tmp_path / "onnx").glob("*.onnx"))
+    assert [g.split("-")[1] for g in graphs] == ["mpnet", "mpnet"]  # fp32, and int8 for queries
     for text in TEXTS[:3]:
         fast = np.array(mpnet.embed([text])[0])
         slow = np.array(mpnet._embed_torch([text, "a", "b", "c", "d"])[0])
         assert fast.shape == (768,)
         assert float(np.abs(fast - slow).max()) < 1e-5, text[:40]
+
+
+@pytest.mark.req("ACT-1")
+def test_int8_query_path_is_close_to_fp32_and_bodies_stay_fp32(embedder: SentenceEmbedder) -> None:
+    assert embedder._onnx.query_precision == "int8"
+    assert embedder._onnx.path.with_name(embedder._onnx.path.stem + "-int8.onnx").is_file()
+    for text in TEXTS:
+        query = np.array(embedder.embed_query(text))
+        body = np.array(embedder.embed([text])[0])  # one text: the fp32 graph
+        slow = np.array(embedder._embed_torch([text])[0])
+        assert float(np.abs(body - slow).max()) < 1e-5, text[:40]  # bodies: fp32
+        assert abs(float(np.linalg.norm(query)) - 1.0) < 1e-3
+        assert 0.98 < float(query @ body) < 1.0, text[:40]  # quantised, not the same
+
+
+@pytest.mark.req("ACT-1")
+def test_fp32_query_precision_is_the_body_graph(tmp_path: Path) -> None:
+    exact = SentenceEmbedder(cache_dir=tmp_path, query_precision="fp32")
+    for text in TEXTS[:2]:
+        assert exact.embed_query(text) == exact.embed([text])[0]
