@@ -32,11 +32,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from mcp.shared.exceptions import MCPError
+from mcp_support import McpSession, http_session
 
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
-from tests.integration.mcp_support import McpSession, http_session
 
 EXAMPLES = int(os.environ.get("GRAPHSVC_MCP_FUZZ_EXAMPLES", "2000"))
 IN_FLIGHT = 8

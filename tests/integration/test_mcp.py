@@ -25,20 +25,20 @@ import httpx
 import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
-
-from graphsvc.core.binding import Binding
-from graphsvc.service import Service
-from graphsvc.settings import Settings
-from graphsvc.store.connection import Database
-from graphsvc.tokenizer import get_tokenizer
-from tests.integration.mcp_support import (
+from mcp_support import (
     McpSession,
     http_session,
     stdio_env,
     stdio_session,
     write_auth_file,
 )
-from tests.integration.write_support import subject_counts
+from write_support import subject_counts
+
+from graphsvc.core.binding import Binding
+from graphsvc.service import Service
+from graphsvc.settings import Settings
+from graphsvc.store.connection import Database
+from graphsvc.tokenizer import get_tokenizer
 
 AGENT_TOOLS = {
     "search",
