@@ -9,10 +9,10 @@ The package's layers, lowest first (a layer may import the layers below it)::
     core        graphsvc/core: pure rules, no I/O
     store       graphsvc/store: the only package that imports neo4j or runs a query
     localdb     graphsvc/localdb: the managed local Neo4j (launcher, store tools)
-    adapters    embed, tokenizer, signing_keys, server_secret, auth, inputs
+    adapters    embed, tokenizer, signing_keys, server_secret, auth, inputs, text_input
     use cases   graphsvc/ops, graphsvc/atomise, graphsvc/forensics, bulk_import, import_rows
     facade/root service (the facade), runtime (the composition root)
-    edges       graphsvc/api, the CLI (graphsvc/cli, __main__), seed
+    edges       graphsvc/api, graphsvc/mcp_api, the CLI (graphsvc/cli, __main__), seed
 
 Every ``import`` counts, those inside functions and under ``TYPE_CHECKING`` too (a
 type-only import still ties two modules together). An import from a layer to a
@@ -60,11 +60,20 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     (
         "adapters",
         2,
-        ("embed", "entities", "tokenizer", "signing_keys", "server_secret", "auth", "inputs"),
+        (
+            "embed",
+            "entities",
+            "tokenizer",
+            "signing_keys",
+            "server_secret",
+            "auth",
+            "inputs",
+            "text_input",
+        ),
     ),
     ("use cases", 3, ("ops", "atomise", "forensics", "bulk_import", "import_rows")),
     ("facade/root", 4, ("service", "runtime")),
-    ("edges", 5, ("api", "cli", "__main__", "seed")),
+    ("edges", 5, ("api", "mcp_api", "cli", "__main__", "seed")),
 )
 _RANK = {name: rank for name, rank, _ in LAYERS}
 

@@ -18,7 +18,7 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["RequestScope", "current", "new_request_id", "remaining_s", "scope"]
+__all__ = ["RequestScope", "current", "entered", "new_request_id", "remaining_s", "scope"]
 
 
 @dataclass
@@ -61,6 +61,21 @@ def scope(request_id: str, timeout_s: float | None) -> Iterator[RequestScope]:
         request_id=request_id,
         deadline=None if timeout_s is None else time.monotonic() + timeout_s,
     )
+    token = _CURRENT.set(sc)
+    try:
+        yield sc
+    finally:
+        _CURRENT.reset(token)
+
+
+@contextmanager
+def entered(sc: RequestScope) -> Iterator[RequestScope]:
+    """Make an existing scope current again, in a task or thread that did not inherit it.
+
+    The MCP transport serves a request in a task of its own session manager, whose
+    context is not the HTTP request's; the tool handler re-enters the request's
+    scope so the deadline and the answered codes are the request's.
+    """
     token = _CURRENT.set(sc)
     try:
         yield sc

@@ -85,6 +85,9 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     auth_file: str = ""
+    # `graphsvc mcp` (stdio): the API token of the auth file the process acts as
+    # (docs/agents.md); `--token` overrides it.
+    mcp_token: str = field(default="", repr=False)
     key_file: str = ""
     secret_file: str = ""
     # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz

@@ -49,6 +49,7 @@ from graphsvc.api.page_headers import html_page
 from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
+from graphsvc.mcp_api.http import McpHttp
 from graphsvc.metrics import (
     CONTENT_TYPE,
     TimedEmbedder,
@@ -72,6 +73,7 @@ _PATH_LABELS = {
     "/metrics": "metrics",
     "/": "root",
     "/lineage": "lineage-page",
+    "/mcp": "mcp",
 }
 
 
@@ -361,6 +363,8 @@ def create_app(
         max_json_depth=settings.max_json_depth,
     )
     health = Health(service.db, service.embedder, settings.retry_after_s)
+    # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
+    mcp = McpHttp(service, auth)
 
     async def root(_: Request) -> Response:
         return RedirectResponse("/graphql")
@@ -378,7 +382,8 @@ def create_app(
         apply_gc_policy(settings.gc_policy)
         with serving() if serving is not None else nullcontext():
             try:
-                yield
+                async with mcp.running():
+                    yield
             finally:
                 health.close()
                 front_door.close()
@@ -393,6 +398,7 @@ def create_app(
             Route("/readyz", health.readyz),
             Route("/metrics", metrics),
             Route("/graphql", graphql, methods=["GET", "POST"]),
+            Route("/mcp", mcp),
             lineage_route(),
             explore_route(),
             static_mount(),

@@ -27,7 +27,7 @@ from strawberry.extensions import SchemaExtension
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import BudgetExceededError
 
-__all__ = ["WriteBatchGate"]
+__all__ = ["WriteBatchGate", "check_batch_sizes"]
 
 
 class WriteBatchGate(SchemaExtension):
@@ -42,7 +42,7 @@ class WriteBatchGate(SchemaExtension):
         if document is not None and ctx.variables and ctx.pre_execution_errors is None:
             try:
                 for name in _change_list_variables(document):
-                    _check_sizes(ctx.variables.get(name), self.limits)
+                    check_batch_sizes(ctx.variables.get(name), self.limits)
             except BudgetExceededError as exc:
                 # Reported as a pre-execution error, strawberry skips validation
                 # and execution and the error keeps its code (ErrorCodes).
@@ -71,7 +71,7 @@ def _is_change_list(node: TypeNode) -> bool:
     return isinstance(inner, NamedTypeNode) and inner.name.value == "ChangeInput"
 
 
-def _check_sizes(changes: Any, limits: Limits) -> None:
+def check_batch_sizes(changes: Any, limits: Limits) -> None:
     """Raises BudgetExceededError for too many changes, links or sources."""
     if not isinstance(changes, list):
         return

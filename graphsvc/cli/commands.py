@@ -17,6 +17,7 @@ from graphsvc.cli import (
     index,
     inspect,
     jobs,
+    mcp_cmd,
     neo4j_cmd,
     purge,
     read,
@@ -32,6 +33,7 @@ __all__ = ["register"]
 _MODULES = (
     neo4j_cmd,
     serve,
+    mcp_cmd,
     write,
     import_cmd,
     search,

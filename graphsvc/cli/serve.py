@@ -30,7 +30,7 @@ from graphsvc.settings import Settings
 if TYPE_CHECKING:
     from graphsvc.runtime import Runtime
 
-__all__ = ["register"]
+__all__ = ["demo_auth_path", "register"]
 
 
 def register(sub: Any) -> None:
@@ -43,9 +43,14 @@ def register(sub: Any) -> None:
     serve.set_defaults(handler=_run)
 
 
+def demo_auth_path(settings: Settings) -> Path:
+    """Where ``serve`` keeps the demo tokens when ``GRAPHSVC_AUTH_FILE`` is not set."""
+    return settings.state_dir / "demo-auth.json"
+
+
 def _demo_auth_file(settings: Settings) -> Path:
     """An auth file for the demo subject, created once with a random token (0600)."""
-    path = settings.state_dir / "demo-auth.json"
+    path = demo_auth_path(settings)
     if not path.exists():
         path.parent.mkdir(parents=True, exist_ok=True)
         tokens = {
@@ -99,6 +104,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
         progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
         progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
+        progress(f"graphsvc: MCP (streamable HTTP) on http://{settings.host}:{settings.port}/mcp")
         configure_logging(settings.log_format, settings.log_level)
         if one:
             # graphsvc writes its own access line (no query string, with the request id).

@@ -1,0 +1,258 @@
+"""The MCP server of graphsvc: tools and resources over one Service, for one transport.
+
+:func:`build_server` makes the SDK's low-level :class:`mcp.server.Server` with
+handlers for ``tools/list``, ``tools/call``, ``resources/list``,
+``resources/templates/list`` and ``resources/read``. Who is calling comes from a
+:data:`GrantOf` function of the transport: stdio binds the whole process to the
+token it was started with (:mod:`graphsvc.cli.mcp_cmd`), HTTP takes each request's
+Bearer token (:mod:`graphsvc.mcp_api.http`). Either way the token's Grant gives the
+Binding and the capabilities, as in GraphQL (:mod:`graphsvc.api.context`):
+
+- ``tools/list`` shows the tools the token may call, no others (an agent token
+  never sees an operator tool);
+- ``tools/call`` of a tool the token may not call answers PERMISSION_DENIED;
+- every error of an operation is a tool result with ``isError: true``, its text
+  ``CODE: message`` and its ``structuredContent`` ``{code, message, details?}``
+  (graphsvc's stable codes); anything else is INTERNAL with no detail, logged with
+  its traceback; an unknown tool is a JSON-RPC error (invalid params).
+
+Each call runs in a worker thread (Service calls block on Neo4j and the model)
+inside a request scope, so it has the same deadline as a GraphQL request
+(``request_timeout_s``, enforced in Neo4j as the transaction timeout).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+import mcp_types as types
+from mcp.server import Server
+from mcp.server.context import ServerRequestContext
+from mcp.shared.exceptions import MCPError
+
+from graphsvc.api.schema import build_schema
+from graphsvc.auth import Grant
+from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
+from graphsvc.mcp_api.resources import TEMPLATES, read_resource
+from graphsvc.mcp_api.tools import Tool, build_tools
+from graphsvc.request_scope import RequestScope, entered, new_request_id, scope
+from graphsvc.service import Service
+
+__all__ = ["GrantOf", "ScopeOf", "build_server", "error_result"]
+
+log = logging.getLogger("graphsvc.mcp")
+
+GrantOf = Callable[[ServerRequestContext[Any, Any]], Grant]
+"""The caller's Grant for a request (raises UnauthenticatedError when there is none)."""
+
+ScopeOf = Callable[[ServerRequestContext[Any, Any]], RequestScope | None]
+"""The request scope the transport opened for a request, if any."""
+
+# JSON-RPC error codes: invalid params (JSON-RPC 2.0), resource not found (MCP),
+# and the server-defined one graphsvc answers every other coded error with.
+_INVALID_PARAMS = -32602
+_RESOURCE_NOT_FOUND = -32002
+_SERVER_ERROR = -32000
+
+_INSTRUCTIONS = (
+    "graphsvc is a versioned, cited memory. A turn: `search` or `read` (with a token "
+    "budget: put its `text` in context); answer; `observe` what the answer was made "
+    "from (the read's manifestId) to get an InputToken; `write` new or revised atoms "
+    "with that token; `record_use` once the answer was accepted. Errors carry a "
+    "stable code (CAS_CONFLICT: re-read the head and retry; TOKEN_INVALID: observe "
+    "again)."
+)
+
+
+def _version() -> str:
+    try:
+        return version("graphsvc")
+    except PackageNotFoundError:  # pragma: no cover - run from a tree without install
+        return "0"
+
+
+def build_server(
+    service: Service,
+    grant_of: GrantOf,
+    *,
+    scope_of: ScopeOf | None = None,
+    max_call_bytes: int | None = None,
+) -> Server[Any]:
+    """The MCP server for ``service``.
+
+    Args:
+        service: the facade every tool calls.
+        grant_of: the caller of a request (the transport's authentication).
+        scope_of: the request scope the transport opened (HTTP); without one, each
+            call opens its own with the configured request timeout (stdio).
+        max_call_bytes: the most bytes one call's arguments may take as JSON
+            (default: the settings' ``max_request_bytes``, the HTTP body limit).
+    """
+    settings = service.settings
+    tools = build_tools(build_schema(settings)._schema, service)
+    limit = settings.max_request_bytes if max_call_bytes is None else max_call_bytes
+
+    @contextmanager
+    def call_scope(ctx: ServerRequestContext[Any, Any]) -> Iterator[RequestScope]:
+        sc = scope_of(ctx) if scope_of is not None else None
+        if sc is not None:
+            with entered(sc):
+                yield sc
+        else:
+            with scope(new_request_id(), settings.request_timeout_s) as own:
+                yield own
+
+    async def list_tools(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListToolsResult:
+        grant = grant_of(ctx)
+        return types.ListToolsResult(
+            tools=[_tool(t) for t in tools.values() if t.capability in grant.can]
+        )
+
+    async def call_tool(
+        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+    ) -> types.CallToolResult:
+        tool = tools.get(params.name)
+        if tool is None:
+            # The name is not echoed: it is the caller's text.
+            raise MCPError(
+                code=_INVALID_PARAMS,
+                message="unknown tool; tools/list names the tools this token may call",
+                data={"code": "INVALID_INPUT"},
+            )
+        raw = params.arguments or {}
+        with call_scope(ctx) as sc:
+            sc.operation = f"mcp.{tool.name}"
+            started = time.perf_counter()
+            try:
+                grant = grant_of(ctx)
+                binding = grant.require(tool.capability)
+
+                def work() -> dict[str, Any]:
+                    _check_size(raw, limit)
+                    return tool.run(service, binding, raw)
+
+                result = await asyncio.to_thread(work)
+            except GraphsvcError as exc:
+                sc.codes.append(exc.code)
+                log.info("client error", extra={"code": exc.code, "tool": tool.name})
+                return error_result(exc)
+            except Exception:
+                sc.codes.append("INTERNAL")
+                log.exception("internal error", extra={"code": "INTERNAL", "tool": tool.name})
+                return error_result(GraphsvcError("internal error"))
+            log.debug(
+                "tool call",
+                extra={"tool": tool.name, "ms": round((time.perf_counter() - started) * 1e3, 2)},
+            )
+        return _result(tool, result)
+
+    async def list_resources(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        grant_of(ctx)
+        # Atoms are found with search/read; the templates say how to name one.
+        return types.ListResourcesResult(resources=[])
+
+    async def list_templates(
+        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        grant_of(ctx)
+        return types.ListResourceTemplatesResult(resource_templates=list(TEMPLATES))
+
+    async def read(
+        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        with call_scope(ctx) as sc:
+            sc.operation = "mcp.resource"
+            try:
+                binding = grant_of(ctx).require("read")
+                return await asyncio.to_thread(read_resource, service, binding, params.uri)
+            except GraphsvcError as exc:
+                sc.codes.append(exc.code)
+                log.info("client error", extra={"code": exc.code, "tool": "resources/read"})
+                code = {"NOT_FOUND": _RESOURCE_NOT_FOUND, "INVALID_INPUT": _INVALID_PARAMS}
+                raise MCPError(
+                    code=code.get(exc.code, _SERVER_ERROR), message=exc.message, data=exc.to_dict()
+                ) from exc
+
+    return Server(
+        "graphsvc",
+        version=_version(),
+        title="graphsvc memory",
+        instructions=_INSTRUCTIONS,
+        get_tool_input_schema=lambda name: tools[name].input_schema() if name in tools else None,
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_list_resources=list_resources,
+        on_list_resource_templates=list_templates,
+        on_read_resource=read,
+    )
+
+
+def _tool(t: Tool) -> types.Tool:
+    d = t.definition
+    return types.Tool(
+        name=t.name,
+        description=t.description,
+        input_schema=t.input_schema(),
+        annotations=types.ToolAnnotations(
+            read_only_hint=d.read_only,
+            destructive_hint=d.destructive,
+            idempotent_hint=d.idempotent,
+            open_world_hint=False,
+        ),
+    )
+
+
+def _result(tool: Tool, result: dict[str, Any]) -> types.CallToolResult:
+    content: list[types.ContentBlock]
+    if tool.name == "read":
+        # The model-facing text on its own, then what the host keeps (refs, manifest id).
+        rest = {k: v for k, v in result.items() if k != "text"}
+        content = [_text(result["text"]), _text(json.dumps(rest, ensure_ascii=False))]
+    else:
+        content = [_text(json.dumps(result, ensure_ascii=False))]
+    return types.CallToolResult(content=content, structured_content=result)
+
+
+def error_result(exc: GraphsvcError) -> types.CallToolResult:
+    """A tool error carrying graphsvc's code: text ``CODE: message``, structured
+    ``{code, message, details?}``."""
+    return types.CallToolResult(
+        content=[_text(f"{exc.code}: {exc.message}")],
+        structured_content=exc.to_dict(),
+        is_error=True,
+    )
+
+
+def _text(text: str) -> types.TextContent:
+    return types.TextContent(type="text", text=text)
+
+
+def _check_size(raw: Any, limit: int) -> None:
+    """Refuse a call whose arguments are larger than ``limit`` bytes as JSON.
+
+    Over HTTP the body limit refused a larger request already (413); over stdio
+    nothing else bounds one message.
+
+    Raises:
+        InvalidInputError: the arguments are not a JSON object.
+        BudgetExceededError: they are too large.
+    """
+    if not isinstance(raw, dict):
+        raise InvalidInputError("arguments must be a JSON object")
+    size = len(json.dumps(raw, ensure_ascii=False).encode("utf-8", "surrogatepass"))
+    if size > limit:
+        raise BudgetExceededError(
+            f"the call's arguments take {size} bytes; the limit is {limit}",
+            details={"limit": "request bytes", "max": limit},
+        )

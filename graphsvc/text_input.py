@@ -1,0 +1,64 @@
+"""Checks on a caller's JSON that an edge makes before anything runs.
+
+A lone surrogate (U+D800–U+DFFF not in a pair) is not a Unicode scalar value: it
+cannot be encoded as UTF-8, so the Neo4j driver, tiktoken and the embedder would
+fail on it deep inside an operation. JSON can carry one (``"\\ud800"``) and Python's
+``json`` module decodes it, so an edge refuses it up front as INVALID_INPUT, with
+the path of the offending value, as ``/graphql``'s front door does
+(:mod:`graphsvc.api.front_door`); nesting deeper than the configured
+``max_json_depth`` is refused the same way. The walk is iterative, linear in the
+size of the value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from graphsvc.errors import InvalidInputError
+
+__all__ = ["check_json_values"]
+
+
+def check_json_values(data: Any, max_depth: int, path: str = "") -> None:
+    """Every string (object keys too) of a JSON-like ``data`` well-formed Unicode,
+    nothing nested deeper than ``max_depth``.
+
+    Raises:
+        InvalidInputError: a lone surrogate (the message names its path, never the
+            text), or nesting deeper than ``max_depth``.
+    """
+    stack: list[tuple[Any, int, str]] = [(data, 0, path)]
+    while stack:
+        value, depth, where = stack.pop()
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise InvalidInputError(
+                    f"{where or 'the value'} is not well-formed Unicode (a lone surrogate)",
+                    details={"path": where},
+                ) from None
+            continue
+        if not isinstance(value, dict | list):
+            continue
+        if depth >= max_depth:
+            raise InvalidInputError(
+                f"{where or 'the value'} is nested deeper than {max_depth}",
+                details={"maxDepth": max_depth},
+            )
+        if isinstance(value, dict):
+            for key, item in value.items():
+                # A bad key is named by its parent: the message must not quote it.
+                stack.append((key, depth + 1, f"{where or 'the value'} (a key)"))
+                if isinstance(key, str) and _well_formed(key):
+                    stack.append((item, depth + 1, f"{where}.{key[:64]}" if where else key[:64]))
+        else:
+            stack.extend((item, depth + 1, f"{where}[{i}]") for i, item in enumerate(value))
+
+
+def _well_formed(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
