@@ -14,18 +14,26 @@ from __future__ import annotations
 
 from typing import Any
 
-from graphsvc.errors import InvalidInputError
+from graphsvc.errors import GraphsvcError, InvalidInputError
 
 __all__ = ["check_json_values"]
 
 
-def check_json_values(data: Any, max_depth: int, path: str = "") -> None:
+def check_json_values(
+    data: Any,
+    max_depth: int,
+    path: str = "",
+    *,
+    too_deep: type[GraphsvcError] = InvalidInputError,
+) -> None:
     """Every string (object keys too) of a JSON-like ``data`` well-formed Unicode,
     nothing nested deeper than ``max_depth``.
 
     Raises:
         InvalidInputError: a lone surrogate (the message names its path, never the
-            text), or nesting deeper than ``max_depth``.
+            text).
+        GraphsvcError: nesting deeper than ``max_depth``, as ``too_deep`` (the front
+            door of ``/graphql`` answers a too-deep body 400 BAD_REQUEST).
     """
     stack: list[tuple[Any, int, str]] = [(data, 0, path)]
     while stack:
@@ -42,7 +50,7 @@ def check_json_values(data: Any, max_depth: int, path: str = "") -> None:
         if not isinstance(value, dict | list):
             continue
         if depth >= max_depth:
-            raise InvalidInputError(
+            raise too_deep(
                 f"{where or 'the value'} is nested deeper than {max_depth}",
                 details={"maxDepth": max_depth},
             )

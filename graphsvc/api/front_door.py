@@ -70,6 +70,7 @@ from graphsvc.errors import (
     UnauthenticatedError,
     UnsupportedMediaTypeError,
 )
+from graphsvc.text_input import check_json_values
 
 __all__ = ["FrontDoor", "Refusal", "status_of"]
 
@@ -139,41 +140,6 @@ def _json(text: str, what: str) -> Any:
         raise BadRequestError(f"{what} is nested too deeply") from exc
     except ValueError as exc:
         raise BadRequestError(f"{what} is not valid JSON: {exc}") from exc
-
-
-def _check_values(data: Any, max_depth: int) -> None:
-    """Every string well-formed Unicode, nothing nested deeper than ``max_depth``.
-
-    Raises:
-        BadRequestError: nested too deeply.
-        InvalidInputError: a string (or key) holds a lone surrogate.
-    """
-    stack: list[tuple[Any, int, str]] = [(data, 0, "")]
-    while stack:
-        value, depth, path = stack.pop()
-        if isinstance(value, str):
-            try:
-                value.encode("utf-8")
-            except UnicodeEncodeError:
-                raise InvalidInputError(
-                    f"{path or 'the request'} is not well-formed Unicode (a lone surrogate)",
-                    details={"path": path},
-                ) from None
-            continue
-        if not isinstance(value, dict | list):
-            continue
-        if depth >= max_depth:
-            raise BadRequestError(
-                f"the request's JSON is nested deeper than {max_depth}",
-                details={"maxDepth": max_depth},
-            )
-        if isinstance(value, dict):
-            for key, item in value.items():
-                child = f"{path}.{key}" if path else str(key)
-                stack.append((key, depth + 1, path or "a key"))
-                stack.append((item, depth + 1, child))
-        else:
-            stack.extend((item, depth + 1, f"{path}[{i}]") for i, item in enumerate(value))
 
 
 @dataclass(frozen=True)
@@ -290,7 +256,7 @@ class FrontDoor:
             data = self._envelope(method, headers, query_string, body)
             if data is _IDE:
                 return None
-            _check_values(data, self._max_json_depth)
+            check_json_values(data, self._max_json_depth, too_deep=BadRequestError)
             request = _fields(data)
         except GraphsvcError as exc:
             return _refuse(exc)
