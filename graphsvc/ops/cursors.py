@@ -10,10 +10,15 @@ a later call is CURSOR_EXPIRED; so is a missing or expired evaluation.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import logging
+import threading
+import time
 import uuid
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -21,6 +26,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.request_scope import remaining_s
 from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
 
@@ -79,6 +85,15 @@ def generation_of(state: Mapping[str, Any], model_name: str) -> str:
     return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
 
 
+log = logging.getLogger("graphsvc.cursors")
+
+# Evaluations being stored by this process (Pager.save_later), by id.
+_SAVING: dict[str, Future[None]] = {}
+_SAVING_LOCK = threading.Lock()
+# How long a later page waits for an evaluation another replica is still storing.
+_SETTLE_S = 2.0
+
+
 @dataclass(frozen=True)
 class CursorLimits:
     """The settings a cursor depends on: its lifetime and the ranking settings' hash."""
@@ -100,6 +115,7 @@ class FrozenEvaluation:
     payload: dict[str, Any]
     expires_at: float
     now: float
+    purge_epoch: int = 0
 
 
 @dataclass(frozen=True)
@@ -121,11 +137,19 @@ class Pager:
         """
         return generation_of(store.subject_state(self.db, subject), self.model_name)
 
-    def frozen(self, binding: Binding, payload: dict[str, Any]) -> FrozenEvaluation:
-        """A new frozen evaluation of ``payload`` (stored by :meth:`save_evaluation`)."""
+    def frozen(
+        self, binding: Binding, payload: dict[str, Any], generation: str
+    ) -> FrozenEvaluation:
+        """A new frozen evaluation of ``payload`` made at index ``generation`` (stored by
+        :meth:`save_later`, only while that generation's purge epoch holds)."""
         now = self.clock()
         return FrozenEvaluation(
-            binding.subject, uuid.uuid4().hex, payload, now + self.limits.lifetime_s, now
+            binding.subject,
+            uuid.uuid4().hex,
+            payload,
+            now + self.limits.lifetime_s,
+            now,
+            int(generation.rsplit(":", 1)[-1]),
         )
 
     def save_evaluation(self, frozen: FrozenEvaluation) -> None:
@@ -141,7 +165,31 @@ class Pager:
             payload=json.dumps(frozen.payload, separators=(",", ":")),
             expires_at=frozen.expires_at,
             now=frozen.now,
+            purge_epoch=frozen.purge_epoch,
         )
+
+    def save_later(self, frozen: FrozenEvaluation) -> None:
+        """Store ``frozen`` on a side thread; the answer that hands out its cursor does
+        not wait for the commit (no write on a search's or read's path).
+
+        Until the commit, this process's :meth:`open_cursor` waits for the save; another
+        replica's waits for the row to appear (``_SETTLE_S``). A save that fails is
+        logged; its cursor then answers CURSOR_EXPIRED ("gone"), as after a restart.
+        """
+        future = self.db.soon(lambda: self.save_evaluation(frozen), label="save evaluation")
+        with _SAVING_LOCK:
+            _SAVING[frozen.eval_id] = future
+
+        def done(f: Future[None]) -> None:
+            with _SAVING_LOCK:
+                _SAVING.pop(frozen.eval_id, None)
+            if not f.cancelled() and f.exception() is not None:
+                log.warning(
+                    "evaluation not stored; its cursor will be expired",
+                    extra={"code": getattr(f.exception(), "code", "INTERNAL")},
+                )
+
+        future.add_done_callback(done)
 
     def save_and_cursor(
         self,
@@ -152,13 +200,14 @@ class Pager:
         offset: int,
         generation: str,
     ) -> str:
-        """Store the frozen evaluation and return the cursor of the page at ``offset``.
+        """The cursor of the page at ``offset``, its frozen evaluation stored behind it
+        (:meth:`save_later`: after the answer, not before).
 
         ``generation`` is the index generation read with the evaluation: if a purge
         moved it since, the cursor is already stale and later pages say so.
         """
-        frozen = self.frozen(binding, payload)
-        self.save_evaluation(frozen)
+        frozen = self.frozen(binding, payload, generation)
+        self.save_later(frozen)
         return self.next_cursor(
             binding, kind, query_hash, frozen.eval_id, offset, frozen.expires_at, generation
         )
@@ -189,6 +238,16 @@ class Pager:
             },
         )
 
+    def _load(self, subject: str, eval_id: str) -> str | None:
+        """The stored evaluation, once its save (here or on another replica) is done."""
+        _wait_saving(eval_id)
+        payload = store.load_evaluation(self.db, subject, eval_id)
+        settle = time.monotonic() + _SETTLE_S
+        while payload is None and time.monotonic() < settle:
+            time.sleep(0.05)  # stored later by another replica's save_later
+            payload = store.load_evaluation(self.db, subject, eval_id)
+        return payload
+
     def open_cursor(
         self, binding: Binding, kind: str, cursor: str, query_hash: str, generation: str
     ) -> tuple[dict[str, Any], str, int, float]:
@@ -216,7 +275,16 @@ class Pager:
                 )
         if self.clock() >= float(claims.get("x", 0)):
             raise CursorExpiredError("cursor has expired")
-        payload = store.load_evaluation(self.db, binding.subject, str(claims.get("e")))
+        payload = self._load(binding.subject, str(claims.get("e")))
         if payload is None:
             raise CursorExpiredError("the evaluation behind this cursor is gone")
         return json.loads(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
+
+
+def _wait_saving(eval_id: str) -> None:
+    with _SAVING_LOCK:
+        future = _SAVING.get(eval_id)
+    if future is not None:
+        remaining = remaining_s()
+        with contextlib.suppress(Exception):  # a failed save: the row is not there
+            future.result(timeout=None if remaining is None else max(0.0, remaining))

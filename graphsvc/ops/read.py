@@ -42,8 +42,6 @@ from graphsvc.store.manifests import NewManifest, save_manifest
 from graphsvc.store.views import load_views
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future
-
     from graphsvc.embed import Embedder
     from graphsvc.settings import Settings
     from graphsvc.tokenizer import Tokenizer
@@ -156,23 +154,15 @@ def read(
     else:
         page = reader.first_page(query_text, depth, limit, include_archived)
     bodies, required, validation = page.closed
-    try:
-        result = pack(
-            page.roots,
-            bodies,
-            required,
-            memory_token_budget,
-            tokenizer.count,
-            work_limit=limits.packing_work,
-        )
-        manifest = _record(reader, query_text, result, page.evaluated_at, bodies)
-    finally:
-        # The evaluation's write never outlives the request, even when packing or
-        # the manifest failed (then its error is the one raised).
-        for _, pending in page.started:
-            pending.exception()  # waits; does not raise
-    if page.saving is not None and (error := page.saving[1].exception()) is not None:
-        raise error
+    result = pack(
+        page.roots,
+        bodies,
+        required,
+        memory_token_budget,
+        tokenizer.count,
+        work_limit=limits.packing_work,
+    )
+    manifest = _record(reader, query_text, result, page.evaluated_at, bodies)
     return ReadResult(
         text=result.text,
         format_version=FORMAT_VERSION,
@@ -205,8 +195,6 @@ def _check(
 
 
 _Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
-# A frozen evaluation and its write, started in a worker thread.
-_Saving = tuple[FrozenEvaluation, "Future[None]"]
 
 
 @dataclass
@@ -222,10 +210,8 @@ class _Page:
     offset: int = 0
     eval_id: str = ""
     expires: float = 0.0
-    # The next page's frozen evaluation being written (first pages only), and every
-    # attempt's, should the driver retry the evaluation.
-    saving: _Saving | None = None
-    started: tuple[_Saving, ...] = ()
+    # The next page's frozen evaluation, stored behind the answer (first pages only).
+    saving: FrozenEvaluation | None = None
 
 
 @dataclass(frozen=True)
@@ -266,19 +252,12 @@ class _Reader:
 
     def first_page(self, query_text: str, depth: int, limit: int, include_archived: bool) -> _Page:
         """The first page: one evaluation, closures and bodies in its transaction."""
-        started: list[_Saving] = []
 
         def then(tx: Tx, ev: Evaluation) -> _Page:
             ranked = ev.ranked_rows()
             roots = _roots(ranked[:limit])
             closed = self.closures(tx, [c.ref for c in roots])
-            page = _Page(ranked, roots, closed, ev.diagnostics, ev.evaluated_at, "")
-            if limit < len(ranked):
-                # The next page's frozen evaluation does not depend on the packing:
-                # Neo4j writes it while this thread packs.
-                page.saving = self.save_soon(ev, ranked)
-                started.append(page.saving)
-            return page
+            return _Page(ranked, roots, closed, ev.diagnostics, ev.evaluated_at, "")
 
         ev, page = evaluate_then(
             self.db,
@@ -292,14 +271,17 @@ class _Reader:
             then=then,
         )
         page.generation = ev.generation
-        page.started = tuple(started)
+        if limit < len(page.ranked):
+            # Stored once (not per attempt of a retried transaction), behind the answer:
+            # the cursor's later page waits for it (Pager.save_later).
+            page.saving = self.save_soon(ev, page.ranked)
         return page
 
-    def save_soon(self, ev: Evaluation, ranked: list[dict[str, Any]]) -> _Saving:
+    def save_soon(self, ev: Evaluation, ranked: list[dict[str, Any]]) -> FrozenEvaluation:
         payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
-        frozen = self.pager.frozen(self.binding, payload)
-        pending = self.db.soon(lambda: self.pager.save_evaluation(frozen), label="save evaluation")
-        return frozen, pending
+        frozen = self.pager.frozen(self.binding, payload, ev.generation)
+        self.pager.save_later(frozen)
+        return frozen
 
     def next_page(self, page: _Page, qhash: str, limit: int) -> str | None:
         """The cursor of the next page, if there is one (its evaluation already stored)."""
@@ -307,8 +289,8 @@ class _Reader:
         if next_offset >= len(page.ranked):
             return None
         eval_id, expires = page.eval_id, page.expires
-        if page.saving is not None:  # stored (waited for) before its cursor is out
-            eval_id, expires = page.saving[0].eval_id, page.saving[0].expires_at
+        if page.saving is not None:  # being stored behind the answer
+            eval_id, expires = page.saving.eval_id, page.saving.expires_at
         return self.pager.next_cursor(
             self.binding, "read", qhash, eval_id, next_offset, expires, page.generation
         )

@@ -29,17 +29,27 @@ def subject_state(db: Database, subject: str, tx: Tx | None = None) -> SubjectSt
 
 
 def save_evaluation(
-    db: Database, *, subject: str, eval_id: str, payload: str, expires_at: float, now: float
-) -> None:
-    """Store one frozen evaluation (``payload`` already JSON) as its own transaction."""
-    db.write(
+    db: Database,
+    *,
+    subject: str,
+    eval_id: str,
+    payload: str,
+    expires_at: float,
+    now: float,
+    purge_epoch: int,
+) -> bool:
+    """Store one frozen evaluation (``payload`` already JSON) as its own transaction;
+    False when a purge of the subject is unfinished or has moved its epoch since."""
+    rows = db.write(
         "cursor/save_evaluation",
         subject=subject,
         evalId=eval_id,
         payload=payload,
         expiresAt=expires_at,
         now=now,
+        purgeEpoch=purge_epoch,
     )
+    return bool(rows and rows[0]["saved"])
 
 
 def load_evaluation(db: Database, subject: str, eval_id: str) -> str | None:

@@ -648,3 +648,36 @@ def test_purge_killed_after_each_step_resumes_and_leaves_nothing_behind(
     assert [w for w in erased if w in blob] == []
     assert all(fulltext_hits(db, w) == 1 for w in kept)
     assert [w for w in erased if fulltext_hits(db, w)] == []
+
+
+@pytest.mark.req("LNK-6", "CUR-1")
+def test_an_evaluation_stored_after_its_answer_is_refused_once_a_purge_moved_the_epoch(
+    service: Service, db: Database, human: Binding
+) -> None:
+    # Searches store the evaluation behind their cursor after answering (Pager.save_later):
+    # a save that lands after a purge must not bring back the ids it erased.
+    from graphsvc.store.cursors import save_evaluation, subject_state
+
+    s = human.subject
+    create(service, human, "quartz geodes form in hollow rock")
+    epoch = int(subject_state(db, s)["purgeEpoch"])
+    args = {"subject": s, "payload": "{}", "expires_at": 1e12, "now": 0.0}
+    assert save_evaluation(db, eval_id="before", purge_epoch=epoch, **args)
+    db.driver.execute_query(
+        "CREATE (:PurgeMarker {subject: $s, atomId: 'x'})", {"s": s}, database_=db.database
+    )
+    assert not save_evaluation(db, eval_id="during", purge_epoch=epoch, **args)
+    db.driver.execute_query(
+        "MATCH (p:PurgeMarker {subject: $s}) DELETE p "
+        "MERGE (st:SubjectState {subject: $s}) SET st.purgeEpoch = $e",
+        {"s": s, "e": epoch + 1},
+        database_=db.database,
+    )
+    assert not save_evaluation(db, eval_id="after", purge_epoch=epoch, **args)
+    assert save_evaluation(db, eval_id="new", purge_epoch=epoch + 1, **args)
+    stored = db.driver.execute_query(
+        "MATCH (e:Evaluation {subject: $s}) RETURN e.evalId AS id ORDER BY id",
+        {"s": s},
+        database_=db.database,
+    ).records
+    assert [r["id"] for r in stored] == ["before", "new"]
