@@ -14,7 +14,6 @@ import contextlib
 import hashlib
 import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -87,9 +86,9 @@ def generation_of(state: Mapping[str, Any], model_name: str) -> str:
 
 log = logging.getLogger("graphsvc.cursors")
 
-# Evaluations being stored by this process (Pager.save_later), by id.
+# Evaluations being stored by this process (Pager.save_later), by id. One insert
+# and one pop per save: atomic dict operations, no lock needed.
 _SAVING: dict[str, Future[None]] = {}
-_SAVING_LOCK = threading.Lock()
 # How long a later page waits for an evaluation another replica is still storing.
 _SETTLE_S = 2.0
 
@@ -177,12 +176,10 @@ class Pager:
         logged; its cursor then answers CURSOR_EXPIRED ("gone"), as after a restart.
         """
         future = self.db.soon(lambda: self.save_evaluation(frozen), label="save evaluation")
-        with _SAVING_LOCK:
-            _SAVING[frozen.eval_id] = future
+        _SAVING[frozen.eval_id] = future
 
         def done(f: Future[None]) -> None:
-            with _SAVING_LOCK:
-                _SAVING.pop(frozen.eval_id, None)
+            _SAVING.pop(frozen.eval_id, None)
             if not f.cancelled() and f.exception() is not None:
                 log.warning(
                     "evaluation not stored; its cursor will be expired",
@@ -282,8 +279,7 @@ class Pager:
 
 
 def _wait_saving(eval_id: str) -> None:
-    with _SAVING_LOCK:
-        future = _SAVING.get(eval_id)
+    future = _SAVING.get(eval_id)
     if future is not None:
         remaining = remaining_s()
         with contextlib.suppress(Exception):  # a failed save: the row is not there

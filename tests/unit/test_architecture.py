@@ -74,13 +74,15 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
     # work and model calls live only in the host layer (graphsvc/atomise).
     forbidden = {"threading", "sched", "asyncio", "concurrent", "httpx", "graphsvc.atomise"}
     # The one exception: a request may run independent reads and writes of its own
-    # side by side and waits for every one of them before it answers
-    # (Database.soon / read_soon, awaited in ops/evaluate,
-    # store/retrieval and ops/read) — nothing outlives the request.
+    # side by side (Database.soon / read_soon, awaited in ops/evaluate,
+    # store/retrieval and ops/read); the one write that may end just after the
+    # answer is the frozen evaluation behind the request's own cursor (auxiliary
+    # state, CORE-2; ops/cursors.Pager.save_later). Nothing is scheduled.
     request_scoped = {
         ("store", "connection.py"): {"concurrent.futures"},
         ("ops", "evaluate.py"): {"concurrent.futures"},
         ("ops", "read.py"): {"concurrent.futures"},
+        ("ops", "cursors.py"): {"concurrent.futures"},
     }
     offenders = []
     for folder in ("core", "ops", "store"):
