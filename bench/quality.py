@@ -426,6 +426,7 @@ def use_analyzer(db: Database, analyzer: str) -> None:
         database_=db.database,
     )
     db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
+    db.write("index/clear_fulltext_rebuild")  # a new index generation (see store/retrieval)
 
 
 def parse_variant(spec: str) -> dict[str, Any]:

@@ -240,6 +240,13 @@ class AcquireQuery:
     similar_heads: int = 0
 
 
+# db.facts[_ANALYZER_FACT]: the fulltext index's analyzer as this process last read
+# it, with the index generation it was read at (search/fulltext_candidates returns the
+# current one): the index changes only by `graphsvc index rebuild --fulltext`, which
+# moves the generation.
+_ANALYZER_FACT = "fulltextAnalyzer"
+
+
 def acquire(
     tx: ManagedTransaction,
     db: Database,
@@ -272,8 +279,10 @@ def acquire(
     # an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
     # scored by Lucene. Both are read beside the fulltext query, every evaluation.
     analyzer = stats = None
+    known: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
     if q.subject_stats and _has_word(text):
-        analyzer = db.read_soon("index/fulltext_state")
+        if known is None:
+            analyzer = db.read_soon("index/fulltext_state")
         stats = _subject_stats_soon(db, subject, text, q.proximity, q.subject_stats_max)
     pool = q.lexical_pool or q.max_seeds
     k = max(q.max_seeds * q.oversample, pool)
@@ -295,9 +304,16 @@ def acquire(
             embed=q.max_seeds,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
-    if analyzer is not None and stats is not None:
-        rows = analyzer.result()
-        acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+    if stats is not None:
+        generation = int((state or {}).get("fulltextGeneration") or 0)
+        if known is not None and known[0] == generation:
+            acq.index_analyzer = known[1]
+        else:
+            # First search of this process, or the index was rebuilt since.
+            rows = (analyzer or db.read_soon("index/fulltext_state")).result()
+            acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+            if rows and state is not None and not state.get("rebuilding"):
+                db.facts[_ANALYZER_FACT] = (generation, acq.index_analyzer)
         subject_stats = stats()
         if acq.lexical and acq.index_analyzer == ANALYZER:
             acq.subject_stats = subject_stats

@@ -55,6 +55,9 @@ def _recreate_with_old_analyzer(db: Database) -> None:
         database_=db.database,
     )
     _run(db, "CALL db.awaitIndexes(120)")
+    # A new index generation, as the rebuild command leaves: a process that read the
+    # analyzer before (store/retrieval keeps it) reads it again.
+    db.write("index/clear_fulltext_rebuild")
 
 
 @pytest.fixture()
@@ -169,3 +172,38 @@ def test_cli_rebuilds_the_fulltext_index_with_a_json_report(
         "populationPercent": 100.0,
         "analyzer": FULLTEXT_ANALYZER,
     }
+
+
+def _analyzer_reads() -> int:
+    from graphsvc.metrics import REGISTRY
+
+    return sum(
+        int(s.value)
+        for metric in REGISTRY.collect()
+        for s in metric.samples
+        if s.name == "graphsvc_neo4j_query_duration_seconds_count"
+        and s.labels.get("query") == "index/fulltext_state"
+    )
+
+
+@pytest.mark.req("ACT-1")
+def test_the_analyzer_is_read_once_per_index_generation(service: Service, db: Database) -> None:
+    binding = Binding(f"t-ana-{uuid.uuid4().hex[:8]}", "default", "human", "h")
+    changes = [
+        {
+            "id": "a",
+            "op": "create",
+            "content": {"text": "kelp forests shelter otters", "links": []},
+            "sources": [],
+        }
+    ]
+    service.write(binding, parse_changes(changes))
+    db.write("index/clear_fulltext_rebuild")  # a new generation: read it once, then keep it
+    before = _analyzer_reads()
+    for _ in range(3):
+        hits = service.search(binding, "kelp forests").hits
+        assert hits and hits[0].breakdown["lexical"] == 1.0
+    assert _analyzer_reads() - before == 1
+    db.write("index/clear_fulltext_rebuild")
+    service.search(binding, "otters")
+    assert _analyzer_reads() - before == 2

@@ -11,7 +11,9 @@
 // once the query embedding is ready, without another query.
 // The subject's state rides along (the same columns as search/subject_state:
 // whether a purge is unfinished, the index generation), so an evaluation's purge
-// check costs no round trip of its own.
+// check costs no round trip of its own; so does the fulltext index's generation
+// (index/clear_fulltext_rebuild moves it), which says whether the analyzer a
+// process read earlier is still the index's.
 // While `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild) the
 // index is not called and no hits come back (`rebuilding`): the caller then has no
 // lexical signal, instead of reading a half-populated index.
@@ -20,8 +22,9 @@ WITH count(p) > 0 AS pending
 OPTIONAL MATCH (s:SubjectState {subject: $subject})
 OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
+OPTIONAL MATCH (g:GraphsvcMeta {key: 'fulltextGeneration'})
 WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion,
-     f IS NOT NULL AS rebuilding
+     f IS NOT NULL AS rebuilding, coalesce(g.value, 0) AS fulltextGeneration
 CALL (rebuilding) {
   WITH rebuilding WHERE NOT rebuilding
   CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
@@ -34,11 +37,11 @@ CALL (rebuilding) {
          collect(CASE WHEN own THEN node END) AS nodes,
          collect(CASE WHEN own THEN score END) AS scores
 }
-WITH pending, purgeEpoch, schemaVersion, rebuilding, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen, nodes, scores,
      CASE WHEN size(scores) > $limit THEN scores[$limit - 1] END AS edge
-WITH pending, purgeEpoch, schemaVersion, rebuilding, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen, nodes, scores,
      [i IN range(0, size(scores) - 1) | i < $limit OR (edge IS NOT NULL AND scores[i] = edge)] AS fetch
-RETURN pending, purgeEpoch, schemaVersion, rebuilding, seen,
+RETURN pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
          nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END,
