@@ -2,24 +2,26 @@
 
 Run::
 
-    .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 6,16]
-                                   [--atoms 300] [--mix 60,30,10] [--warmup 15]
-                                   [--json PATH]
+    .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
+                                   [--processes 1,2] [--atoms 300]
+                                   [--mix 20,60,10,10] [--warmup 15] [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
-short atoms into one subject, then for each ``--workers`` value starts
-``graphsvc serve`` as a subprocess with ``GRAPHSVC_WORKER_THREADS`` set to it and
-runs ``--clients`` concurrent HTTP clients for ``--seconds``: each request is a
-``read`` (budget 1,000), a ``search`` or a one-atom ``write`` in the ``--mix``
-proportions (percent), with seeded query texts, after ``--warmup`` untimed seconds of
+short atoms into one subject, then for each ``--processes`` value and each
+``--workers`` value starts ``graphsvc serve --workers P`` (P serving processes) as a
+subprocess with ``GRAPHSVC_WORKER_THREADS`` set to the thread count and runs
+``--clients`` concurrent HTTP clients for ``--seconds``: each request is a ``read``
+(budget 1,000), a ``search``, a one-hop ``inspect`` of a seeded atom or a one-atom
+``write`` in the ``--mix`` proportions (percent, in that order), with seeded query
+texts, after ``--warmup`` untimed seconds of
 the same load on that server (a cold Neo4j JVM is several times slower). Meanwhile
 one prober asks
 ``GET /healthz`` and the GraphQL ``{ health }`` field every 100 ms.
 
-It prints, per worker count: throughput, p50/p95/p99 per operation, errors by code
+It prints, per configuration: throughput, p50/p95/p99 per operation, errors by code
 (HTTP status for non-GraphQL failures) and the probes' latency under load next to
 their idle latency measured on the same server before the load (the baseline of the
-ratio), and writes ``bench/results/load.json``. The first ``--workers`` value is the
+ratio), and writes ``bench/results/load.json``. The first configuration is the
 baseline of the throughput ratio. Clients and server share the machine (and Neo4j);
 the load average is recorded.
 """
@@ -88,6 +90,7 @@ READ = (
     "{ selection { tokens } items { score } } }"
 )
 SEARCH = "query($q: String!) { search(query: $q) { hits { score atom { atomId } } } }"
+INSPECT = "query($a: ID!) { inspect(atomId: $a, limit: 10) { atom { atomId } } }"
 WRITE = "mutation($c: [ChangeInput!]!) { write(changes: $c) { operationId } }"
 
 
@@ -108,7 +111,8 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
-def seed_atoms(service: Service, binding: Binding, n: int, rng: random.Random) -> None:
+def seed_atoms(service: Service, binding: Binding, n: int, rng: random.Random) -> list[str]:
+    ids: list[str] = []
     for start in range(0, n, 50):
         changes = [
             {
@@ -119,12 +123,15 @@ def seed_atoms(service: Service, binding: Binding, n: int, rng: random.Random) -
             }
             for i in range(start, min(n, start + 50))
         ]
-        service.write(binding, parse_changes(changes))
+        result = service.write(binding, parse_changes(changes))
+        ids.extend(view.atom_id for view in result.changes.values())
+    return ids
 
 
-def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
+def start_server(env: dict[str, str], port: int, processes: int) -> subprocess.Popen[bytes]:
+    cmd = [sys.executable, "-m", "graphsvc", "serve", "--port", str(port)]
     proc = subprocess.Popen(
-        [sys.executable, "-m", "graphsvc", "serve", "--port", str(port)],
+        [*cmd, "--workers", str(processes)],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
@@ -153,7 +160,7 @@ async def probe_once(client: httpx.AsyncClient) -> tuple[float, float]:
 
 
 async def run_load(
-    url: str, token: str, args: argparse.Namespace, seconds: float
+    url: str, token: str, args: argparse.Namespace, seconds: float, atoms: list[str]
 ) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.clients + 4)
     headers = {"Authorization": f"Bearer {token}"}
@@ -165,13 +172,15 @@ async def run_load(
         errors: Counter[str] = Counter()
         probes: list[tuple[float, float]] = []
         stop_at = time.monotonic() + seconds
-        read_w, search_w, write_w = args.mix
+        ops = ["read", "search", "inspect", "write"]
 
         async def one_client(k: int) -> None:
             rng = random.Random(args.seed * 1000 + k)
             while time.monotonic() < stop_at:
-                op = rng.choices(["read", "search", "write"], [read_w, search_w, write_w])[0]
-                if op == "write":
+                op = rng.choices(ops, args.mix)[0]
+                if op == "inspect":
+                    body = {"query": INSPECT, "variables": {"a": rng.choice(atoms)}}
+                elif op == "write":
                     change = {
                         "id": "a",
                         "op": "CREATE",
@@ -242,19 +251,24 @@ def main() -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--clients", type=int, default=16)
     p.add_argument("--seconds", type=float, default=30.0)
-    p.add_argument("--workers", default="6,16")
+    p.add_argument("--workers", default="16", help="GRAPHSVC_WORKER_THREADS values")
+    p.add_argument("--processes", default="1,2", help="graphsvc serve --workers values")
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
-    p.add_argument("--mix", default="60,30,10")
+    p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
     args = p.parse_args()
     args.mix = [int(x) for x in args.mix.split(",")]
-    if len(args.mix) != 3 or min(args.mix) < 0 or sum(args.mix) == 0:
-        p.error("--mix is three non-negative percentages: read,search,write")
+    if len(args.mix) != 4 or min(args.mix) < 0 or sum(args.mix) == 0:
+        p.error("--mix is four non-negative percentages: read,search,inspect,write")
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         p.error("--clients must be in 1..256 and --seconds in (0, 600]")
-    workers = [int(x) for x in args.workers.split(",")]
+    configs = [
+        (int(procs), int(threads))
+        for procs in args.processes.split(",")
+        for threads in args.workers.split(",")
+    ]
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     neo = BenchNeo4j("load")
@@ -270,7 +284,7 @@ def main() -> int:
         subject = f"bench-load-{uuid.uuid4().hex[:8]}"
         binding = Binding(subject, "default", "human", "bench")
         print(f"writing {args.atoms} atoms into {subject}...", file=sys.stderr, flush=True)
-        seed_atoms(service, binding, args.atoms, random.Random(args.seed))
+        atoms = seed_atoms(service, binding, args.atoms, random.Random(args.seed))
         token = uuid.uuid4().hex
         auth = state / "auth.json"
         auth.write_text(
@@ -278,7 +292,8 @@ def main() -> int:
                 {"tokens": {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}}
             )
         )
-        for n in workers:
+        for procs, n in configs:
+            name = f"processes={procs} threads={n}"
             port = free_port()
             env = {
                 **os.environ,
@@ -290,41 +305,42 @@ def main() -> int:
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_LOG_LEVEL": "WARNING",
             }
-            print(f"workers={n}: starting graphsvc serve...", file=sys.stderr, flush=True)
-            proc = start_server(env, port)
+            print(f"{name}: starting graphsvc serve...", file=sys.stderr, flush=True)
+            proc = start_server(env, port, procs)
             url = f"http://127.0.0.1:{port}"
             try:
                 if args.warmup > 0:
                     # Untimed: the JVM compiles its hot paths, caches fill, per server.
-                    asyncio.run(run_load(url, token, args, args.warmup))
-                out = asyncio.run(run_load(url, token, args, args.seconds))
+                    asyncio.run(run_load(url, token, args, args.warmup, atoms))
+                out = asyncio.run(run_load(url, token, args, args.seconds, atoms))
             finally:
                 proc.send_signal(signal.SIGINT)
                 try:
                     proc.wait(timeout=30)
                 except subprocess.TimeoutExpired:
                     proc.kill()
-            results[str(n)] = out
+            results[name] = out
             ops = ", ".join(
                 f"{op} p50/p95/p99 {v['p50Ms']}/{v['p95Ms']}/{v['p99Ms']} ms"
                 for op, v in out["operations"].items()
             )
             print(
-                f"workers={n}: {out['throughputPerSecond']} req/s; {ops}; "
+                f"{name}: {out['throughputPerSecond']} req/s; {ops}; "
                 f"errors {out['errors'] or 'none'}; /healthz p50 idle/load "
                 f"{out['healthz']['idleP50Ms']}/{out['healthz']['loadP50Ms']} ms; "
-                f"{{ health }} p50 idle/load {out['graphqlHealth']['idleP50Ms']}/"
-                f"{out['graphqlHealth']['loadP50Ms']} ms",
+                f"{{ health }} p50/p95 idle/load {out['graphqlHealth']['idleP50Ms']}/"
+                f"{out['graphqlHealth']['loadP50Ms']}/{out['graphqlHealth']['loadP95Ms']} ms",
                 flush=True,
             )
-        base = results[str(workers[0])]["throughputPerSecond"] or 1.0
-        for n in workers[1:]:
-            ratio = results[str(n)]["throughputPerSecond"] / base
-            print(f"throughput ratio workers={n} / workers={workers[0]}: {ratio:.2f}")
+        first = next(iter(results))
+        base = results[first]["throughputPerSecond"] or 1.0
+        for name, out in list(results.items())[1:]:
+            ratio = out["throughputPerSecond"] / base
+            print(f"throughput ratio {name} / {first}: {ratio:.2f}")
         report = {
             "benchmark": "load",
             "args": {k: v for k, v in vars(args).items() if k != "json"},
-            "workers": workers,
+            "configurations": list(results),
             "python": platform.python_version(),
             "cpus": os.cpu_count(),
             "results": results,
