@@ -35,9 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import os
 import queue
-import signal
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -72,6 +70,19 @@ from graphsvc.ops.write import (
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.store.write_store import WriteRequest, commit_write, find_idempotency
+
+# Test-only (install_batch_hook): called with the number of batches committed so far,
+# right after each commit. Only a test's subprocess entry point installs one
+# (tests/integration/import_crash_entry.py); production reads no fault switch.
+_batch_hook: Callable[[int], None] | None = None
+
+
+def install_batch_hook(hook: Callable[[int], None] | None) -> None:
+    """Test-only: every import of this process calls ``hook(committed_batches)``
+    after each batch commits (None removes it)."""
+    global _batch_hook
+    _batch_hook = hook
+
 
 __all__ = [
     "MAX_BATCH",
@@ -302,7 +313,6 @@ def _import(
     worker = threading.Thread(target=produce, name="graphsvc-import-prepare", daemon=True)
     worker.start()
     done = 0
-    kill_after = settings.import_kill_after_batches
     try:
         while (item := items.get()) is not None:
             if isinstance(item, _Failed):
@@ -312,10 +322,8 @@ def _import(
                 summary.replayed_rows += item.rows
             else:
                 _commit(deps.db, item, summary)
-                if kill_after and summary.committed_batches >= kill_after:
-                    # Test hook (GRAPHSVC_IMPORT_KILL_AFTER_BATCHES): die like a crash,
-                    # with the next batch prepared but not committed.
-                    os.kill(os.getpid(), signal.SIGKILL)
+                if _batch_hook is not None:
+                    _batch_hook(summary.committed_batches)
             done += item.rows
             if progress is not None:
                 progress(

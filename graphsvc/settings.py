@@ -232,7 +232,6 @@ class Settings:
     # quarter of fp32's time, cosine to it >= 0.99, recall unchanged within noise:
     # bench/query_encoder.py), or "fp32". Bodies are always embedded in fp32.
     query_precision: str = "int8"
-    embed_batch: int = 64
 
     # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
     # from the managed Neo4j's files within this many seconds, i.e. `graphsvc
@@ -243,18 +242,17 @@ class Settings:
     # without renewal; after a crash, replicas with other keys wait this long.
     replica_lease_s: float = 30.0
     # Background jobs (the outbox of deferred atomisation and embeddings,
-    # atomise/jobs.py, docs/operations.md): a worker holds a job this long and renews
-    # the hold while it runs; a job whose worker died is taken again after it runs out.
+    # store/jobs.py, atomise/worker.py, docs/operations.md): a worker holds a job
+    # this long and renews the hold while it runs; a job whose worker died is taken
+    # again after it runs out.
     # `graphsvc serve` looks for such jobs every `job_poll_s`; a job is given up
     # (`failed`, `graphsvc jobs retry` puts it back) after `job_max_attempts` claims.
     job_lease_s: float = 60.0
     job_poll_s: float = 5.0
     job_max_attempts: int = 5
     # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
-    # transaction each); and a test hook: SIGKILL the importing process right after
-    # this many batches committed (0: off), to prove resume after a crash.
+    # transaction each).
     import_batch: int = 2_000
-    import_kill_after_batches: int = 0
 
     # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
     # object (or a callable returning one) whose governance hooks run on every

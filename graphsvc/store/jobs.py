@@ -4,7 +4,7 @@ A job is created by the same transaction as the write that causes it
 (:func:`create_jobs`), so it exists exactly when that write committed. Workers
 claim a job with a lease (:func:`claim`), renew it while they run it
 (:func:`renew`) and record its end (:func:`finish`); a job whose worker died is
-claimed again once its lease runs out. See :mod:`graphsvc.atomise.jobs`.
+claimed again once its lease runs out. See :mod:`graphsvc.atomise.worker`.
 """
 
 from __future__ import annotations

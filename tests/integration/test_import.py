@@ -4,7 +4,7 @@ The invariants are ``write``'s: the same invalid plans are refused with the same
 codes (in-process, against the session Neo4j). The CLI runs as a subprocess for
 the summary, the progress bar, a failing batch that names its row, and a resume
 after the process was SIGKILLed right after its first batch committed (the
-``GRAPHSVC_IMPORT_KILL_AFTER_BATCHES`` test hook). Each CLI call that connects
+test entry point ``import_crash_entry.py``). Each CLI call that connects
 loads the embedding model in its own process (seconds), so there are four.
 """
 
@@ -30,10 +30,16 @@ from graphsvc.store.connection import Database
 
 
 def _import_cli(
-    settings: Settings, tmp_path: Path, *args: str, **env: str
+    settings: Settings, tmp_path: Path, *args: str, kill_after: int = 0, **env: str
 ) -> subprocess.CompletedProcess[str]:
+    # kill_after > 0: the test's entry point, SIGKILLed right after that many batches.
+    entry = (
+        [str(Path(__file__).with_name("import_crash_entry.py")), str(kill_after)]
+        if kill_after
+        else ["-m", "graphsvc"]
+    )
     return subprocess.run(
-        [sys.executable, "-m", "graphsvc", "import", *args],
+        [sys.executable, *entry, "import", *args],
         capture_output=True,
         text=True,
         env=cli_env(settings, tmp_path / "state", **env),
@@ -141,7 +147,7 @@ def test_import_resumes_after_a_kill_and_stores_every_row_exactly_once(
 ) -> None:
     path = _jsonl(tmp_path / "conv.jsonl", _conversation(10))
     args = (str(path), "--subject", human.subject, "--batch", "4", "--json")
-    killed = _import_cli(test_settings, tmp_path, *args, GRAPHSVC_IMPORT_KILL_AFTER_BATCHES="1")
+    killed = _import_cli(test_settings, tmp_path, *args, kill_after=1)
     assert killed.returncode == -signal.SIGKILL, killed.stderr
     # The first batch committed; the second was prepared (ids issued) but not written.
     assert sorted(_stored(db, human.subject)) == sorted(_text(i) for i in range(4))
