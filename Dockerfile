@@ -27,6 +27,8 @@ RUN pip install -r requirements.lock
 
 COPY pyproject.toml README.md ./
 COPY graphsvc ./graphsvc
+COPY cypher ./cypher
+COPY seed ./seed
 # The model is loaded once here and the ONNX query encoder exported into the cache,
 # so the first request does not pay for either.
 RUN pip install --no-deps . \

@@ -4,7 +4,7 @@ Run::
 
     .venv/bin/python bench/team.py [--json OUT] [--variants 'ent=0;entq=0,p=0.5']
 
-The corpus (``graphsvc/seed_data/team.json``: services, owners, SLOs, incidents with
+The corpus (``seed/team.json``: services, owners, SLOs, incidents with
 their trigger, cause, detection, mitigation and follow-ups, decisions, runbooks) is
 loaded with :func:`graphsvc.seed.load_team_corpus` into a subject of its own, as
 ``graphsvc seed`` does. The questions are ``bench/data/team_questions.json``: each

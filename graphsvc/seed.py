@@ -1,10 +1,11 @@
 """Loads the demo corpora through the public write operation.
 
-The corpora are package data (``graphsvc/seed_data/``, in the wheel too), read with
+The corpora are package data (the repository's ``seed/``, installed as the package
+``graphsvc.seed_data``, in the wheel too), read with
 :mod:`importlib.resources`:
 
-- ``seed_data/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
-- ``seed_data/team.json``: the design and incident history of an engineering team (about
+- ``seed/demo.json``: 20 atoms about the water cycle, one batch (the original demo).
+- ``seed/team.json``: the design and incident history of an engineering team (about
   300 atoms; built by ``scripts/build_team_corpus.py``): services with a required
   dependency cycle, ADRs, incidents with causes, timelines and follow-ups, runbooks,
   SLOs, citations with ranges, revisions (one adds a verified citation of a stored
@@ -38,8 +39,8 @@ __all__ = [
 ]
 
 # Package data (wheel included); a Traversable is a Path in a file-system install.
-DEMO_CORPUS: Traversable = files("graphsvc") / "seed_data" / "demo.json"
-TEAM_CORPUS: Traversable = files("graphsvc") / "seed_data" / "team.json"
+DEMO_CORPUS: Traversable = files("graphsvc.seed_data") / "demo.json"
+TEAM_CORPUS: Traversable = files("graphsvc.seed_data") / "team.json"
 
 Progress = Callable[[int, int, str], None]
 

@@ -1,5 +1,5 @@
 # ruff: noqa: E501, B007  (a data table: long prose lines and wide tuples read best as they are)
-"""Writes ``graphsvc/seed_data/team.json``: the demo corpus of an engineering team's history (issue 17).
+"""Writes ``seed/team.json``: the demo corpus of an engineering team's history (issue 17).
 
 Run ``.venv/bin/python scripts/build_team_corpus.py`` after editing the facts below; the
 output is deterministic and committed. ``graphsvc seed`` loads it (see graphsvc/seed.py).
@@ -21,7 +21,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-OUT = Path(__file__).resolve().parents[1] / "graphsvc" / "seed_data" / "team.json"
+OUT = Path(__file__).resolve().parents[1] / "seed" / "team.json"
 WIKI = "https://wiki.atlas.example"
 GIT = "https://git.atlas.example/platform"
 

@@ -16,7 +16,7 @@ __all__ = ["progress_bar", "register"]
 def register(sub: Any) -> None:
     p = sub.add_parser(
         "seed",
-        help="load the demo corpora in graphsvc/seed_data/ (subject 'demo', plus 'demo-partner')",
+        help="load the demo corpora in seed/ (subject 'demo', plus 'demo-partner')",
     )
     p.add_argument("--json", action="store_true")
     p.set_defaults(handler=_run)

@@ -1,8 +1,10 @@
-"""Cypher text loaded from the package data ``graphsvc/cypher/**/*.cypher``.
+"""Cypher text loaded from the package data ``cypher/**/*.cypher``.
 
 One query per file, named by its path: ``query("write/create_revisions")`` returns the
-text of ``graphsvc/cypher/write/create_revisions.cypher``. The files ship in the wheel
-and are found with :mod:`importlib.resources`, never through the repository root.
+text of ``cypher/write/create_revisions.cypher``. The folder sits beside ``graphsvc/``
+in the repository and installs as the package ``graphsvc.cypher`` (pyproject.toml's
+``package-dir``); the files are found with :mod:`importlib.resources`, never through
+the repository root.
 Queries take ``$parameters`` only; no code formats user text into them (STYLE rule 2).
 Files are read once and cached.
 """
@@ -22,13 +24,13 @@ _SUFFIX = ".cypher"
 
 
 def cypher_root() -> Traversable:
-    """The ``cypher`` folder of the installed ``graphsvc`` package."""
-    return files("graphsvc") / "cypher"
+    """The folder of the ``graphsvc.cypher`` package (the repository's ``cypher/``)."""
+    return files("graphsvc.cypher")
 
 
 @cache
 def query(name: str) -> str:
-    """The Cypher text of ``graphsvc/cypher/<name>.cypher``.
+    """The Cypher text of ``cypher/<name>.cypher``.
 
     Raises:
         KeyError: no such query file (a programming error, not user input).

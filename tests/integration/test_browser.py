@@ -119,7 +119,7 @@ def test_graphiql_loads_offline_and_runs_health(browser: Any, live_server: Any) 
 
 @pytest.fixture(scope="module")
 def team(service: Service) -> dict[str, Any]:
-    """The team demo corpus (graphsvc/seed_data/team.json) in a subject of its own."""
+    """The team demo corpus (seed/team.json) in a subject of its own."""
     subject = f"t-team-{uuid.uuid4().hex[:8]}"
     ticks: list[tuple[int, int, str]] = []
     report = load_team_corpus(service, subject=subject, progress=lambda *t: ticks.append(t))
@@ -130,7 +130,7 @@ def team(service: Service) -> dict[str, Any]:
 def test_team_corpus_loads_through_the_write_path_with_progress(
     service: Service, team: dict[str, Any]
 ) -> None:
-    """graphsvc/seed_data/team.json: 305 atoms with revisions, retirements, a required cycle, a
+    """seed/team.json: 305 atoms with revisions, retirements, a required cycle, a
     verified stored citation, signed lineage; a second subject; loading again repeats."""
     ticks = team["ticks"]
     assert [d for d, _, _ in ticks] == sorted(d for d, _, _ in ticks)

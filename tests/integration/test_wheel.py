@@ -63,11 +63,13 @@ def _copy_sources(dest: Path) -> Path:
     src.mkdir()
     for name in ("pyproject.toml", "README.md"):
         shutil.copy2(ROOT / name, src / name)
-    shutil.copytree(
-        ROOT / "graphsvc",
-        src / "graphsvc",
-        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
-    )
+    # The package, and the queries and corpora beside it (installed inside it).
+    for folder in ("graphsvc", "cypher", "seed"):
+        shutil.copytree(
+            ROOT / folder,
+            src / folder,
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.egg-info"),
+        )
     return src
 
 
@@ -122,10 +124,10 @@ def test_a_built_wheel_installs_and_loads_every_query_and_the_demo_corpus(
     deps = Path(sysconfig.get_path("purelib"))
     in_repo = [p for p in report["path"] if p and Path(p).is_relative_to(ROOT) and Path(p) != deps]
     assert in_repo == [], report["path"]
-    on_disk = sorted(p for p in (ROOT / "graphsvc" / "cypher").rglob("*.cypher"))
+    on_disk = sorted(p for p in (ROOT / "cypher").rglob("*.cypher"))
     assert report["queries"] == len(on_disk) > 0
     assert report["empty"] == []
-    assert report["schema"] == len(list((ROOT / "graphsvc" / "cypher" / "schema").glob("*")))
+    assert report["schema"] == len(list((ROOT / "cypher" / "schema").glob("*")))
     assert report["demo_subject"] == "demo"
     assert report["demo_changes"] == 20
     assert report["team_batches"] > 0

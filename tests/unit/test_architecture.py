@@ -1,7 +1,7 @@
 """Architecture rules that are cheap to check and easy to break (STYLE rules 1-2).
 
 The store boundary (issue 15): only graphsvc/store imports neo4j or runs a query;
-every query name in code is a file under graphsvc/cypher and every file is used; no
+every query name in code is a file under cypher/ and every file is used; no
 query text is built from strings; use cases never import the facade; Settings is
 the only reader of the environment; the layers' import graph has no back edge
 (``python -m graphsvc.devtools imports``). Rules with a PENDING set fail on a new
@@ -60,7 +60,7 @@ def test_core_reads_no_clock() -> None:
 
 
 def test_every_cypher_file_is_one_statement() -> None:
-    for path in (ROOT / "graphsvc" / "cypher").rglob("*.cypher"):
+    for path in (ROOT / "cypher").rglob("*.cypher"):
         body = "\n".join(
             line for line in path.read_text().splitlines() if not line.strip().startswith("//")
         ).strip()
@@ -102,7 +102,7 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
 # offender is a failure.
 
 PKG = ROOT / "graphsvc"
-CYPHER = PKG / "cypher"
+CYPHER = ROOT / "cypher"
 MODULES = devtools.modules(PKG)
 KNOWN = set(MODULES)
 STORE = ("graphsvc.store", "graphsvc.localdb")  # localdb: the launcher's own queries
