@@ -72,7 +72,7 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
         ),
     ),
     ("use cases", 3, ("ops", "atomise", "forensics", "bulk_import", "import_rows")),
-    ("facade/root", 4, ("service", "runtime")),
+    ("facade/root", 4, ("service", "admin", "runtime")),
     ("edges", 5, ("api", "mcp_api", "cli", "__main__", "seed")),
 )
 _RANK = {name: rank for name, rank, _ in LAYERS}

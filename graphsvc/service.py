@@ -28,12 +28,16 @@ from graphsvc.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
-    from graphsvc.forensics.export import ForensicExport
+    from graphsvc.atomise.worker import JobWorker
+    from graphsvc.core.jobs import JobRow
+    from graphsvc.core.write_plan import Limits
+    from graphsvc.forensics.bundle import VerifyReport
+    from graphsvc.forensics.export import BundleParts, ForensicExport
     from graphsvc.ops.inspect import InspectResult
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
-    from graphsvc.store.jobs import JobRow
+    from graphsvc.store.meta import Readiness
     from graphsvc.store.write_steps import NewRevision
 
 __all__ = ["Service"]
@@ -105,6 +109,41 @@ class Service:
             "curator": self.settings.curator,
             "entities": {"extractor": None if self.extractor is None else self.extractor.version},
         }
+
+    def readiness(self) -> Readiness:
+        """``/readyz``: Neo4j answers and the schema is current (raises otherwise)."""
+        from graphsvc.store.meta import readiness
+
+        return readiness(self.db)
+
+    @property
+    def readiness_timeout_s(self) -> float:
+        """How long a readiness check may take: a connection, then the driver's retries."""
+        return self.db.acquisition_timeout_s + self.db.max_retry_time_s + 1.0
+
+    @staticmethod
+    def write_limits(settings: Settings) -> Limits:
+        """The write plan's limits under ``settings`` (checked before connecting)."""
+        from graphsvc.ops.write import limits_from_settings
+
+        return limits_from_settings(settings)
+
+    @staticmethod
+    def require_curator_tier(settings: Settings) -> None:
+        """ATM-4: atomisation needs a curator tier (checked before connecting).
+
+        Raises:
+            TierLockedError: ``settings.curator`` is ``none``.
+        """
+        from graphsvc.atomise.usecase import require_curator_tier
+
+        require_curator_tier(settings)
+
+    def job_worker(self) -> JobWorker:
+        """This service's background-job worker (one per Service, ATM-7)."""
+        from graphsvc.atomise.worker import worker_for
+
+        return worker_for(self)
 
     def write_deps(self) -> WriteDeps:
         """What the write use case uses (:class:`graphsvc.ops.write.WriteDeps`)."""
@@ -346,6 +385,12 @@ class Service:
 
         return set_namespace_policy(self.db, self.clock, binding, policy)
 
+    def namespace_policy(self, binding: Binding) -> dict[str, Any]:
+        """The caller's namespace auto-atomise policy (§11), as stored."""
+        from graphsvc.atomise.policy import get_namespace_policy
+
+        return get_namespace_policy(self.db, binding).to_json()
+
     def jobs(
         self, binding: Binding, state: str | None, first: int
     ) -> tuple[list[JobRow], dict[str, int]]:
@@ -375,3 +420,25 @@ class Service:
             atom_id,
             include_atomisation_chain=include_atomisation_chain,
         )
+
+    def collect_forensic_bundle(
+        self, binding: Binding, atom_id: str, *, include_atomisation_chain: bool = True
+    ) -> BundleParts:
+        """What ``graphsvc export-forensic-bundle`` writes to a file (SIG-3)."""
+        from graphsvc.forensics.export import collect_bundle
+
+        return collect_bundle(
+            self.db,
+            self.signing_keys,
+            self.clock,
+            binding,
+            atom_id,
+            include_atomisation_chain=include_atomisation_chain,
+        )
+
+    @staticmethod
+    def verify_bundle(path: str) -> VerifyReport:
+        """Verify a forensic bundle file offline (no database, no Service needed)."""
+        from graphsvc.forensics.bundle import verify_bundle
+
+        return verify_bundle(path)

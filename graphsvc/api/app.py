@@ -319,15 +319,13 @@ def _track_jobs(service: Service) -> None:
     """The background jobs pending and failed (in the database) in ``/metrics``."""
     import weakref
 
-    from graphsvc.atomise.worker import worker_for
-
     ref = weakref.ref(service)
 
     def jobs() -> tuple[int, int]:
         svc = ref()
         if svc is None:
             return 0, 0
-        return worker_for(svc).queue_counts()
+        return svc.job_worker().queue_counts()
 
     track_jobs(id(service), jobs)
 
@@ -362,7 +360,7 @@ def create_app(
         DocumentLimits.from_settings(settings),
         max_json_depth=settings.max_json_depth,
     )
-    health = Health(service.db, service.embedder, settings.retry_after_s)
+    health = Health(service, settings.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
     mcp = McpHttp(service, auth)
 

@@ -17,10 +17,8 @@ from typing import Any
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 
-from graphsvc.embed import Embedder
 from graphsvc.errors import DeadlineExceededError, GraphsvcError
-from graphsvc.store.connection import Database
-from graphsvc.store.meta import Readiness, readiness
+from graphsvc.service import Service
 
 __all__ = ["Health"]
 
@@ -31,19 +29,20 @@ class Health:
     """The two probes of one served process.
 
     Args:
-        db: the served Database (checked by readiness).
-        embedder: the served embedder (its model is reported).
+        service: the served Service (its database is checked by readiness, its
+            embedding model reported).
         retry_after_s: the ``Retry-After`` of a 503.
     """
 
-    def __init__(self, db: Database, embedder: Embedder, retry_after_s: int) -> None:
-        self._db = db
+    def __init__(self, service: Service, retry_after_s: int) -> None:
+        self._service = service
+        embedder = service.embedder
         self._model = {"model": embedder.model_name, "dimension": embedder.dimension}
         self._retry_after = str(retry_after_s)
         # Two threads: one probe in flight per load balancer is the usual case, and a
         # stuck probe must not stop the next one. Never the resolvers' pool.
         self._pool = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-ready")
-        self._timeout_s = db.acquisition_timeout_s + db.max_retry_time_s + 1.0
+        self._timeout_s = service.readiness_timeout_s
 
     async def healthz(self, _: Request) -> Response:
         return JSONResponse({"status": "ok"})
@@ -52,8 +51,8 @@ class Health:
         loop = asyncio.get_running_loop()
         model = dict(self._model)
         try:
-            checks: Readiness = await asyncio.wait_for(
-                loop.run_in_executor(self._pool, readiness, self._db), self._timeout_s
+            checks = await asyncio.wait_for(
+                loop.run_in_executor(self._pool, self._service.readiness), self._timeout_s
             )
         except TimeoutError:
             return self._unready("TIMEOUT", "Neo4j did not answer the readiness check", model)

@@ -13,8 +13,8 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.core.jobs import JobRow
 from graphsvc.errors import InvalidInputError
-from graphsvc.store.jobs import JobRow
 
 __all__ = ["JOBS_FIRST_MAX", "JobsQuery"]
 

@@ -43,7 +43,7 @@ from graphsvc.api.types import (
 )
 from graphsvc.api.write_limits import WriteBatchGate
 from graphsvc.inputs import parse_changes, parse_host_input
-from graphsvc.ops.write import limits_from_settings
+from graphsvc.service import Service
 from graphsvc.settings import Settings
 
 __all__ = ["HEALTH_THREAD_PREFIX", "build_schema"]
@@ -207,7 +207,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         ErrorCodes,
         lambda: MaxTokensLimiter(max_token_count=settings.max_query_tokens),
         lambda: DocumentGate(limits=limits),
-        lambda: WriteBatchGate(limits=limits_from_settings(settings)),
+        lambda: WriteBatchGate(limits=Service.write_limits(settings)),
     ]
     # Each feature keeps its resolvers in its own module; they merge here.
     query_types: tuple[type, ...] = (

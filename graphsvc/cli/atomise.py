@@ -28,6 +28,7 @@ from graphsvc.cli.common import add_binding_args, binding_from_args, connected_s
 from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
 from graphsvc.cli.output import command, emit
 from graphsvc.errors import InvalidInputError
+from graphsvc.service import Service
 from graphsvc.settings import Settings
 
 __all__ = ["EXIT_VERIFY_FAILED", "register"]
@@ -38,10 +39,8 @@ EXIT_VERIFY_FAILED = 2
 # --------------------------------------------------------------------- atomise
 @command
 def _cmd_atomise(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.atomise.usecase import require_curator_tier
-
     binding = binding_from_args(args)
-    require_curator_tier(settings)  # ATM-4: before connecting to anything
+    Service.require_curator_tier(settings)  # ATM-4: before connecting to anything
     with connected_service(settings) as service:
         outcome = service.atomise(
             binding,
@@ -77,15 +76,13 @@ def _policy_text(raw: str) -> str:
 
 @command
 def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.atomise.policy import get_namespace_policy
-
     binding = binding_from_args(args)
     raw = None if args.set is None else _policy_text(args.set)
     with connected_service(settings) as service:
         if raw is not None:
             stored = service.set_namespace_policy(binding, raw)
         else:
-            stored = get_namespace_policy(service.db, binding).to_json()
+            stored = service.namespace_policy(binding)
     mode = stored["resolvedMode"] or "off"
     verb = "is now" if raw is not None else "is"
     emit(
@@ -110,17 +107,10 @@ def _flag(raw: str) -> bool:
 
 @command
 def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.forensics.export import collect_bundle
-
     binding = binding_from_args(args)
     with connected_service(settings) as service:
-        parts = collect_bundle(
-            service.db,
-            service.signing_keys,
-            service.clock,
-            binding,
-            args.memory_id,
-            include_atomisation_chain=args.include_atomisation_chain,
+        parts = service.collect_forensic_bundle(
+            binding, args.memory_id, include_atomisation_chain=args.include_atomisation_chain
         )
         parts.write(args.output)
     payload: dict[str, Any] = {
@@ -137,9 +127,7 @@ def _cmd_export(args: argparse.Namespace, settings: Settings) -> int:
 
 @command
 def _cmd_verify(args: argparse.Namespace, _settings: Settings) -> int:
-    from graphsvc.forensics.bundle import verify_bundle
-
-    report = verify_bundle(args.path)
+    report = Service.verify_bundle(args.path)
     payload = {"ok": report.ok, "problems": report.problems, "checked": report.checked}
     if report.ok:
         text = f"OK: {args.path} verifies ({report.checked})"

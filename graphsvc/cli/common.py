@@ -1,4 +1,4 @@
-"""What every data command shares: binding flags and a connected Service."""
+"""What every command shares: binding flags, a connected Service, a connected Admin."""
 
 from __future__ import annotations
 
@@ -6,12 +6,19 @@ import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
+from graphsvc.admin import Admin
 from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service", "int_in"]
+__all__ = [
+    "add_binding_args",
+    "binding_from_args",
+    "connected_admin",
+    "connected_service",
+    "int_in",
+]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -48,6 +55,22 @@ def connected_service(settings: Settings) -> Iterator[Service]:
         yield service
     finally:
         runtime.close()
+
+
+@contextmanager
+def connected_admin(settings: Settings) -> Iterator[Admin]:
+    """The operator's facade on the configured (or managed) Neo4j, closed afterwards.
+
+    No schema step and no models: an index rebuild must not wait for a population
+    an earlier attempt left running, and a re-embed brings its own model.
+    """
+    from graphsvc.runtime import connect
+
+    runtime = connect(settings, progress=progress)
+    try:
+        yield Admin(settings, runtime.db)
+    finally:
+        runtime.db.close()
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

@@ -9,7 +9,6 @@ A cron line that keeps the bound: ``graphsvc erasure status || graphsvc compact`
 from __future__ import annotations
 
 import argparse
-import time
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +56,7 @@ def register(sub: Any) -> None:
 
 @command
 def _compact(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.ops.compact import compact
+    from graphsvc.admin import compact
 
     if args.batch < 1 or not args.index_timeout > 0:
         raise InvalidInputError("--batch must be >= 1 and --index-timeout > 0")
@@ -81,14 +80,10 @@ def _compact(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _state(settings: Settings) -> dict[str, Any]:
-    from graphsvc.ops.erasure import erasure_status
-    from graphsvc.runtime import connect
+    from graphsvc.cli.common import connected_admin
 
-    runtime = connect(settings, progress=progress)
-    try:
-        return erasure_status(runtime.db, settings.erasure_max_delay_s, time.time())
-    finally:
-        runtime.db.close()
+    with connected_admin(settings) as admin:
+        return admin.erasure_status()
 
 
 @command

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import Any, Literal
 
 from graphsvc.cli.output import command, emit, progress
 from graphsvc.settings import Settings
@@ -52,25 +52,19 @@ def register(sub: Any) -> None:
 
 @command
 def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.ops.index import (
-        check_durations,
-        rebuild_fulltext_index,
-        rebuild_vector_index,
-    )
-    from graphsvc.runtime import connect
+    from graphsvc.admin import check_durations
+    from graphsvc.cli.common import connected_admin
 
     if args.entities:
         return _rebuild_entities(args, settings)
     check_durations(args.grace, args.timeout)  # before a Neo4j is started for nothing
+    kind: Literal["vector", "fulltext"] = "fulltext" if args.fulltext else "vector"
     # No schema step and no models: applying the schema waits for every index to
     # be online, which a population left running by an earlier attempt is not.
-    runtime = connect(settings, progress=progress)
-    try:
-        rebuild = rebuild_fulltext_index if args.fulltext else rebuild_vector_index
-        report = rebuild(runtime.db, grace_s=args.grace, timeout_s=args.timeout, progress=progress)
-    finally:
-        runtime.db.close()
-    kind = "fulltext" if args.fulltext else "vector"
+    with connected_admin(settings) as admin:
+        report = admin.rebuild_index(
+            kind, grace_s=args.grace, timeout_s=args.timeout, progress=progress
+        )
     analyzer = f" (analyzer {report['analyzer']})" if args.fulltext else ""
     emit(
         args,
@@ -82,23 +76,17 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _rebuild_entities(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.cli.common import connected_admin
     from graphsvc.entities import extractor_for
     from graphsvc.errors import InvalidInputError
-    from graphsvc.ops.entity_index import rebuild_entities
-    from graphsvc.runtime import connect
-    from graphsvc.store.embedding_model import recorded_dimension
 
     extractor = extractor_for(settings.entities)
     if extractor is None:
         raise InvalidInputError("the entity index is off (GRAPHSVC_ENTITIES=off): nothing to build")
-    runtime = connect(settings, progress=progress)
-    try:
-        runtime.db.apply_schema(embedding_dimension=recorded_dimension(runtime.db))
-        report = rebuild_entities(
-            runtime.db, extractor, subject=args.subject, batch=args.batch, progress=progress
+    with connected_admin(settings) as admin:
+        report = admin.rebuild_entities(
+            extractor, subject=args.subject, batch=args.batch, progress=progress
         )
-    finally:
-        runtime.db.close()
     state = "built" if report["finished"] else f"unfinished ({report['pending']} heads left)"
     emit(
         args,

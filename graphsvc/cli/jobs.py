@@ -61,15 +61,10 @@ def register(sub: Any) -> None:
 
 @command
 def _list(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.runtime import connect
-    from graphsvc.store import jobs
+    from graphsvc.cli.common import connected_admin
 
-    runtime = connect(settings, progress=progress)
-    try:
-        rows = jobs.list_jobs(runtime.db, args.subject, args.state, args.limit)
-        counts = jobs.counts(runtime.db, args.subject)
-    finally:
-        runtime.db.close()
+    with connected_admin(settings) as admin:
+        rows, counts = admin.jobs(args.subject, args.state, args.limit)
     payload = {"counts": counts, "jobs": [r.to_json() for r in rows]}
     lines = [" ".join(f"{k} {v}" for k, v in counts.items())]
     lines += [
@@ -83,16 +78,12 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
 
 @command
 def _retry(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.runtime import connect
-    from graphsvc.store import jobs
+    from graphsvc.cli.common import connected_admin
 
     if not args.job_id.strip():
         raise InvalidInputError("a job id is required")
-    runtime = connect(settings, progress=progress)
-    try:
-        result = jobs.retry(runtime.db, args.job_id, args.subject, "cli", time.time())
-    finally:
-        runtime.db.close()
+    with connected_admin(settings) as admin:
+        result = admin.retry_job(args.job_id, args.subject, "cli")
     if result == "not_found":
         raise NotFoundError(f"no job {args.job_id}")
     emit(
@@ -106,11 +97,10 @@ def _retry(args: argparse.Namespace, settings: Settings) -> int:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    from graphsvc.atomise.worker import worker_for
     from graphsvc.cli.common import connected_service
 
     with connected_service(settings) as service:
-        worker = worker_for(service)
+        worker = service.job_worker()
         ran = 0
         if args.once:
             while worker.drain_once():

@@ -38,26 +38,18 @@ def register(sub: Any) -> None:
 
 @command
 def _reembed(args: argparse.Namespace, settings: Settings) -> int:
+    from graphsvc.admin import check_durations
+    from graphsvc.cli.common import connected_admin
     from graphsvc.embed.models import model_spec
     from graphsvc.embed.sentence import get_embedder
-    from graphsvc.ops.embedding_model import reembed
-    from graphsvc.ops.index import check_durations
-    from graphsvc.runtime import connect
 
     spec = model_spec(args.model or settings.embedding_model)  # before Neo4j starts
     check_durations(0.0, args.timeout)
     embedder = get_embedder(spec.key)
-    runtime = connect(settings, progress=progress)
-    try:
-        report = reembed(
-            runtime.db,
-            embedder,
-            batch=args.batch,
-            timeout_s=args.timeout,
-            progress=progress,
+    with connected_admin(settings) as admin:
+        report = admin.reembed(
+            embedder, batch=args.batch, timeout_s=args.timeout, progress=progress
         )
-    finally:
-        runtime.db.close()
     if not report["reembedded"] and not report.get("index"):
         emit(args, report, f"the embeddings already come from {report['model']}")
         return EXIT_INFORMATIONAL

@@ -21,7 +21,7 @@ from graphsvc.cli.output import command, emit
 from graphsvc.core.write_plan import validate_plan
 from graphsvc.errors import InvalidInputError
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.write import limits_from_settings
+from graphsvc.service import Service
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -64,7 +64,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     changes = parse_changes(_read(args.file))
     binding = binding_from_args(args)
     # Everything checkable without the database fails before Neo4j is started.
-    validate_plan(changes, binding, limits_from_settings(settings))
+    validate_plan(changes, binding, Service.write_limits(settings))
     with connected_service(settings) as service:
         outcome = service.write(binding, changes, args.idempotency_key)
     payload = outcome.to_json()

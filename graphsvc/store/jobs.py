@@ -11,8 +11,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict
 
+from graphsvc.core.jobs import JobRow
 from graphsvc.store.connection import Database, Tx, run
 from graphsvc.store.write_steps import Provenance
 
@@ -74,42 +75,6 @@ class ClaimedJob:
     actor_id: str
     auth_generation: int
     attempts: int
-
-
-@dataclass(frozen=True)
-class JobRow:
-    """A job as ``graphsvc jobs list`` and the GraphQL ``jobs`` field show it."""
-
-    job_id: str
-    subject: str
-    kind: str
-    atom_id: str
-    rev: int
-    state: str
-    attempts: int
-    outcome: str | None
-    last_error: str | None
-    created_at: str
-    updated_at: str
-    lease_owner: str | None
-    lease_until: float | None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "jobId": self.job_id,
-            "subject": self.subject,
-            "kind": self.kind,
-            "atomId": self.atom_id,
-            "rev": self.rev,
-            "state": self.state,
-            "attempts": self.attempts,
-            "outcome": self.outcome,
-            "lastError": self.last_error,
-            "createdAt": self.created_at,
-            "updatedAt": self.updated_at,
-            "leaseOwner": self.lease_owner,
-            "leaseUntil": self.lease_until,
-        }
 
 
 def _iso(now: float) -> str:
