@@ -13,9 +13,14 @@ import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphsvc.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
+
+    Section = TypeVar("Section", bound=DataclassInstance)
 
 __all__ = ["Settings", "default_cache_dir", "default_state_dir", "offline_model_environment"]
 
@@ -290,6 +295,18 @@ class Settings:
         --workers``)."""
         for name in names:
             os.environ["GRAPHSVC_" + name.upper()] = str(getattr(self, name))
+
+    def section(self, cls: type[Section], **given: Any) -> Section:
+        """The dataclass ``cls`` (a use case's limits) with every field that names a
+        setting taken from it; ``given`` supplies the others (computed or renamed).
+        A field that is neither has to have a default, else construction fails."""
+        known = {f.name for f in fields(self)}
+        taken = {
+            f.name: getattr(self, f.name)
+            for f in fields(cls)
+            if f.init and f.name in known and f.name not in given
+        }
+        return cls(**taken, **given)
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some fields changed."""

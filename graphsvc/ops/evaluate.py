@@ -97,33 +97,8 @@ class EvaluationLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EvaluationLimits:
-        return cls(
-            max_depth=settings.max_depth,
-            max_seeds=settings.max_seeds,
-            candidate_oversample=settings.candidate_oversample,
-            max_nodes=settings.max_nodes,
-            max_edges=settings.max_edges,
-            lexical_proximity=settings.lexical_proximity,
-            lexical_statistics=settings.lexical_statistics,
-            lexical_statistics_max=settings.lexical_statistics_max,
-            lexical_normalisation=settings.lexical_normalisation,
-            lexical_pool=settings.lexical_pool,
-            lexical_scope=settings.lexical_scope,
-            vector_exact_max=settings.vector_exact_max,
-            fulltext_subject_clause=settings.fulltext_subject_clause,
-            beta=settings.beta,
-            role_weights=settings.role_weights,
-            propagation=settings.propagation,
-            convergence_tol=settings.convergence_tol,
-            evaluation_work=settings.evaluation_work,
-            link_weighting=settings.link_weighting,
-            entities=settings.entities != "off",
-            entity_weight=settings.entity_weight,
-            entity_max_degree=settings.entity_max_degree,
-            entity_query_weight=settings.entity_query_weight,
-            similar_heads=settings.similar_heads,
-            similar_weight=settings.similar_weight,
-        )
+        # Every field is the setting of its name, except the entity switch.
+        return settings.section(cls, entities=settings.entities != "off")
 
 
 @dataclass

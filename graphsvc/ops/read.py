@@ -92,15 +92,8 @@ class ReadLimits:
     @classmethod
     @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> ReadLimits:
-        return cls(
-            depth=settings.depth,
-            read_limit=settings.read_limit,
-            max_read_budget=settings.max_read_budget,
-            max_limit=settings.max_limit,
-            max_depth=settings.max_depth,
-            max_nodes=settings.max_nodes,
-            packing_work=settings.packing_work,
-            manifest_lifetime_s=settings.manifest_lifetime_s,
+        return settings.section(
+            cls,
             evaluation=EvaluationLimits.from_settings(settings),
             cursors=CursorLimits.from_settings(settings),
         )
