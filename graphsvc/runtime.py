@@ -61,12 +61,12 @@ def secret_of(settings: Settings) -> bytes:
     Raises:
         InvalidInputError: the file is readable by group/others or malformed.
     """
-    return load_or_create_secret(Path(settings.secret_file or settings.state_dir / "server-secret"))
+    return load_or_create_secret(settings.secret_path)
 
 
 def signing_key_path(settings: Settings) -> Path:
     """Where the deployment's signing key ring lives (SIG-4)."""
-    return Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
+    return settings.signing_key_path
 
 
 @dataclass

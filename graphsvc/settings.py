@@ -296,6 +296,18 @@ class Settings:
         for name in names:
             os.environ["GRAPHSVC_" + name.upper()] = str(getattr(self, name))
 
+    @property
+    def signing_key_path(self) -> Path:
+        """Where the deployment's signing key ring lives (SIG-4): ``key_file``, or
+        ``signing-key.json`` in the state folder. The one place this is decided."""
+        return Path(self.key_file) if self.key_file else self.state_dir / "signing-key.json"
+
+    @property
+    def secret_path(self) -> Path:
+        """Where the server's MAC secret lives: ``secret_file``, or ``server-secret``
+        in the state folder."""
+        return Path(self.secret_file) if self.secret_file else self.state_dir / "server-secret"
+
     def section(self, cls: type[Section], **given: Any) -> Section:
         """The dataclass ``cls`` (a use case's limits) with every field that names a
         setting taken from it; ``given`` supplies the others (computed or renamed).

@@ -243,7 +243,7 @@ def build_curator(config: AtomiseConfig, retries: int) -> Curator:
 
 def key_file_of(settings: Settings) -> Path:
     """Where the deployment's signing key ring lives (SIG-4)."""
-    return Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
+    return settings.signing_key_path
 
 
 def load_key_ring(settings: Settings) -> KeyRing:

@@ -597,7 +597,7 @@ _EXPORT_STATUS = {"verified": "valid", "invalid": "invalid", "unknown_key": "unk
 def deployment_public_keys(settings: Settings) -> dict[str, bytes]:
     """The deployment's verification keys (active and retired); none if it has no key
     ring yet. Unlike signing, checking never creates a key file."""
-    path = Path(settings.key_file) if settings.key_file else settings.state_dir / "signing-key.json"
+    path = settings.signing_key_path
     if not path.exists():
         return {}
     return KeyRing.load_or_create(path).public_keys()

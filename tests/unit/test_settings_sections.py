@@ -8,6 +8,7 @@ projection come from settings and that a missing one fails loudly.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
+from pathlib import Path
 
 import pytest
 
@@ -52,3 +53,18 @@ def test_every_evaluation_and_read_limit_is_a_setting_of_its_name() -> None:
     assert EvaluationLimits.from_settings(Settings()).entities is (Settings().entities != "off")
     read = ReadLimits.from_settings(settings.with_(max_read_budget=1234))
     assert read.max_read_budget == 1234 and read.evaluation.propagation == 0.42
+
+
+@pytest.mark.req("SIG-4")
+def test_the_key_ring_and_secret_paths_are_decided_by_the_settings_alone(tmp_path: Path) -> None:
+    from graphsvc.atomise.usecase import key_file_of
+    from graphsvc.runtime import signing_key_path
+
+    default = Settings().with_(state_dir=tmp_path)
+    assert default.signing_key_path == tmp_path / "signing-key.json"
+    assert default.secret_path == tmp_path / "server-secret"
+    chosen = default.with_(key_file=str(tmp_path / "k.json"), secret_file=str(tmp_path / "s"))
+    assert chosen.signing_key_path == tmp_path / "k.json"
+    assert chosen.secret_path == tmp_path / "s"
+    # The composition root and the atomise host read the same answer.
+    assert signing_key_path(chosen) == key_file_of(chosen) == chosen.signing_key_path
