@@ -263,7 +263,6 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
     start and every ``job_poll_s``); on a clean stop, stops both and gives the lease
     back.
     """
-    from graphsvc.atomise.worker import worker_for
     from graphsvc.ops.replicas import ReplicaLease
 
     lease = ReplicaLease(
@@ -285,7 +284,7 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
 
     thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
     thread.start()
-    worker = worker_for(service)
+    worker = service.job_worker()
     worker.start_polling(service.settings.job_poll_s)
     try:
         yield

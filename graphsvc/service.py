@@ -11,7 +11,9 @@ with :func:`graphsvc.runtime.build_service` (a process) or
 
 from __future__ import annotations
 
+import threading
 import time
+import weakref
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -78,6 +80,9 @@ class Service:
         self.clock = clock
         # The entity extractor of GRAPHSVC_ENTITIES (None: no entity index, SPEC §16).
         self.extractor = extractor_for(settings.entities)
+        # The background-job worker (job_worker), made on first use.
+        self._worker: JobWorker | None = None
+        self._worker_lock = threading.Lock()
 
     def with_settings(self, settings: Settings) -> Service:
         """The same database, models, secret, key ring and clock under other settings."""
@@ -140,10 +145,15 @@ class Service:
         require_curator_tier(settings)
 
     def job_worker(self) -> JobWorker:
-        """This service's background-job worker (one per Service, ATM-7)."""
-        from graphsvc.atomise.worker import worker_for
+        """This service's background-job worker, created on first use (one per
+        Service, ATM-7). It holds the Service weakly: once the Service is gone its
+        held jobs wait for their lease and another worker."""
+        from graphsvc.atomise.worker import JobWorker
 
-        return worker_for(self)
+        with self._worker_lock:
+            if self._worker is None:
+                self._worker = JobWorker(weakref.ref(self))
+            return self._worker
 
     def write_deps(self) -> WriteDeps:
         """What the write use case uses (:class:`graphsvc.ops.write.WriteDeps`)."""
@@ -183,7 +193,6 @@ class Service:
             get_namespace_policy,
             jobs_for,
         )
-        from graphsvc.atomise.worker import worker_for
         from graphsvc.ops.write import write
         from graphsvc.store import jobs as job_store
 
@@ -192,7 +201,7 @@ class Service:
         # causes is written as jobs in the write's transaction, held by this
         # process's worker (graphsvc.atomise.worker).
         policy = get_namespace_policy(self.db, binding)
-        worker = worker_for(self)
+        worker = self.job_worker()
         planned: list[job_store.NewJob] = []
         plan = jobs_for(
             self.settings.curator,

@@ -27,11 +27,10 @@ import socket
 import threading
 import time
 import uuid
-import weakref
 from collections import deque
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Any, Final, Protocol
+from typing import Final, Protocol
 
 from graphsvc.atomise.usecase import AtomiseDeps, atomise, outcome_word
 from graphsvc.core.binding import Binding
@@ -89,6 +88,10 @@ class JobHost(Protocol):
     settings: Settings
 
     def atomise_deps(self) -> AtomiseDeps: ...
+
+    def job_worker(self) -> JobWorker:
+        """The one worker this host keeps (holding the host weakly)."""
+        ...
 
 
 def _owner_name() -> str:
@@ -414,21 +417,7 @@ class _Renewal:
                 log.warning("could not renew the lease of job %s: %s", self._job_id, exc.code)
 
 
-_WORKERS: weakref.WeakKeyDictionary[Any, JobWorker] = weakref.WeakKeyDictionary()
-_WORKERS_LOCK = threading.Lock()
-
-
 def worker_for(host: JobHost) -> JobWorker:
-    """The background worker of ``host`` (created on first use).
-
-    The worker holds the host weakly: once the host is gone its held jobs wait
-    for their lease and another worker; otherwise a job runs with the host's
-    dependencies of that moment and the deferred retries (ATM-7).
-    """
-    with _WORKERS_LOCK:
-        worker = _WORKERS.get(host)
-        if worker is None:
-            ref = weakref.ref(host)
-            worker = JobWorker(ref)
-            _WORKERS[host] = worker
-        return worker
+    """The background worker of ``host``: the one its owner keeps
+    (:meth:`graphsvc.service.Service.job_worker`, created on first use)."""
+    return host.job_worker()
