@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -11,7 +12,14 @@ from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service", "int_in"]
+__all__ = [
+    "add_binding_args",
+    "binding_from_args",
+    "connected_service",
+    "empty_subject_warnings",
+    "int_in",
+    "warn",
+]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -48,6 +56,25 @@ def connected_service(settings: Settings) -> Iterator[Service]:
         yield service
     finally:
         runtime.close()
+
+
+def empty_subject_warnings(service: Service, subject: str) -> list[str]:
+    """A warning when ``subject`` holds no atom at all (asked only when a search or
+    read found nothing): "no hits" alone reads like a search that missed, when the
+    usual cause is a misspelt ``--subject``."""
+    from graphsvc.store.meta import subject_has_atoms
+
+    if subject_has_atoms(service.db, subject):
+        return []
+    return [f"subject {subject!r} holds no atoms (check --subject)"]
+
+
+def warn(args: argparse.Namespace, payload: dict[str, object], warnings: list[str]) -> None:
+    """Print each warning on stderr and, for ``--json``, add them as ``warnings``."""
+    for line in warnings:
+        print(f"graphsvc: warning: {line}", file=sys.stderr)
+    if warnings and args.json:
+        payload["warnings"] = warnings
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
