@@ -18,6 +18,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── IdempotencyConflictError         IDEMPOTENCY_CONFLICT
     ├── PurgePendingError                PURGE_PENDING
     ├── CursorExpiredError               CURSOR_EXPIRED
+    ├── CursorInvalidError               CURSOR_INVALID
     ├── QueryTooComplexError             QUERY_TOO_COMPLEX
     ├── QueryTooDeepError                QUERY_TOO_DEEP
     ├── OperationNotFoundError           OPERATION_NOT_FOUND
@@ -63,6 +64,7 @@ __all__ = [
     "CompactError",
     "CuratorFailedError",
     "CursorExpiredError",
+    "CursorInvalidError",
     "DeadlineExceededError",
     "DependencyInvalidError",
     "DepthExceededError",
@@ -163,6 +165,15 @@ class PurgePendingError(GraphsvcError):
 
 class CursorExpiredError(GraphsvcError):
     code = "CURSOR_EXPIRED"
+
+
+class CursorInvalidError(GraphsvcError):
+    """A cursor that does not parse: not ``gcu1.<payload>.<mac>``, bad base64 or a
+    payload that is no JSON object. A well-formed cursor whose MAC or claims do not
+    match is CURSOR_EXPIRED (CUR-2): it may be an honest cursor of an earlier secret,
+    query or index; a string that never was a cursor is a caller's mistake."""
+
+    code = "CURSOR_INVALID"
 
 
 class QueryTooComplexError(GraphsvcError):

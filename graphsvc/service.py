@@ -394,6 +394,12 @@ class Service:
 
         return set_namespace_policy(self.db, self.clock, binding, policy)
 
+    def subject_has_atoms(self, subject: str) -> bool:
+        """Whether ``subject`` holds any atom (a warning for a misspelt subject)."""
+        from graphsvc.store.meta import subject_has_atoms
+
+        return subject_has_atoms(self.db, subject)
+
     def namespace_policy(self, binding: Binding) -> dict[str, Any]:
         """The caller's namespace auto-atomise policy (§11), as stored."""
         from graphsvc.atomise.policy import get_namespace_policy

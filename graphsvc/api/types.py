@@ -248,6 +248,16 @@ class SearchHit:
     score: float
     score_breakdown: JSON
 
+    @strawberry.field(
+        description="The hit's own text matches the query weakly: its match signal is "
+        "below 0.2 of the best possible match (1.0). Scores are relative, so a "
+        "gibberish query still ranks hits; this says they hardly match."
+    )
+    def weak(self) -> bool:
+        from graphsvc.core.match_floor import is_weak_match
+
+        return is_weak_match(cast(dict[str, Any], self.score_breakdown))
+
     @strawberry.field(description="Typed sibling of scoreBreakdown (same values).")
     def breakdown(self) -> ScoreBreakdown:
         return score_breakdown(self.score_breakdown)

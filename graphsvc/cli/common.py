@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
@@ -17,7 +18,9 @@ __all__ = [
     "binding_from_args",
     "connected_admin",
     "connected_service",
+    "empty_subject_warnings",
     "int_in",
+    "warn",
 ]
 
 
@@ -71,6 +74,23 @@ def connected_admin(settings: Settings) -> Iterator[Admin]:
         yield Admin(settings, runtime.db)
     finally:
         runtime.db.close()
+
+
+def empty_subject_warnings(service: Service, subject: str) -> list[str]:
+    """A warning when ``subject`` holds no atom at all (asked only when a search or
+    read found nothing): "no hits" alone reads like a search that missed, when the
+    usual cause is a misspelt ``--subject``."""
+    if service.subject_has_atoms(subject):
+        return []
+    return [f"subject {subject!r} holds no atoms (check --subject)"]
+
+
+def warn(args: argparse.Namespace, payload: dict[str, object], warnings: list[str]) -> None:
+    """Print each warning on stderr and, for ``--json``, add them as ``warnings``."""
+    for line in warnings:
+        print(f"graphsvc: warning: {line}", file=sys.stderr)
+    if warnings and args.json:
+        payload["warnings"] = warnings
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

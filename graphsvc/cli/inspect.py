@@ -51,6 +51,18 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     return 0
 
 
+_PREVIEW = 100
+
+
+def _preview(text: str) -> str:
+    """The text on one line, cut at a word boundary near ``_PREVIEW`` characters."""
+    flat = " ".join(text.split())
+    if len(flat) <= _PREVIEW:
+        return flat
+    cut = flat[:_PREVIEW].rsplit(" ", 1)[0]
+    return cut + " …"
+
+
 def _text(doc: dict[str, Any]) -> str:
     atom = doc["atom"]
     elig = doc["readEligibility"]
@@ -68,6 +80,8 @@ def _text(doc: dict[str, Any]) -> str:
             for v in n["via"]
         )
         lines.append(f"  {nb['atomId']}@{nb['rev']} [{nb['state']}] {vias}")
+        # The neighbour's text on its own line: an id alone says nothing to a reader.
+        lines.append(f"      {_preview(nb['text'])}")
     gone = doc["diagnostics"]["acquisition"]["unavailableCount"]
     if gone:
         lines.append(f"  ({gone} unavailable link(s))")

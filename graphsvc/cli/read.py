@@ -12,7 +12,13 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.common import (
+    add_binding_args,
+    binding_from_args,
+    connected_service,
+    empty_subject_warnings,
+    warn,
+)
 from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
@@ -61,7 +67,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             include_archived=args.include_archived,
             cursor=args.cursor,
         )
-    payload = result.to_json()
+        payload = result.to_json()
+        warnings = [] if payload["items"] else empty_subject_warnings(service, args.subject)
+    warn(args, payload, warnings)
     if not args.json:
         print(_summary(payload), file=sys.stderr)
     emit(args, payload, result.text)

@@ -12,7 +12,13 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.common import (
+    add_binding_args,
+    binding_from_args,
+    connected_service,
+    empty_subject_warnings,
+    warn,
+)
 from graphsvc.cli.output import command, emit
 from graphsvc.settings import Settings
 
@@ -50,7 +56,9 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             include_archived=args.include_archived,
             cursor=args.cursor,
         )
-    payload = result.to_json()
+        payload = result.to_json()
+        warnings = [] if payload["hits"] else empty_subject_warnings(service, args.subject)
+    warn(args, payload, warnings)
     if not args.json and not payload["hits"]:
         print("no hits", file=sys.stderr)
     if not args.json and payload["cursor"]:

@@ -15,7 +15,12 @@ import hmac
 import json
 from typing import Any, Literal
 
-from graphsvc.errors import CursorExpiredError, GraphsvcError, TokenInvalidError
+from graphsvc.errors import (
+    CursorExpiredError,
+    CursorInvalidError,
+    GraphsvcError,
+    TokenInvalidError,
+)
 
 __all__ = ["Kind", "key_fingerprint", "open_sealed", "seal"]
 
@@ -49,20 +54,24 @@ def open_sealed(secret: bytes, kind: Kind, text: str) -> dict[str, Any]:
 
     Raises:
         TokenInvalidError: (input-token) anything malformed, forged or of another kind.
-        CursorExpiredError: (cursor/receipt) the same, for cursors and receipts.
+        CursorInvalidError: (cursor) it does not parse as a cursor.
+        CursorExpiredError: (cursor/receipt) its MAC does not verify; (receipt) it
+            does not parse either.
     """
     error: type[GraphsvcError] = TokenInvalidError if kind == "input-token" else CursorExpiredError
+    # What does not parse is invalid; what parses but does not verify keeps ``error``.
+    malformed: type[GraphsvcError] = CursorInvalidError if kind == "cursor" else error
     what = "InputToken" if kind == "input-token" else kind
     if not isinstance(text, str) or len(text) > _MAX_LEN:
-        raise error(f"not a valid {what}")
+        raise malformed(f"not a valid {what}")
     parts = text.split(".")
     if len(parts) != 3 or parts[0] != _PREFIX[kind]:
-        raise error(f"not a valid {what}")
+        raise malformed(f"not a valid {what}")
     try:
         body = _unb64(parts[1])
         mac = _unb64(parts[2])
     except (ValueError, UnicodeError) as exc:
-        raise error(f"not a valid {what}") from exc
+        raise malformed(f"not a valid {what}") from exc
     expected = hmac.new(
         _key(secret, kind), parts[0].encode() + b"." + body, hashlib.sha256
     ).digest()
@@ -71,9 +80,9 @@ def open_sealed(secret: bytes, kind: Kind, text: str) -> dict[str, Any]:
     try:
         payload = json.loads(body)
     except ValueError as exc:
-        raise error(f"not a valid {what}") from exc
+        raise malformed(f"not a valid {what}") from exc
     if not isinstance(payload, dict):
-        raise error(f"not a valid {what}")
+        raise malformed(f"not a valid {what}")
     return payload
 
 

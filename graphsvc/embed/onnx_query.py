@@ -33,14 +33,14 @@ from typing import Any
 
 import numpy as np
 
-__all__ = ["QUERY_PRECISIONS", "OnnxQueryEncoder"]
+__all__ = ["QUERY_PRECISIONS", "OnnxQueryEncoder", "session_of", "weights_digest"]
 
 QUERY_PRECISIONS = ("int8", "fp32")
 
 _INPUTS = ("input_ids", "attention_mask", "token_type_ids")
 
 
-def _weights_digest(model_dir: Path) -> str:
+def weights_digest(model_dir: Path) -> str:
     h = hashlib.sha256()
     for name in ("config.json", "model.safetensors", "tokenizer.json"):
         with open(model_dir / name, "rb") as f:
@@ -121,14 +121,14 @@ class OnnxQueryEncoder:
         key: str = "all-MiniLM-L6-v2",
         query_precision: str = "int8",
     ) -> None:
-        path = cache_dir / "onnx" / f"{key}-{_weights_digest(model_dir)}.onnx"
+        path = cache_dir / "onnx" / f"{key}-{weights_digest(model_dir)}.onnx"
         if not path.is_file():
             _export(model, path)
-        self._session = _session(path)
+        self._session = session_of(path)
         self._query_session = self._session
         self.query_precision = "fp32"
         if query_precision == "int8":
-            self._query_session = _session(_quantised(path))
+            self._query_session = session_of(_quantised(path))
             self.query_precision = "int8"
         self._tokenizer = model.tokenizer
         self._inputs = _inputs(model)
@@ -169,7 +169,7 @@ class OnnxQueryEncoder:
         return out
 
 
-def _session(path: Path) -> Any:
+def session_of(path: Path) -> Any:
     import onnxruntime as ort
 
     options = ort.SessionOptions()

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.match_floor import is_weak_match
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
@@ -54,6 +55,12 @@ class SearchHit:
     score: float
     breakdown: dict[str, Any]
 
+    @property
+    def weak(self) -> bool:
+        """Its text matches the query far below the best possible match
+        (:mod:`graphsvc.core.match_floor`)."""
+        return is_weak_match(self.breakdown)
+
 
 @dataclass(frozen=True)
 class SearchResult:
@@ -64,7 +71,12 @@ class SearchResult:
     def to_json(self) -> dict[str, Any]:
         return {
             "hits": [
-                {"atom": h.atom.to_json(), "score": h.score, "scoreBreakdown": h.breakdown}
+                {
+                    "atom": h.atom.to_json(),
+                    "score": h.score,
+                    "scoreBreakdown": h.breakdown,
+                    "weak": h.weak,
+                }
                 for h in self.hits
             ],
             "diagnostics": self.diagnostics,

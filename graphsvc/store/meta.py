@@ -23,6 +23,7 @@ __all__ = [
     "record_purge",
     "schema_version",
     "server_info",
+    "subject_has_atoms",
 ]
 
 
@@ -96,3 +97,8 @@ def mark_compacted(db: Database, now: str) -> int:
     """In a freshly compacted store: reset the ledger; the purges whose bytes the
     compaction removed."""
     return int(db.write("erasure/mark_compacted", now=now)[0]["erasedPurges"])
+
+
+def subject_has_atoms(db: Database, subject: str) -> bool:
+    """Whether ``subject`` holds any atom (of any state)."""
+    return bool(db.read("meta/subject_has_atoms", subject=subject)[0]["found"])

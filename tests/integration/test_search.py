@@ -836,3 +836,29 @@ def test_unfinished_purge_stops_first_and_later_search_pages(
             {"s": human.subject},
             database_=service.db.database,
         )
+
+
+_WEAK_GQL = """
+query($q: String!) {
+  search(query: $q, limit: 20) { hits { atom { atomId } weak breakdown { match } } }
+}
+"""
+
+
+@pytest.mark.req("API-6", "ACT-4")
+def test_hits_below_the_match_floor_are_marked_weak(  # type: ignore[no-untyped-def]
+    corpus: Corpus, live_server
+) -> None:
+    from graphsvc.core.match_floor import WEAK_MATCH_FLOOR
+
+    token = live_server.token_for(corpus.binding)
+    topical = live_server.gql(_WEAK_GQL, {"q": "zorblax"}, token=token)
+    hits = topical["data"]["search"]["hits"]
+    assert hits[0]["atom"]["atomId"] == corpus.ids["zorblax"]
+    assert hits[0]["weak"] is False
+    gibberish = live_server.gql(_WEAK_GQL, {"q": "qzxvvq wplkjh"}, token=token)
+    weak = gibberish["data"]["search"]["hits"]
+    assert weak, "relative scores still rank hits for gibberish"
+    assert all(h["weak"] for h in weak), weak
+    for h in hits + weak:  # weak is exactly the floor on the match signal
+        assert h["weak"] is (h["breakdown"]["match"] < WEAK_MATCH_FLOOR)

@@ -11,7 +11,12 @@ from typing import Any
 import pytest
 
 from graphsvc.core.mac import open_sealed, seal
-from graphsvc.errors import CursorExpiredError, GraphsvcError, TokenInvalidError
+from graphsvc.errors import (
+    CursorExpiredError,
+    CursorInvalidError,
+    GraphsvcError,
+    TokenInvalidError,
+)
 
 SECRET = bytes(range(32))
 PAYLOAD = {"tid": "t1", "sub": "s1", "exp": 123.5, "nested": {"b": 1, "a": [1, 2]}}
@@ -43,7 +48,11 @@ def test_seal_is_canonical_in_key_order() -> None:
 )  # fmt: skip
 def test_object_of_another_kind_is_rejected(presented_as: Any, sealed_as: Any) -> None:
     other = seal(SECRET, sealed_as, PAYLOAD)
-    expected = TokenInvalidError if presented_as == "input-token" else CursorExpiredError
+    expected: type[GraphsvcError] = {
+        "input-token": TokenInvalidError,
+        "cursor": CursorInvalidError,  # another kind's prefix: it does not parse as a cursor
+        "receipt": CursorExpiredError,
+    }[presented_as]
     with pytest.raises(expected):
         open_sealed(SECRET, presented_as, other)
 
@@ -102,7 +111,14 @@ def test_errors_are_graphsvc_errors_with_stable_codes() -> None:
     assert info.value.code == "TOKEN_INVALID"
     with pytest.raises(GraphsvcError) as info:
         open_sealed(SECRET, "cursor", "nope")
-    assert info.value.code == "CURSOR_EXPIRED"
+    assert info.value.code == "CURSOR_INVALID"  # does not parse
+    good = seal(SECRET, "cursor", {"k": "search"})
+    with pytest.raises(GraphsvcError) as info:
+        open_sealed(SECRET, "cursor", good[:-4] + ("AAAA" if not good.endswith("AAAA") else "BBBB"))
+    assert info.value.code == "CURSOR_EXPIRED"  # parses, but its MAC does not verify
+    with pytest.raises(GraphsvcError) as info:
+        open_sealed(SECRET, "receipt", "nope")
+    assert info.value.code == "CURSOR_EXPIRED"  # receipts keep their one code
 
 
 def test_the_key_fingerprint_names_secret_and_signing_key_without_revealing_either() -> None:
