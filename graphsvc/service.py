@@ -288,6 +288,7 @@ class Service:
         cursor: str | None = None,
         range_start: int | None = None,
         range_end: int | None = None,
+        as_of: str | None = None,
     ) -> InspectResult:
         """SPEC §7 ``inspect``; see :func:`graphsvc.ops.inspect.inspect`."""
         from graphsvc.ops.inspect import InspectLimits, inspect
@@ -308,6 +309,7 @@ class Service:
             cursor=cursor,
             range_start=range_start,
             range_end=range_end,
+            as_of=as_of,
         )
 
     def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
