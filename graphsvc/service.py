@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.forensics.export import ForensicExport
+    from graphsvc.ops.changes import ChangesPage
     from graphsvc.ops.inspect import InspectResult
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
@@ -356,6 +357,28 @@ class Service:
 
         subject = binding.subject
         return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
+
+    def changes(
+        self,
+        binding: Binding,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        after: int | None = None,
+        first: int | None = None,
+    ) -> ChangesPage:
+        """The change feed (docs/time-travel.md); see :func:`graphsvc.ops.changes.changes`."""
+        from graphsvc.ops.changes import changes
+
+        return changes(
+            self.db,
+            binding,
+            since=since,
+            until=until,
+            after=after,
+            first=self.settings.graph_first_default if first is None else first,
+            max_first=self.settings.graph_first_max,
+        )
 
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
