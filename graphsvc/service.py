@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from graphsvc.core.write_plan import Limits
     from graphsvc.forensics.bundle import VerifyReport
     from graphsvc.forensics.export import BundleParts, ForensicExport
+    from graphsvc.ops.changes import ChangesPage
     from graphsvc.ops.inspect import InspectResult
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
@@ -336,6 +337,7 @@ class Service:
         cursor: str | None = None,
         range_start: int | None = None,
         range_end: int | None = None,
+        as_of: str | None = None,
     ) -> InspectResult:
         """SPEC §7 ``inspect``; see :func:`graphsvc.ops.inspect.inspect`."""
         from graphsvc.ops.inspect import InspectLimits, inspect
@@ -356,6 +358,7 @@ class Service:
             cursor=cursor,
             range_start=range_start,
             range_end=range_end,
+            as_of=as_of,
         )
 
     def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
@@ -414,6 +417,28 @@ class Service:
 
         subject = binding.subject
         return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
+
+    def changes(
+        self,
+        binding: Binding,
+        *,
+        since: str | None = None,
+        until: str | None = None,
+        after: int | None = None,
+        first: int | None = None,
+    ) -> ChangesPage:
+        """The change feed (docs/time-travel.md); see :func:`graphsvc.ops.changes.changes`."""
+        from graphsvc.ops.changes import changes
+
+        return changes(
+            self.db,
+            binding,
+            since=since,
+            until=until,
+            after=after,
+            first=self.settings.graph_first_default if first is None else first,
+            max_first=self.settings.graph_first_max,
+        )
 
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""

@@ -5,13 +5,18 @@ Every root field checks, once per request, that no purge of the caller's subject
 is pending (LNK-6), beside its first load (``GraphLoaders.opened``: nothing it read
 is shown unless the check passed), and loads through the request's DataLoaders. Ids of
 another subject, purged atoms and ids that never existed all answer null.
+
+``asOf`` (docs/time-travel.md) on ``node``, ``nodes``, ``atom``, ``atoms`` and
+``lineageGraph`` reads the graph as it stood at that instant; what is loaded below
+an object read at an instant is read at the same instant.
 """
 
 from __future__ import annotations
 
 import asyncio
+from datetime import datetime
 from enum import Enum
-from typing import Any
+from typing import Annotated, Any
 
 import strawberry
 from strawberry.types import Info
@@ -21,6 +26,7 @@ from graphsvc.api.graph_entities import Entity, EntityType, entities_connection,
 from graphsvc.api.graph_ids import decode_cursor, decode_id, encode_cursor
 from graphsvc.api.graph_loaders import loaders_of
 from graphsvc.api.graph_types import (
+    AS_OF,
     Atom,
     AtomState,
     Connection,
@@ -36,6 +42,7 @@ from graphsvc.api.types import LinkAt
 from graphsvc.atomise.usecase import key_file_of
 from graphsvc.atomise.verified_lineage import lineage_graph
 from graphsvc.errors import InvalidInputError
+from graphsvc.ops.graph import as_of_instant
 
 __all__ = ["GraphQuery", "LineageGraph", "LineageGraphEdge", "LineageGraphNode"]
 
@@ -67,10 +74,11 @@ class LineageGraphNode:
     level: int | None = strawberry.field(description="derives_from hops from the root.")
     atomised_into: int | None = strawberry.field(description="Atoms it was atomised into.")
     archived_at: str | None = strawberry.field(description="When it was archived.")
+    as_of: strawberry.Private[str | None] = None
 
-    @strawberry.field(description="The atom itself, to walk on.")
+    @strawberry.field(description="The atom itself, to walk on (at the graph's asOf).")
     async def atom(self, info: Info) -> Atom | None:
-        row = await loaders_of(info).atom.load(str(self.atom_id))
+        row = await loaders_of(info, self.as_of).atom.load(str(self.atom_id))
         return None if row is None else atom_from_row(row)
 
 
@@ -99,7 +107,7 @@ class LineageGraph:
     edges: list[LineageGraphEdge] = strawberry.field(description="Edges between them.")
 
 
-def _lineage_graph(doc: dict[str, Any]) -> LineageGraph:
+def _lineage_graph(doc: dict[str, Any], as_of: str | None = None) -> LineageGraph:
     return LineageGraph(
         root=strawberry.ID(doc["root"]),
         depth=int(doc["depth"]),
@@ -114,6 +122,7 @@ def _lineage_graph(doc: dict[str, Any]) -> LineageGraph:
                 level=n["level"],
                 atomised_into=n.get("atomisedInto"),
                 archived_at=n.get("archivedAt"),
+                as_of=as_of,
             )
             for n in doc["nodes"]
         ],
@@ -137,9 +146,12 @@ def _lineage_graph(doc: dict[str, Any]) -> LineageGraph:
     )
 
 
-async def _node(info: Info, global_id: str) -> Node | None:
+AsOf = Annotated[datetime | None, strawberry.argument(description=AS_OF)]
+
+
+async def _node(info: Info, global_id: str, as_of: str | None = None) -> Node | None:
     kind, key = decode_id(global_id)
-    loaders = loaders_of(info)
+    loaders = loaders_of(info, as_of)
     if kind == "Atom":
         row = await loaders.atom.load(key[0])
         return None if row is None else atom_from_row(row)
@@ -156,30 +168,38 @@ async def _node(info: Info, global_id: str) -> Node | None:
 class GraphQuery:
     @strawberry.field(
         description="Any object by its global id (Relay); null when it does not exist for "
-        "the caller (never written, purged, or another subject's)."
+        "the caller (never written, purged, or another subject's; with asOf, also "
+        "when created after that instant). Sources and entities are always now."
     )
-    async def node(self, info: Info, id: strawberry.ID) -> Node | None:
-        return await loaders_of(info).opened(_node(info, str(id)))
+    async def node(self, info: Info, id: strawberry.ID, as_of: AsOf = None) -> Node | None:
+        return await loaders_of(info).opened(_node(info, str(id), as_of_instant(as_of)))
 
     @strawberry.field(
         description="Several objects by global id, in the order asked (at most "
         "graph_first_max); null where one does not exist for the caller."
     )
-    async def nodes(self, info: Info, ids: list[strawberry.ID]) -> list[Node | None]:
+    async def nodes(
+        self, info: Info, ids: list[strawberry.ID], as_of: AsOf = None
+    ) -> list[Node | None]:
         loaders = loaders_of(info)
         if len(ids) > service_of(info).settings.graph_first_max:
             raise InvalidInputError(f"ids: at most {service_of(info).settings.graph_first_max} ids")
-        return list(await loaders.opened(asyncio.gather(*(_node(info, str(i)) for i in ids))))
+        at = as_of_instant(as_of)
+        return list(await loaders.opened(asyncio.gather(*(_node(info, str(i), at) for i in ids))))
 
-    @strawberry.field(description="One atom of the caller's subject by atomId, or null.")
-    async def atom(self, info: Info, atom_id: strawberry.ID) -> Atom | None:
-        loaders = loaders_of(info)
+    @strawberry.field(
+        description="One atom of the caller's subject by atomId, or null; with asOf, the "
+        "atom as it stood then (null when created after it, or purged)."
+    )
+    async def atom(self, info: Info, atom_id: strawberry.ID, as_of: AsOf = None) -> Atom | None:
+        loaders = loaders_of(info, as_of_instant(as_of))
         row = await loaders.opened(loaders.atom.load(str(atom_id)))
         return None if row is None else atom_from_row(row)
 
     @strawberry.field(
         description="The caller's atoms in atomId order; `state` filters on the head's "
-        "state, `text` on a case-insensitive substring of the head's text."
+        "state, `text` on a case-insensitive substring of the head's text; with asOf, "
+        "the atoms that existed then, each with its head as of then."
     )
     async def atoms(
         self,
@@ -188,8 +208,9 @@ class GraphQuery:
         after: str | None = None,
         state: AtomState | None = None,
         text: str | None = None,
+        as_of: AsOf = None,
     ) -> Connection[Atom]:
-        loaders = loaders_of(info)
+        loaders = loaders_of(info, as_of_instant(as_of))
         n = loaders.reader.page_size(first)
         pos = decode_cursor("atoms", after, str)[0] if after is not None else None
         rows = await loaders.opened(
@@ -242,13 +263,19 @@ class GraphQuery:
 
     @strawberry.field(
         description="Typed sibling of `lineage` (API-5): derives_from lineage and link "
-        "neighbourhood as nodes and edges, each derives_from edge's signature verified."
+        "neighbourhood as nodes and edges, each derives_from edge's signature verified "
+        "(now, against today's keys); with asOf, heads and edges as of that instant."
     )
     async def lineage_graph(
-        self, info: Info, atom_id: strawberry.ID, depth: int | None = None
+        self,
+        info: Info,
+        atom_id: strawberry.ID,
+        depth: int | None = None,
+        as_of: AsOf = None,
     ) -> LineageGraph:
         binding = binding_of(info)
         service = service_of(info)
+        at = as_of_instant(as_of)
         doc = await asyncio.to_thread(
             lineage_graph,
             service.db,
@@ -256,5 +283,6 @@ class GraphQuery:
             binding,
             str(atom_id),
             depth,
+            at,
         )
-        return _lineage_graph(doc)
+        return _lineage_graph(doc, at)

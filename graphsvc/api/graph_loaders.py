@@ -6,6 +6,11 @@ parents: a query over 100 atoms three levels deep costs a handful of round
 trips, not one per field. Each loader runs its batch in a worker thread (the
 driver blocks). Pages are keyed by their arguments, so two parents asking for
 the same page share one load.
+
+A query with ``asOf`` (docs/time-travel.md) gets one more set of loaders per instant
+(:func:`loaders_of` with ``as_of``): rows read at an instant carry ``asOf``, and the
+fields below them load through the same instant's loaders, so a walk never mixes
+"now" and "then". The purge check stays one per request.
 """
 
 from __future__ import annotations
@@ -21,7 +26,7 @@ from graphsvc.api.context import Context, binding_of, service_of
 from graphsvc.ops.graph import EntityView, GraphReader, PageSizes
 from graphsvc.settings import Settings
 
-__all__ = ["MISSING", "GraphLoaders", "cached", "loaders_of", "then"]
+__all__ = ["MISSING", "GraphLoaders", "cached", "loaders_for", "loaders_of", "then"]
 
 Row = dict[str, Any]
 K = TypeVar("K")
@@ -118,9 +123,13 @@ def _paged(
 class GraphLoaders:
     """The loaders of one request, bound to the caller's subject."""
 
-    def __init__(self, reader: GraphReader, settings: Settings) -> None:
+    def __init__(
+        self, reader: GraphReader, settings: Settings, base: GraphLoaders | None = None
+    ) -> None:
         self.reader = reader
         self.settings = settings
+        # The request's "now" loaders, whose purge check an instant's loaders share.
+        self.base = base
         self._open: asyncio.Task[None] | None = None
         self._keys: dict[str, bytes] | None = None
         # Look-ahead answers per field node of the document (see graph_lookahead).
@@ -189,6 +198,9 @@ class GraphLoaders:
         Raises:
             PurgePendingError: a purge of the caller's subject has not finished.
         """
+        if self.base is not None:
+            await self.base.open()
+            return
         if self._open is None:
             self._open = asyncio.ensure_future(asyncio.to_thread(self.reader.check_open))
         await asyncio.shield(self._open)
@@ -233,8 +245,10 @@ class GraphLoaders:
         self.citations.prime(key, [c for c in citations if c])
 
 
-def loaders_of(info: Info) -> GraphLoaders:
-    """The request's loaders, made on first use (the caller must be authenticated).
+def loaders_of(info: Info, as_of: str | None = None) -> GraphLoaders:
+    """The request's loaders, made on first use (the caller must be authenticated);
+    with ``as_of`` (an instant in :func:`graphsvc.ops.graph.as_of_instant`'s form) the
+    loaders that read the graph as it stood then.
 
     Raises:
         UnauthenticatedError: no valid token (API-2).
@@ -249,4 +263,17 @@ def loaders_of(info: Info) -> GraphLoaders:
         found = GraphLoaders(reader, service.settings)
         ctx.__dict__["_graph_loaders"] = found
     assert isinstance(found, GraphLoaders)
-    return found
+    if as_of is None:
+        return found
+    instants: dict[str, GraphLoaders] = ctx.__dict__.setdefault("_graph_loaders_at", {})
+    at = instants.get(as_of)
+    if at is None:
+        at = GraphLoaders(found.reader.at(as_of), found.settings, base=found)
+        instants[as_of] = at
+    return at
+
+
+def loaders_for(info: Info, row: Row, as_of: str | None = None) -> GraphLoaders:
+    """The loaders for what lies below ``row``: at ``as_of`` when a field names one,
+    else at the instant the row was read at (``row["asOf"]``; none: now)."""
+    return loaders_of(info, as_of if as_of is not None else row.get("asOf"))

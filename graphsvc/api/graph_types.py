@@ -2,7 +2,11 @@
 
 Types hold the row they were loaded from (``strawberry.Private``) and resolve
 their relations through the request's DataLoaders (:mod:`graphsvc.api.graph_loaders`),
-so a level of a query is one round trip per kind of thing. Every list whose size
+so a level of a query is one round trip per kind of thing.
+
+``asOf`` (docs/time-travel.md): a type read at an instant keeps it in its row
+(``asOf``), and its fields load through that instant's loaders unless a field's own
+``asOf`` argument names another one. Every list whose size
 has no bound is a connection (``edges { cursor node }``, ``pageInfo``) whose
 ``first`` is at most ``graph_first_max`` (default 100).
 """
@@ -10,6 +14,7 @@ has no bound is a connection (``edges { cursor node }``, ``pageInfo``) whose
 from __future__ import annotations
 
 from collections.abc import Awaitable
+from datetime import datetime
 from enum import Enum
 from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 
@@ -17,10 +22,11 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
-from graphsvc.api.graph_loaders import MISSING, cached, loaders_of, then
+from graphsvc.api.graph_loaders import MISSING, GraphLoaders, cached, loaders_for, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.errors import NotFoundError
+from graphsvc.ops.graph import as_of_instant
 
 if TYPE_CHECKING:
     from graphsvc.api.graph_entities import Entity
@@ -51,6 +57,17 @@ __all__ = [
 
 Row = dict[str, Any]
 T = TypeVar("T")
+
+AS_OF = (
+    "Read as of this instant (docs/time-travel.md): the head is the newest revision "
+    "created at or before it, atoms created later do not exist, purged atoms never "
+    "appear. Default: the instant the parent was read at (now at the root)."
+)
+
+
+def _at(info: Info, row: Row, as_of: datetime | None = None) -> GraphLoaders:
+    """The loaders for the fields below ``row`` (its instant, or ``as_of``)."""
+    return loaders_for(info, row, as_of_instant(as_of))
 
 
 @strawberry.enum(description="The stored state of a revision (SPEC §1).")
@@ -171,7 +188,9 @@ class Citation:
 
     @strawberry.field(description="The revision that holds this citation.")
     async def citing(self, info: Info) -> Revision:
-        return await _revision_or_gone(info, self.row["citingAtomId"], self.row["citingRev"])
+        return await _revision_or_gone(
+            info, self.row["citingAtomId"], self.row["citingRev"], self.row
+        )
 
 
 @strawberry.type(
@@ -206,7 +225,9 @@ class Revision(Node):
     created_at: str | None = strawberry.field(description="Commit time (ISO-8601 UTC).")
     actor: Actor | None = strawberry.field(description="Who wrote it.")
     operation_id: strawberry.ID | None = strawberry.field(description="The write that made it.")
-    head: bool = strawberry.field(description="This is the atom's current head.")
+    head: bool = strawberry.field(
+        description="This is the atom's current head (read with asOf: its head as of then)."
+    )
     atomised_into: int | None = strawberry.field(
         description="Number of atoms this revision was atomised into (§11)."
     )
@@ -215,19 +236,20 @@ class Revision(Node):
 
     @strawberry.field(description="The atom this is a version of.")
     async def atom(self, info: Info) -> Atom:
-        return await _atom_or_gone(info, str(self.atom_id))
+        return await _atom_or_gone(info, str(self.atom_id), self.row)
 
     @strawberry.field(description="The atom this one was atomised from (structural atomOf).")
     async def atom_of(self, info: Info) -> Atom | None:
         parent = self.row.get("atomOf")
         if not parent:
             return None
-        row = await loaders_of(info).atom.load(str(parent))
+        row = await _at(info, self.row).atom.load(str(parent))
         return None if row is None else atom_from_row(row)
 
     @strawberry.field(
         description="Outgoing links in stored order. A purged or unpermitted target has the "
-        "safe form of LNK-2 (unavailable, no target)."
+        "safe form of LNK-2 (unavailable, no target). With asOf an observed target is its "
+        "pinned revision and a logical one the target atom with its head as of then."
     )
     def links(
         self,
@@ -235,8 +257,9 @@ class Revision(Node):
         role: str | None = None,
         first: int | None = None,
         after: str | None = None,
+        as_of: Annotated[datetime | None, strawberry.argument(description=AS_OF)] = None,
     ) -> Connection[Link]:
-        loaders = loaders_of(info)
+        loaders = _at(info, self.row, as_of)
         n = loaders.reader.page_size(first)
         pos = decode_cursor("links", after, int)[0] if after is not None else None
         atom_id, rev = str(self.atom_id), self.rev
@@ -262,14 +285,26 @@ class Revision(Node):
         key = (atom_id, rev, role, pos, n + 1, with_citations)
         return then(loaders.link_page.load(key), shown)
 
-    @strawberry.field(description="Source citations in declared order (at most 128).")
-    def citations(self, info: Info) -> list[Citation]:
+    @strawberry.field(
+        description="Source citations in declared order (at most 128); with asOf, none "
+        "when this revision was created after it."
+    )
+    def citations(
+        self,
+        info: Info,
+        as_of: Annotated[datetime | None, strawberry.argument(description=AS_OF)] = None,
+    ) -> list[Citation]:
         atom_id, rev = str(self.atom_id), self.rev
+        loaders = _at(info, self.row, as_of)
+        instant = loaders.reader.as_of
 
         def shown(rows: list[Row] | None) -> list[Citation]:
-            return [_citation({**c, "citingAtomId": atom_id, "citingRev": rev}) for c in rows or []]
+            return [
+                _citation({**c, "citingAtomId": atom_id, "citingRev": rev, "asOf": instant})
+                for c in rows or []
+            ]
 
-        return then(loaders_of(info).citations.load((atom_id, rev)), shown)
+        return then(loaders.citations.load((atom_id, rev)), shown)
 
     @strawberry.field(description="Signed lineage: the parent revisions this one derives from.")
     async def derives_from(self, info: Info) -> list[Derivation]:
@@ -290,16 +325,26 @@ class Atom(Node):
     head: Revision = strawberry.field(description="The current head revision.")
     row: strawberry.Private[Row]
 
-    @strawberry.field(description="One revision by number (null when there is none).")
+    @strawberry.field(
+        description="One revision by number (null when there is none; read at an "
+        "instant, also when it was created after it)."
+    )
     async def revision(self, info: Info, rev: int) -> Revision | None:
-        row = await loaders_of(info).revision.load((str(self.atom_id), rev))
+        row = await _at(info, self.row).revision.load((str(self.atom_id), rev))
         return None if row is None else revision_from_row(row)
 
-    @strawberry.field(description="The revision history, newest first.")
+    @strawberry.field(
+        description="The revision history, newest first; with asOf only the revisions "
+        "created at or before it."
+    )
     async def revisions(
-        self, info: Info, first: int | None = None, after: str | None = None
+        self,
+        info: Info,
+        first: int | None = None,
+        after: str | None = None,
+        as_of: Annotated[datetime | None, strawberry.argument(description=AS_OF)] = None,
     ) -> Connection[Revision]:
-        loaders = loaders_of(info)
+        loaders = _at(info, self.row, as_of)
         n = loaders.reader.page_size(first)
         before = decode_cursor("revisions", after, int)[0] if after is not None else None
         rows = await loaders.revision_page.load((str(self.atom_id), before, n + 1)) or []
@@ -310,8 +355,8 @@ class Atom(Node):
 
     @strawberry.field(
         description="Links pointing at this atom (logical) or at one of its revisions "
-        "(observed), held by the head revision of each linking atom; ordered by linking "
-        "atom, then link order."
+        "(observed), held by the head revision of each linking atom (with asOf: its "
+        "head as of then); ordered by linking atom, then link order."
     )
     async def incoming(
         self,
@@ -320,8 +365,9 @@ class Atom(Node):
         at: LinkAt | None = None,
         first: int | None = None,
         after: str | None = None,
+        as_of: Annotated[datetime | None, strawberry.argument(description=AS_OF)] = None,
     ) -> Connection[Link]:
-        loaders = loaders_of(info)
+        loaders = _at(info, self.row, as_of)
         n = loaders.reader.page_size(first)
         pos: tuple[Any, ...] = (
             decode_cursor("incoming", after, str, int) if after is not None else (None, None)
@@ -343,7 +389,7 @@ class Atom(Node):
 
     @strawberry.field(
         description="Citations of this atom (sources `atom:<atomId>`, any version) held by "
-        "current (head) revisions."
+        "current (head) revisions; always now, whatever asOf the atom was read at."
     )
     async def cited_by(
         self, info: Info, first: int | None = None, after: str | None = None
@@ -352,7 +398,8 @@ class Atom(Node):
 
     @strawberry.field(
         description="The entities the head's text names, by key (the entity index, SPEC "
-        "§16; empty for a retired or archived head, or with the index off)."
+        "§16; empty for a retired or archived head, or with the index off). Always the "
+        "current head's, whatever asOf the atom was read at."
     )
     async def entities(
         self, info: Info
@@ -375,7 +422,9 @@ class Link:
 
     @strawberry.field(name="from", description="The revision that holds this link.")
     async def from_(self, info: Info) -> Revision:
-        return await _revision_or_gone(info, self.row["holderAtomId"], self.row["holderRev"])
+        return await _revision_or_gone(
+            info, self.row["holderAtomId"], self.row["holderRev"], self.row
+        )
 
     @strawberry.field(
         description="The target: a Revision for an observed link, an Atom for a logical one "
@@ -387,17 +436,17 @@ class Link:
         # the awaitable of the load, which graphql-core awaits.
         if self.unavailable or self.row.get("atomId") is None:
             return None
-        loaders = loaders_of(info)
+        loaders = _at(info, self.row)
         atom_id = self.row["atomId"]
         if self.row.get("rev") is None:
             atom = cached(loaders.atom, atom_id)
             if atom is MISSING:
-                return _later(_atom_target(info, atom_id))
+                return _later(_atom_target(loaders, atom_id))
             return None if atom is None else atom_from_row(cast(Row, atom))
         key = (atom_id, int(self.row["rev"]))
         rev = cached(loaders.revision, key)
         if rev is MISSING:
-            return _later(_revision_target(info, key))
+            return _later(_revision_target(loaders, key))
         return None if rev is None else revision_from_row(cast(Row, rev))
 
 
@@ -406,13 +455,13 @@ def _later(load: Awaitable[Revision | Atom | None]) -> Revision | Atom | None:
     return cast("Revision | Atom | None", load)
 
 
-async def _atom_target(info: Info, atom_id: str) -> Atom | None:
-    row = await loaders_of(info).atom.load(atom_id)
+async def _atom_target(loaders: GraphLoaders, atom_id: str) -> Atom | None:
+    row = await loaders.atom.load(atom_id)
     return None if row is None else atom_from_row(row)
 
 
-async def _revision_target(info: Info, key: tuple[str, int]) -> Revision | None:
-    row = await loaders_of(info).revision.load(key)
+async def _revision_target(loaders: GraphLoaders, key: tuple[str, int]) -> Revision | None:
+    row = await loaders.revision.load(key)
     return None if row is None else revision_from_row(row)
 
 
@@ -497,16 +546,20 @@ async def revision_of(info: Info, atom_id: str, rev: int) -> Revision | None:
     return None if row is None else revision_from_row(row)
 
 
-async def _revision_or_gone(info: Info, atom_id: str, rev: int) -> Revision:
-    row = await loaders_of(info).revision.load((atom_id, int(rev)))
+async def _revision_or_gone(
+    info: Info, atom_id: str, rev: int, parent: Row | None = None
+) -> Revision:
+    loaders = loaders_of(info) if parent is None else _at(info, parent)
+    row = await loaders.revision.load((atom_id, int(rev)))
     if row is None:
         # Read-committed: it was there when its parent was loaded, and is purged now.
         raise NotFoundError("no such atom or revision")
     return revision_from_row(row)
 
 
-async def _atom_or_gone(info: Info, atom_id: str) -> Atom:
-    row = await loaders_of(info).atom.load(atom_id)
+async def _atom_or_gone(info: Info, atom_id: str, parent: Row | None = None) -> Atom:
+    loaders = loaders_of(info) if parent is None else _at(info, parent)
+    row = await loaders.atom.load(atom_id)
     if row is None:
         raise NotFoundError("no such atom or revision")
     return atom_from_row(row)

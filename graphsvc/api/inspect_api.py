@@ -7,7 +7,8 @@ worker thread because it blocks on Neo4j.
 from __future__ import annotations
 
 import asyncio
-from typing import cast
+from datetime import datetime
+from typing import Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -17,6 +18,7 @@ from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
 from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
 from graphsvc.ops import inspect as ops
+from graphsvc.ops.graph import as_of_instant
 
 __all__ = ["InspectQuery", "InspectResult", "Neighbor", "Via"]
 
@@ -79,7 +81,11 @@ def _result(r: ops.InspectResult) -> InspectResult:
 
 @strawberry.type
 class InspectQuery:
-    @strawberry.field(description="One revision and its one-hop neighbours (SPEC §7).")
+    @strawberry.field(
+        description="One revision and its one-hop neighbours (SPEC §7); with asOf, as "
+        "the graph stood then (docs/time-travel.md): the default revision is the head as "
+        "of then, neighbours bind as of then. Watches, usage and entities stay now."
+    )
     async def inspect(
         self,
         info: Info,
@@ -92,6 +98,12 @@ class InspectQuery:
         cursor: str | None = None,
         range_start: int | None = None,
         range_end: int | None = None,
+        as_of: Annotated[
+            datetime | None,
+            strawberry.argument(
+                description="Inspect the graph as of this instant (docs/time-travel.md)."
+            ),
+        ] = None,
     ) -> InspectResult:
         binding = binding_of(info)
         result = await asyncio.to_thread(
@@ -106,5 +118,6 @@ class InspectQuery:
             cursor=cursor,
             range_start=range_start,
             range_end=range_end,
+            as_of=as_of_instant(as_of),
         )
         return _result(result)

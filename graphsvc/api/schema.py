@@ -18,6 +18,7 @@ from strawberry.tools import merge_types
 from strawberry.types import Info
 
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
+from graphsvc.api.changes_api import ChangesQuery
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.descriptions import describe
 from graphsvc.api.document_limits import DocumentGate, DocumentLimits
@@ -216,6 +217,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         AtomiseQuery,
         GraphQuery,
         JobsQuery,
+        ChangesQuery,
     )
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)

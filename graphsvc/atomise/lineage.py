@@ -73,8 +73,10 @@ class LineageWalk:
         return reached
 
 
-def _walk(tx: Tx, subject: str, root: str, depth: int | None) -> LineageWalk:
-    if not store.heads(tx, subject, [root]):
+def _walk(
+    tx: Tx, subject: str, root: str, depth: int | None, as_of: str | None = None
+) -> LineageWalk:
+    if not store.heads(tx, subject, [root], as_of):
         raise NotFoundError(f"atom {root} does not exist", details={"atomId": root})
     walk = LineageWalk(root=root, depth_of={root: 0})
     seen: set[tuple[str, int, str, int]] = set()
@@ -83,7 +85,7 @@ def _walk(tx: Tx, subject: str, root: str, depth: int | None) -> LineageWalk:
     while frontier and (depth is None or level < depth):
         level += 1
         nxt: list[str] = []
-        for edge in store.derives_from_edges(tx, subject, frontier):
+        for edge in store.derives_from_edges(tx, subject, frontier, as_of):
             if edge.key in seen:
                 continue
             seen.add(edge.key)
@@ -92,7 +94,7 @@ def _walk(tx: Tx, subject: str, root: str, depth: int | None) -> LineageWalk:
     walk.edges = [
         e for e in walk.edges if e.from_atom_id in walk.depth_of and e.to_atom_id in walk.depth_of
     ]
-    for head in store.heads(tx, subject, list(walk.depth_of)):
+    for head in store.heads(tx, subject, list(walk.depth_of), as_of):
         walk.heads[head["atomId"]] = head
     return walk
 
@@ -109,7 +111,11 @@ def walk_lineage(
 
 
 def lineage(
-    db: Database, binding: Binding, atom_id: str, depth: int | None = None
+    db: Database,
+    binding: Binding,
+    atom_id: str,
+    depth: int | None = None,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
     """Nodes and edges for graph exploration (API-5).
 
@@ -118,6 +124,7 @@ def lineage(
         binding: the caller (its subject filters everything).
         atom_id: the root atom.
         depth: derives_from hops from the root, in [0, 16]; default 3.
+        as_of: read the graph as of this instant (docs/time-travel.md); None: now.
 
     Returns:
         ``{root, depth, truncated, nodes: [...], edges: [...]}``. A node is
@@ -136,13 +143,13 @@ def lineage(
     subject = binding.subject
 
     def work(tx: Tx) -> dict[str, Any]:
-        walk = _walk(tx, subject, atom_id, depth)
+        walk = _walk(tx, subject, atom_id, depth, as_of)
         ids = list(walk.depth_of)
-        links = _link_edges(store.link_edges(tx, subject, ids))
+        links = _link_edges(store.link_edges(tx, subject, ids, as_of))
         neighbours = sorted({end for (src, dst, _, _) in links for end in (src, dst)} - set(ids))
         heads = dict(walk.heads)
         if neighbours:
-            for head in store.heads(tx, subject, neighbours):
+            for head in store.heads(tx, subject, neighbours, as_of):
                 heads[head["atomId"]] = head
         return _graph(walk, atom_id, depth, heads, neighbours, links)
 

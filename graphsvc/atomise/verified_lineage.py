@@ -28,7 +28,12 @@ def public_keys(settings: Settings) -> dict[str, bytes]:
 
 
 def lineage_graph(
-    db: Database, key_file: Path, binding: Binding, atom_id: str, depth: int | None = None
+    db: Database,
+    key_file: Path,
+    binding: Binding,
+    atom_id: str,
+    depth: int | None = None,
+    as_of: str | None = None,
 ) -> dict[str, Any]:
     """API-5's lineage graph with every derives_from edge's signature checked.
 
@@ -38,6 +43,7 @@ def lineage_graph(
         binding: the caller.
         atom_id: the root atom.
         depth: derives_from hops from the root (see :func:`lineage`).
+        as_of: the graph as of this instant (docs/time-travel.md); None: now.
 
     Returns :func:`graphsvc.atomise.lineage.lineage`'s ``{root, depth, truncated,
     nodes, edges}`` where each derives_from edge also carries ``signature`` (the
@@ -50,7 +56,7 @@ def lineage_graph(
         PurgePendingError: a purge of the subject has not finished.
     """
     refuse_if_purge_pending(db, binding.subject)
-    graph = lineage(db, binding, atom_id, depth)
+    graph = lineage(db, binding, atom_id, depth, as_of)
     derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
     stored = lineage_of(db, binding.subject, [(e["source"], int(e["fromRev"])) for e in derived])
     keys = KeyRing.load_or_create(key_file).public_keys() if derived else {}

@@ -17,12 +17,18 @@ Decisions this module makes (each is tested):
   ``verified``, ``invalid`` (the signature does not match the stored edge) or
   ``unknown_key``.
 - Nothing here writes: no body, link or usage state changes (CORE-2).
+- **asOf** (docs/time-travel.md): a reader made with ``as_of`` (ISO-8601 UTC, see
+  :func:`as_of_instant`) answers atoms, revisions, their pages, links, incoming links
+  and citations as they stood at that instant, and stamps every row it returns with
+  ``asOf`` so what is loaded below it (a link's target, a revision's links) is read
+  at the same instant. Sources, ``citedBy``, lineage edges and entities stay "now".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.core.binding import Binding
@@ -44,6 +50,7 @@ __all__ = [
     "MentionView",
     "PageSizes",
     "SignatureStatus",
+    "as_of_instant",
     "page_size",
     "signature_status",
 ]
@@ -62,6 +69,34 @@ class PageSizes:
     @classmethod
     def from_settings(cls, settings: Settings) -> PageSizes:
         return cls(settings.graph_first_default, settings.graph_first_max)
+
+
+def as_of_instant(moment: datetime | None) -> str | None:
+    """The stored form of an ``asOf`` instant: ISO-8601 in UTC with microseconds.
+
+    Stored ``createdAt`` values are ``datetime.isoformat()`` in UTC (``+00:00``), so
+    string order is time order: a stored time without a fraction (``…:05+00:00``)
+    sorts before the same second with one (``…:05.000000+00:00``), as ``+`` sorts
+    before ``.``. A moment without a time zone is taken as UTC.
+    """
+    if moment is None:
+        return None
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+
+
+def _stamp(row: Row, as_of: str) -> Row:
+    """``row`` and the rows nested in it, marked as read at ``as_of``."""
+    row["asOf"] = as_of
+    for key in ("head", "targetRevision"):
+        nested = row.get(key)
+        if isinstance(nested, dict):
+            nested["asOf"] = as_of
+    target = row.get("targetAtom")
+    if isinstance(target, dict):
+        _stamp(target, as_of)
+    return row
 
 
 def page_size(sizes: PageSizes, first: int | None) -> int:
@@ -109,11 +144,31 @@ class GraphReader:
         pages: the page sizes of connections.
     """
 
-    def __init__(self, db: Database, binding: Binding, pages: PageSizes) -> None:
+    def __init__(
+        self, db: Database, binding: Binding, pages: PageSizes, as_of: str | None = None
+    ) -> None:
         self.db = db
         self.binding = binding
         self.subject = binding.subject
         self.pages = pages
+        self.as_of = as_of
+
+    def at(self, as_of: str | None) -> GraphReader:
+        """The same caller's reader at another instant (None: now)."""
+        return GraphReader(self.db, self.binding, self.pages, as_of)
+
+    def _stamped(self, rows: dict[Any, Row]) -> dict[Any, Row]:
+        if self.as_of is not None:
+            for r in rows.values():
+                _stamp(r, self.as_of)
+        return rows
+
+    def _stamped_pages(self, pages: dict[str, list[Row]]) -> dict[str, list[Row]]:
+        if self.as_of is not None:
+            for rows in pages.values():
+                for r in rows:
+                    _stamp(r, self.as_of)
+        return pages
 
     def check_open(self) -> None:
         """Raises PurgePendingError while a purge of the subject is unfinished (LNK-6)."""
@@ -124,34 +179,41 @@ class GraphReader:
         return page_size(self.pages, first)
 
     def atoms(self, atom_ids: Sequence[str]) -> dict[str, Row]:
-        return store.atoms(self.db, self.subject, atom_ids)
+        return self._stamped(store.atoms(self.db, self.subject, atom_ids, self.as_of))
 
     def atoms_page(
         self, *, after: str | None, state: str | None, text: str | None, limit: int
     ) -> list[Row]:
         if text is not None and len(text) > 1024:
             raise InvalidInputError("text: at most 1024 characters")
-        return store.atoms_page(
-            self.db, self.subject, after=after, state=state, text=text, limit=limit
+        rows = store.atoms_page(
+            self.db,
+            self.subject,
+            after=after,
+            state=state,
+            text=text,
+            limit=limit,
+            as_of=self.as_of,
         )
+        return [_stamp(r, self.as_of) for r in rows] if self.as_of is not None else rows
 
     def revisions(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Row]:
-        return store.revisions(self.db, self.subject, refs)
+        return self._stamped(store.revisions(self.db, self.subject, refs, self.as_of))
 
     def revision_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.revision_pages(self.db, self.subject, keys)
+        return self._stamped_pages(store.revision_pages(self.db, self.subject, keys, self.as_of))
 
     def link_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.link_pages(self.db, self.subject, keys)
+        return self._stamped_pages(store.link_pages(self.db, self.subject, keys, self.as_of))
 
     def incoming_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
-        return store.incoming_pages(self.db, self.subject, keys)
+        return self._stamped_pages(store.incoming_pages(self.db, self.subject, keys, self.as_of))
 
     def cited_by_pages(self, keys: Sequence[Row]) -> dict[str, list[Row]]:
         return store.cited_by_pages(self.db, self.subject, keys)
 
     def citations(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], list[Row]]:
-        return store.citations(self.db, self.subject, refs)
+        return store.citations(self.db, self.subject, refs, self.as_of)
 
     def lineage_of(self, refs: Sequence[tuple[str, int]]) -> dict[tuple[str, int], Row]:
         return store.lineage_of(self.db, self.subject, refs)

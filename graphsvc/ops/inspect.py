@@ -31,6 +31,9 @@ Decisions this module makes where the contract leaves room (each is tested):
   (LNK-6: public reads stop, and inspect is one).
 - inspect changes no body, link or usage (CORE-2); it may store the frozen page
   list behind a cursor (auxiliary state).
+- **asOf** (docs/time-travel.md): the root (default: the head as of the instant),
+  its neighbours and their views are read as the graph stood then; the instant is
+  part of the cursor's query hash. Watches, usage and entities describe now.
 """
 
 from __future__ import annotations
@@ -214,6 +217,7 @@ class _Options:
     limit: int
     range_start: int | None
     range_end: int | None
+    as_of: str | None = None
 
     @property
     def ranged(self) -> bool:
@@ -232,6 +236,7 @@ class _Options:
                 self.range_start,
                 self.range_end,
                 cap,
+                self.as_of,
             ]
         )
 
@@ -257,7 +262,15 @@ def _options(st: InspectLimits, atom_id: str, **raw: Any) -> _Options:
             raise InvalidInputError(f"roles: at most {MAX_ROLES} names of ≤ 256 characters")
         roles = tuple(sorted(set(roles)))
     return _Options(
-        atom_id, rev, raw["version"], raw["direction"], roles, limit, raw["start"], raw["end"]
+        atom_id,
+        rev,
+        raw["version"],
+        raw["direction"],
+        roles,
+        limit,
+        raw["start"],
+        raw["end"],
+        raw.get("as_of"),
     )
 
 
@@ -278,6 +291,7 @@ def inspect(
     cursor: str | None = None,
     range_start: int | None = None,
     range_end: int | None = None,
+    as_of: str | None = None,
 ) -> InspectResult:
     """Show one revision (default: the head) and its one-hop neighbourhood (SPEC §7).
 
@@ -297,6 +311,7 @@ def inspect(
         cursor: the previous page's cursor.
         range_start: first body byte to return (UTF-8).
         range_end: byte after the last one to return.
+        as_of: inspect the graph as of this instant (ISO-8601 UTC, docs/time-travel.md).
 
     Raises:
         NotFoundError: no such atom or revision in the caller's subject (a purged or
@@ -315,6 +330,7 @@ def inspect(
         limit=limit,
         start=range_start,
         end=range_end,
+        as_of=as_of,
     )
     pager = Pager(db, secret, clock, limits.cursors, model_name)
     generation = pager.checked_generation(binding.subject)
@@ -359,6 +375,7 @@ def _page(
         db,
         binding.subject,
         [root_ref, *(AtomRef(n["atomId"], int(n["rev"])) for n in page)],
+        as_of=opts.as_of,
     )
     if root_ref not in views:
         raise NotFoundError(_NOT_FOUND)
@@ -393,6 +410,7 @@ def _evaluate(
         rev=opts.rev,
         policy=binding.policy,
         model_id=model.id,
+        as_of=opts.as_of,
         neighbors=NeighborQuery(
             version=opts.version,
             outgoing=opts.direction in ("outgoing", "both"),

@@ -67,6 +67,7 @@ there. Production code installs none and reads nothing from the environment.
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
 from functools import partial
@@ -79,7 +80,7 @@ from graphsvc.errors import (
     PermissionDeniedError,
     PurgePendingError,
 )
-from graphsvc.store import meta
+from graphsvc.store import changes, meta
 from graphsvc.store import purge as store
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.purge import PurgePlan
@@ -165,7 +166,14 @@ def purge(
         committed("plan")
     for step in STEPS[1:]:
         executed, current = db.write_tx(
-            partial(_step, subject=subject, atom_id=atom_id, now=now, step=step),
+            partial(
+                _step,
+                subject=subject,
+                atom_id=atom_id,
+                now=now,
+                step=step,
+                actor=(binding.actor_kind, binding.actor_id),
+            ),
             label=f"purge {step}",
         )
         if current is None:
@@ -210,8 +218,19 @@ def _begin(tx: Tx, subject: str, atom_id: str, now: str) -> tuple[bool, PurgePla
     return False, plan
 
 
-def _step(tx: Tx, subject: str, atom_id: str, now: str, step: str) -> tuple[bool, PurgePlan | None]:
-    """Run ``step`` once: skipped when the marker says it already committed."""
+def _step(
+    tx: Tx,
+    subject: str,
+    atom_id: str,
+    now: str,
+    step: str,
+    actor: tuple[str, str] | None = None,
+) -> tuple[bool, PurgePlan | None]:
+    """Run ``step`` once: skipped when the marker says it already committed.
+
+    The erase step records the purge in the change feed (a count, no ids) and takes
+    the purged atoms out of earlier change records, in its own transaction.
+    """
     marker = store.lock_marker(tx, subject, atom_id, now)
     if marker is None:  # deleted while we waited for its lock
         return False, None
@@ -224,6 +243,15 @@ def _step(tx: Tx, subject: str, atom_id: str, now: str, step: str) -> tuple[bool
     elif step == "erase":
         plan = _closure(tx, subject, set(plan.atom_ids), set(plan.token_ids))
         store.erase(tx, subject, plan)
+        changes.record_purge(
+            tx,
+            subject,
+            operation_id=uuid.uuid4().hex,
+            actor_kind=actor[0] if actor else None,
+            actor_id=actor[1] if actor else None,
+            now=now,
+            atom_ids=sorted(plan.atom_ids),
+        )
     elif step == "tombstone":
         store.tombstone_keys(tx, subject, atoms)
     elif step == "epoch":

@@ -1,4 +1,7 @@
-"""``inspect``'s reads (SPEC §7): one revision's facts and its one-hop neighbourhood."""
+"""``inspect``'s reads (SPEC §7): one revision's facts and its one-hop neighbourhood.
+
+With ``as_of`` (docs/time-travel.md) both reads run their ``cypher/asof/`` twins.
+"""
 
 from __future__ import annotations
 
@@ -55,43 +58,48 @@ def load_root_and_neighbors(
     policy: str,
     model_id: str,
     neighbors: NeighborQuery | None,
+    as_of: str | None = None,
 ) -> tuple[RootFacts | None, Neighborhood | None]:
     """The root's facts and (when ``neighbors`` is given) its neighbourhood, in one read
     transaction; ``(None, None)`` when the revision does not exist in ``subject``."""
 
     def work(tx: Tx) -> tuple[RootFacts | None, Neighborhood | None]:
-        rows = run(
-            tx,
-            "inspect/root",
-            subject=subject,
-            atomId=atom_id,
-            rev=rev,
-            policy=policy,
-            modelId=model_id,
-        )
+        params = {
+            "subject": subject,
+            "atomId": atom_id,
+            "rev": rev,
+            "policy": policy,
+            "modelId": model_id,
+        }
+        if as_of is None:
+            rows = run(tx, "inspect/root", **params)
+        else:
+            rows = run(tx, "asof/inspect_root", asOf=as_of, **params)
         if not rows:
             return None, None
         root = cast(RootFacts, rows[0])
         if neighbors is None:
             return root, None
-        return root, _neighborhood(tx, subject, atom_id, root["rev"], neighbors)
+        return root, _neighborhood(tx, subject, atom_id, root["rev"], neighbors, as_of)
 
     return db.read_tx(work, label="inspect")
 
 
 def _neighborhood(
-    tx: Tx, subject: str, atom_id: str, rev: int, q: NeighborQuery
+    tx: Tx, subject: str, atom_id: str, rev: int, q: NeighborQuery, as_of: str | None
 ) -> Neighborhood | None:
-    found = run(
-        tx,
-        "inspect/neighbors",
-        subject=subject,
-        atomId=atom_id,
-        rev=rev,
-        version=q.version,
-        outgoing=q.outgoing,
-        incoming=q.incoming,
-        roles=q.roles,
-        cap=q.cap,
-    )
+    params = {
+        "subject": subject,
+        "atomId": atom_id,
+        "rev": rev,
+        "version": q.version,
+        "outgoing": q.outgoing,
+        "incoming": q.incoming,
+        "roles": q.roles,
+        "cap": q.cap,
+    }
+    if as_of is None:
+        found = run(tx, "inspect/neighbors", **params)
+    else:
+        found = run(tx, "asof/inspect_neighbors", asOf=as_of, **params)
     return cast(Neighborhood, found[0]) if found else None

@@ -2,6 +2,8 @@
 
 Every function reads inside the caller's transaction (``Tx``), so one walk over
 the lineage graph is one read transaction; everything is filtered by subject.
+With ``as_of`` (docs/time-travel.md) each read runs its ``cypher/asof/`` twin: heads
+as of that instant, edges that existed then.
 """
 
 from __future__ import annotations
@@ -69,15 +71,25 @@ class LinkEdge(TypedDict):
     at: str
 
 
-def heads(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[LineageHead]:
+def heads(
+    tx: Tx, subject: str, atom_ids: Sequence[str], as_of: str | None = None
+) -> list[LineageHead]:
     """Head facts of the atoms of ``subject`` among ``atom_ids`` (missing ones left out)."""
-    rows = run(tx, "atomise/lineage_nodes", subject=subject, atomIds=list(atom_ids))
+    if as_of is None:
+        rows = run(tx, "atomise/lineage_nodes", subject=subject, atomIds=list(atom_ids))
+    else:
+        rows = run(tx, "asof/lineage_nodes", subject=subject, atomIds=list(atom_ids), asOf=as_of)
     return [cast(LineageHead, row) for row in rows]
 
 
-def derives_from_edges(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[LineageEdge]:
+def derives_from_edges(
+    tx: Tx, subject: str, atom_ids: Sequence[str], as_of: str | None = None
+) -> list[LineageEdge]:
     """Signed derives_from edges touching any revision of the atoms, both directions."""
-    rows = run(tx, "atomise/lineage_edges", subject=subject, atomIds=list(atom_ids))
+    if as_of is None:
+        rows = run(tx, "atomise/lineage_edges", subject=subject, atomIds=list(atom_ids))
+    else:
+        rows = run(tx, "asof/lineage_edges", subject=subject, atomIds=list(atom_ids), asOf=as_of)
     return [
         LineageEdge(
             from_atom_id=row["fromAtomId"],
@@ -92,12 +104,17 @@ def derives_from_edges(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[Li
     ]
 
 
-def link_edges(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[LinkEdge]:
+def link_edges(
+    tx: Tx, subject: str, atom_ids: Sequence[str], as_of: str | None = None
+) -> list[LinkEdge]:
     """One hop of the link graph around the atoms' heads, both directions.
 
     Unavailable links are left out (they never name their target, LNK-2).
     """
-    rows = run(tx, "atomise/link_edges", subject=subject, atomIds=list(atom_ids))
+    if as_of is None:
+        rows = run(tx, "atomise/link_edges", subject=subject, atomIds=list(atom_ids))
+    else:
+        rows = run(tx, "asof/link_edges", subject=subject, atomIds=list(atom_ids), asOf=as_of)
     return [
         LinkEdge(src=e["src"], dst=e["dst"], role=e["role"], at=e["at"])
         for row in rows

@@ -15,16 +15,25 @@ __all__ = ["load_views", "view_from_row"]
 
 
 def load_views(
-    db: Database, subject: str, refs: Iterable[AtomRef], tx: ManagedTransaction | None = None
+    db: Database,
+    subject: str,
+    refs: Iterable[AtomRef],
+    tx: ManagedTransaction | None = None,
+    as_of: str | None = None,
 ) -> dict[AtomRef, AtomView]:
-    """Views of the given revisions of ``subject``; absent ones are simply missing."""
+    """Views of the given revisions of ``subject``; absent ones are simply missing.
+
+    With ``as_of`` (docs/time-travel.md): the views as of that instant (``asof/atom_views``).
+    """
     params: dict[str, Any] = {
         "subject": subject,
         "refs": [{"atomId": r.atom_id, "rev": r.rev} for r in dict.fromkeys(refs)],
     }
     if not params["refs"]:
         return {}
-    if tx is not None:
+    if as_of is not None:
+        rows = db.read_rows("asof/atom_views", asOf=as_of, **params)
+    elif tx is not None:
         rows = run(tx, "view/atom_views", **params)
     else:
         rows = db.read_rows("view/atom_views", **params)

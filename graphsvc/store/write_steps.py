@@ -30,6 +30,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.citations import text_digest
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import CasConflictError, PurgePendingError, StoreError
+from graphsvc.store import changes
 from graphsvc.store.connection import Database, Tx, run
 
 __all__ = [
@@ -268,7 +269,9 @@ def record_operation(
     *,
     kind: str | None = None,
 ) -> None:
-    """The ``(:Operation)`` record: the revisions it wrote and the inputs it used.
+    """The ``(:Operation)`` record: the revisions it wrote and the inputs it used, and
+    its record in the change feed (:mod:`graphsvc.store.changes`), numbered in this
+    transaction.
 
     ``kind`` is ``"atomise"`` for an atomisation; a write batch's record has none.
     """
@@ -280,3 +283,5 @@ def record_operation(
         tokenIds=list(token_ids),
         **prov.params(),
     )
+    # Last of the transaction's steps: the sequence's lock is held only to commit.
+    changes.record_change(tx, prov.params(), revisions, kind)
