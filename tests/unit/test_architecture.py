@@ -117,6 +117,7 @@ ENV_PENDING: set[str] = set()
 # facades (graphsvc.service for the caller's operations, graphsvc.admin for the
 # operator's): the typed graph's readers and the lineage drawing, the export command.
 EDGE_PENDING: set[str] = {
+    "graphsvc.api.changes_api",
     "graphsvc.api.graph_api",
     "graphsvc.api.graph_entities",
     "graphsvc.api.graph_loaders",
