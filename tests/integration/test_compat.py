@@ -9,7 +9,7 @@ import pytest
 
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
-from graphsvc.errors import CursorExpiredError
+from graphsvc.errors import CursorInvalidError
 from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -39,10 +39,11 @@ def test_old_style_cursors_are_rejected(service: Service, human: Binding) -> Non
         ),
     )
     old = base64.urlsafe_b64encode(json.dumps({"offset": 1, "v": "0.8"}).encode()).decode()
+    # Old cursors do not parse as this version's: rejected as invalid (CUR-4).
     for cursor in (old, "v08:page=2", "gcu0." + old):
-        with pytest.raises(CursorExpiredError):
+        with pytest.raises(CursorInvalidError):
             service.search(human, "note", limit=1, cursor=cursor)
-        with pytest.raises(CursorExpiredError):
+        with pytest.raises(CursorInvalidError):
             service.read(human, "note", 200, limit=1, cursor=cursor)
 
 

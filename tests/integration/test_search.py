@@ -22,7 +22,12 @@ from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
-from graphsvc.errors import CursorExpiredError, DependencyInvalidError, PurgePendingError
+from graphsvc.errors import (
+    CursorExpiredError,
+    CursorInvalidError,
+    DependencyInvalidError,
+    PurgePendingError,
+)
 from graphsvc.inputs import parse_changes
 from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate
 from graphsvc.ops.search import SearchResult
@@ -688,22 +693,32 @@ def test_cursor_with_another_query_options_or_binding_is_expired(
 
 
 @pytest.mark.req("CUR-2")
-def test_forged_cursor_is_expired(service: Service, corpus: Corpus) -> None:
+def test_forged_cursor_is_expired_and_a_malformed_one_invalid(
+    service: Service, corpus: Corpus
+) -> None:
     query = "Which chemical element has which atomic number?"
     cursor = service.search(corpus.binding, query, limit=5).cursor
     assert cursor is not None
     prefix, body, mac = cursor.split(".")
     flipped = body[:10] + ("A" if body[10] != "A" else "B") + body[11:]
+    # A cursor that parses but whose MAC does not verify is expired (CUR-2: it may
+    # be one of an earlier secret); one that does not parse at all is invalid.
     forged = [
         f"{prefix}.{flipped}.{mac}",
-        f"{prefix}.{body}.{mac[:-2]}",
-        f"{prefix}.{body}",
+        f"{prefix}.{body}.{mac[:-4]}",
         "gcu1.e30.AAAA",
-        "not-a-cursor",
-        cursor.replace("gcu1", "gti1", 1),
     ]
     for bad in forged:
         with pytest.raises(CursorExpiredError):
+            service.search(corpus.binding, query, limit=5, cursor=bad)
+    malformed = [
+        f"{prefix}.{body}",
+        f"{prefix}.{body}.{mac[:-2]}",  # not base64 any more
+        "not-a-cursor",
+        cursor.replace("gcu1", "gti1", 1),
+    ]
+    for bad in malformed:
+        with pytest.raises(CursorInvalidError):
             service.search(corpus.binding, query, limit=5, cursor=bad)
 
 
