@@ -13,7 +13,9 @@
 // whether a purge is unfinished, the index generation), so an evaluation's purge
 // check costs no round trip of its own; so does the fulltext index's generation
 // (index/clear_fulltext_rebuild moves it), which says whether the analyzer a
-// process read earlier is still the index's.
+// process read earlier is still the index's, and the subject's change sequence,
+// which with the other two says whether its term statistics a process read earlier
+// are still current (graphsvc.store.term_statistics).
 // While `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild) the
 // index is not called and no hits come back (`rebuilding`): the caller then has no
 // lexical signal, instead of reading a half-populated index.
@@ -23,8 +25,10 @@ OPTIONAL MATCH (s:SubjectState {subject: $subject})
 OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
 OPTIONAL MATCH (g:GraphsvcMeta {key: 'fulltextGeneration'})
+OPTIONAL MATCH (cs:ChangeSequence {subject: $subject})
 WITH pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion,
-     f IS NOT NULL AS rebuilding, coalesce(g.value, 0) AS fulltextGeneration
+     f IS NOT NULL AS rebuilding, coalesce(g.value, 0) AS fulltextGeneration,
+     coalesce(cs.last, 0) AS changeSeq
 CALL (rebuilding) {
   WITH rebuilding WHERE NOT rebuilding
   CALL db.index.fulltext.queryNodes('current_text', $lucene, {limit: $k})
@@ -37,11 +41,13 @@ CALL (rebuilding) {
          collect(CASE WHEN own THEN node END) AS nodes,
          collect(CASE WHEN own THEN score END) AS scores
 }
-WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, changeSeq, seen,
+     nodes, scores,
      CASE WHEN size(scores) > $limit THEN scores[$limit - 1] END AS edge
-WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen, nodes, scores,
+WITH pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, changeSeq, seen,
+     nodes, scores,
      [i IN range(0, size(scores) - 1) | i < $limit OR (edge IS NOT NULL AND scores[i] = edge)] AS fetch
-RETURN pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, seen,
+RETURN pending, purgeEpoch, schemaVersion, rebuilding, fulltextGeneration, changeSeq, seen,
        [i IN range(0, size(nodes) - 1) |
         [nodes[i].atomId, nodes[i].rev, scores[i], nodes[i].atomisedInto,
          nodes[i].archivedAt, CASE WHEN fetch[i] THEN nodes[i].embedding END,

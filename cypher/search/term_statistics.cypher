@@ -11,14 +11,22 @@
 // reads at most $statsMax + 1 nodes.
 // No row while `graphsvc index rebuild --fulltext` runs (index/mark_fulltext_rebuild):
 // the half-populated index is not called.
+// The row carries the generation it was read at (the subject's change sequence and
+// purge epoch, the fulltext index's generation), so the caller can keep the counts
+// until one of them moves (graphsvc.store.term_statistics).
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
 WITH f WHERE f IS NULL
+OPTIONAL MATCH (cs:ChangeSequence {subject: $subject})
+OPTIONAL MATCH (st:SubjectState {subject: $subject})
+OPTIONAL MATCH (g:GraphsvcMeta {key: 'fulltextGeneration'})
+WITH coalesce(cs.last, 0) AS changeSeq, coalesce(st.purgeEpoch, 0) AS purgeEpoch,
+     coalesce(g.value, 0) AS fulltextGeneration
 CALL () {
   MATCH (n:Revision:Current {subject: $subject})
   WITH n LIMIT $statsMax + 1
   RETURN count(n) AS size
 }
-WITH size WHERE size <= $statsMax
+WITH changeSeq, purgeEpoch, fulltextGeneration, size WHERE size <= $statsMax
 CALL () {
   MATCH (r:Revision:Current {subject: $subject})
   RETURN count(r) AS docs, sum(size(split(coalesce(r.text, ''), ' '))) AS words
@@ -33,4 +41,4 @@ CALL () {
   }
   RETURN collect([term[0], df]) AS dfs
 }
-RETURN docs, words, dfs
+RETURN docs, words, dfs, changeSeq, purgeEpoch, fulltextGeneration

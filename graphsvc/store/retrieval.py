@@ -14,7 +14,7 @@ The evaluation that follows is computed once from these facts and frozen (RD-1).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,6 +26,7 @@ from graphsvc.core.lucene import fulltext_query, term_query
 from graphsvc.errors import StoreError
 from graphsvc.store.connection import Database, run
 from graphsvc.store.indexes import forget_vector_shape, vector_filtered
+from graphsvc.store.term_statistics import Generation, StatisticsCache, generation_of
 
 __all__ = ["AcquireQuery", "Acquired", "SemanticHits", "acquire", "semantic_candidates"]
 
@@ -245,6 +246,8 @@ class AcquireQuery:
 # current one): the index changes only by `graphsvc index rebuild --fulltext`, which
 # moves the generation.
 _ANALYZER_FACT = "fulltextAnalyzer"
+# db.facts[_STATS_FACT]: the subjects' term statistics (graphsvc.store.term_statistics).
+_STATS_FACT = "termStatistics"
 
 
 def acquire(
@@ -280,10 +283,18 @@ def acquire(
     # scored by Lucene. Both are read beside the fulltext query, every evaluation.
     analyzer = stats = None
     known: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
+    # The statistics a process read earlier, kept per subject until its generation
+    # moves (graphsvc.store.term_statistics): when every query term is known, no
+    # read starts here; the fulltext row then says whether they are still current.
+    cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
+    terms = query_terms(text, q.proximity).surface if q.subject_stats else {}
+    cached_at: Generation | None = None
     if q.subject_stats and _has_word(text):
         if known is None:
             analyzer = db.read_soon("index/fulltext_state")
-        stats = _subject_stats_soon(db, subject, text, q.proximity, q.subject_stats_max)
+        cached_at = cache.known(subject, list(terms), q.subject_stats_max)
+        if cached_at is None:
+            stats = _subject_stats_soon(db, subject, terms, q.subject_stats_max)
     pool = q.lexical_pool or q.max_seeds
     k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
@@ -304,6 +315,13 @@ def acquire(
             embed=q.max_seeds,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
+    if stats is None and cached_at is not None:
+        now = generation_of(state or {})
+        hit = cache.stats(subject, list(terms), now) if now == cached_at else None
+        if hit is not None:
+            stats = lambda: hit  # noqa: E731 (the same shape as a read's wait)
+        else:  # a write (here or on another replica) moved the generation
+            stats = _subject_stats_soon(db, subject, terms, q.subject_stats_max)
     if stats is not None:
         generation = int((state or {}).get("fulltextGeneration") or 0)
         if known is not None and known[0] == generation:
@@ -465,29 +483,33 @@ def _lexical(
 
 
 def _subject_stats_soon(
-    db: Database, subject: str, text: str, proximity: int, stats_max: int
+    db: Database, subject: str, terms: Mapping[str, str], stats_max: int
 ) -> Callable[[], SubjectStats | None]:
-    """Start reading the subject's own statistics for ``text``'s terms
-    (search/term_statistics) beside the caller's transaction; returns the wait for
-    them, which gives None when the text has no term the analysis keeps, the
-    subject holds more than ``stats_max`` bodies (the read is linear in its size),
-    or the fulltext index is being rebuilt (it is not called then)."""
-    terms = query_terms(text, proximity)
+    """Start reading the subject's own statistics for the query's ``terms`` (surface
+    term -> analysed word, graphsvc.core.bm25.query_terms) beside the caller's
+    transaction (search/term_statistics) and keep them in the process's cache at the
+    generation the read saw; returns the wait for them, which gives None when the
+    text has no term the analysis keeps, the subject holds more than ``stats_max``
+    bodies (the read is linear in its size), or the fulltext index is being rebuilt
+    (it is not called then)."""
 
     def read() -> SubjectStats | None:
-        if not terms.surface:
+        if not terms:
             return None
         rows = db.read_rows(
             "search/term_statistics",
             subject=subject,
-            terms=[[t, term_query(w, subject)] for t, w in terms.surface.items()],
+            terms=[[t, term_query(w, subject)] for t, w in terms.items()],
             statsMax=stats_max,
         )
         if not rows:  # the rebuild marker is set, or the subject is too large
             return None
-        docs = int(rows[0]["docs"])
-        avg = float(rows[0]["words"]) / docs if docs else 0.0
-        return SubjectStats(docs, avg, {t: int(df) for t, df in rows[0]["dfs"]})
+        row = rows[0]
+        docs, words = int(row["docs"]), int(row["words"] or 0)
+        df = {t: int(n) for t, n in row["dfs"]}
+        cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
+        cache.put(subject, generation_of(row), stats_max, docs, words, df)
+        return SubjectStats(docs, words / docs if docs else 0.0, df)
 
     return db.soon(read, label="search/term_statistics").result
 

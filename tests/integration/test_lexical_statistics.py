@@ -207,3 +207,46 @@ def test_a_subject_over_the_statistics_bound_keeps_lucenes_statistics(
     assert over.diagnostics["acquisition"]["lexicalStatistics"] == "index"
     assert within.diagnostics["acquisition"]["lexicalStatistics"] == "subject"
     assert {h.atom.atom_id for h in over.hits} == {h.atom.atom_id for h in within.hits}
+
+
+def _statistics_reads() -> float:
+    from graphsvc.metrics import REGISTRY
+
+    value = REGISTRY.get_sample_value(
+        "graphsvc_neo4j_query_duration_seconds_count", {"query": "search/term_statistics"}
+    )
+    return value or 0.0
+
+
+@pytest.mark.req("ACT-1")
+def test_the_statistics_are_read_once_per_write_generation(service: Service) -> None:
+    """A repeated search reads no statistics; a write (which moves the subject's change
+    sequence, read by every search's fulltext query, whoever wrote) makes the next
+    search read them again, and its scores are the new statistics' BM25."""
+    mine = _binding("generation")
+    ids = _write(service, mine, TEXTS)
+    first = _lexical(service, mine)
+    reads = _statistics_reads()
+    assert _lexical(service, mine) == first
+    assert _statistics_reads() == reads  # served from the kept statistics
+
+    more = {"quay": "The harbour master walked the quay at dawn"}
+    ids |= _write(service, mine, more)
+    got = _lexical(service, mine)
+    assert _statistics_reads() == reads + 1  # the generation moved: read again
+    texts = TEXTS | more
+    words = sum(len(t.split(" ")) for t in texts.values())
+    stats = SubjectStats(6, words / 6, {"row": 2, "boat": 1, "harbour": 3, "keeper": 2})
+    keys = list(texts)
+    raw, _ = score_bodies(
+        query_terms(QUERY, service.settings.lexical_proximity),
+        [texts[k] for k in keys],
+        stats,
+        slop=service.settings.lexical_proximity,
+    )
+    best = max(raw)
+    for key, score in zip(keys, raw, strict=True):
+        assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
+    # A query with a term not seen yet reads again, even at the same generation.
+    service.search(mine, "lighthouse fog", depth=0, limit=5)
+    assert _statistics_reads() == reads + 2

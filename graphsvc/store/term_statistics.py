@@ -1,0 +1,106 @@
+"""The subject's own BM25 statistics, read once per write generation and kept.
+
+A subject's number of bodies, their total length and each term's document frequency
+change only when the subject's text changes: a write, an import batch, an
+atomisation or a purge, each of which moves the subject's change sequence
+(``ChangeSequence {subject}.last``, cypher/changes/record.cypher) or its purge epoch,
+or a fulltext rebuild, which moves the index generation. search/term_statistics
+returns those three numbers from the same transaction as the counts, and every
+search's fulltext query returns them too (search/fulltext_candidates), so a search
+whose terms are all known for the current generation reads no statistics at all;
+another replica's writes move the numbers it reads as well.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import OrderedDict
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphsvc.core.bm25 import SubjectStats
+
+__all__ = ["Generation", "StatisticsCache", "generation_of"]
+
+# (change sequence, purge epoch, fulltext index generation) of one subject.
+Generation = tuple[int, int, int]
+
+# Bounds: subjects kept (least recently used go first) and terms per subject.
+_SUBJECTS = 256
+_TERMS = 4096
+
+
+def generation_of(row: Mapping[str, Any]) -> Generation:
+    """The generation columns of a search/term_statistics or fulltext_candidates row."""
+    return (
+        int(row.get("changeSeq") or 0),
+        int(row.get("purgeEpoch") or 0),
+        int(row.get("fulltextGeneration") or 0),
+    )
+
+
+@dataclass
+class _Entry:
+    generation: Generation
+    stats_max: int
+    docs: int
+    words: int
+    df: dict[str, int] = field(default_factory=dict)
+
+
+class StatisticsCache:
+    """Per process: each subject's statistics at the generation they were read at."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._entries: OrderedDict[str, _Entry] = OrderedDict()
+
+    def known(self, subject: str, terms: list[str], stats_max: int) -> Generation | None:
+        """The generation for which every one of ``terms`` is known, if any."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            if entry is None or entry.stats_max != stats_max:
+                return None
+            if any(t not in entry.df for t in terms):
+                return None
+            self._entries.move_to_end(subject)
+            return entry.generation
+
+    def stats(self, subject: str, terms: list[str], generation: Generation) -> SubjectStats | None:
+        """The statistics of ``terms`` if they are known at ``generation``."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            if entry is None or entry.generation != generation:
+                return None
+            if any(t not in entry.df for t in terms):
+                return None
+            avg = entry.words / entry.docs if entry.docs else 0.0
+            return SubjectStats(entry.docs, avg, {t: entry.df[t] for t in terms})
+
+    def put(
+        self,
+        subject: str,
+        generation: Generation,
+        stats_max: int,
+        docs: int,
+        words: int,
+        df: Mapping[str, int],
+    ) -> None:
+        """Keep what one read returned; a newer generation replaces an older one."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            if (
+                entry is None
+                or entry.generation != generation
+                or entry.stats_max != stats_max
+                or len(entry.df) + len(df) > _TERMS
+            ):
+                if entry is not None and entry.generation > generation:
+                    return  # a slower read of an older generation: keep the newer
+                entry = _Entry(generation, stats_max, docs, words)
+                self._entries[subject] = entry
+            entry.df.update(df)
+            self._entries.move_to_end(subject)
+            while len(self._entries) > _SUBJECTS:
+                self._entries.popitem(last=False)
