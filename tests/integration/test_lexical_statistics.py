@@ -44,6 +44,26 @@ def _lexical(service: Service, binding: Binding) -> dict[str, float | None]:
     return {h.atom.atom_id: h.breakdown["lexical"] for h in result.hits}
 
 
+def _assert_own_bm25(
+    service: Service,
+    got: dict[str, float | None],
+    ids: dict[str, str],
+    texts: dict[str, str],
+    stats: SubjectStats,
+) -> None:
+    """Each body's lexical signal is its BM25 under ``stats``, normalised by the best."""
+    keys = list(texts)
+    raw, _ = score_bodies(
+        query_terms(QUERY, service.settings.lexical_proximity),
+        [texts[k] for k in keys],
+        stats,
+        slop=service.settings.lexical_proximity,
+    )
+    best = max(raw)
+    for key, score in zip(keys, raw, strict=True):
+        assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
+
+
 def _binding(name: str) -> Binding:
     return Binding(f"t-lexstats-{name}-{uuid.uuid4().hex[:10]}", "default", "human", "alice")
 
@@ -100,16 +120,7 @@ def test_the_lexical_score_is_the_subjects_own_bm25_normalised_by_the_best(
     # two, "boat" in one, "harbour" in two, "keeper" in two (the possessive counts).
     words = sum(len(t.split(" ")) for t in TEXTS.values())
     stats = SubjectStats(5, words / 5, {"row": 2, "boat": 1, "harbour": 2, "keeper": 2})
-    keys = list(TEXTS)
-    raw, _ = score_bodies(
-        query_terms(QUERY, service.settings.lexical_proximity),
-        [TEXTS[k] for k in keys],
-        stats,
-        slop=service.settings.lexical_proximity,
-    )
-    best = max(raw)
-    for key, score in zip(keys, raw, strict=True):
-        assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
+    _assert_own_bm25(service, got, ids, TEXTS, stats)
 
 
 @pytest.mark.req("ACT-1", "ACT-4")
@@ -237,16 +248,7 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
     texts = TEXTS | more
     words = sum(len(t.split(" ")) for t in texts.values())
     stats = SubjectStats(6, words / 6, {"row": 2, "boat": 1, "harbour": 3, "keeper": 2})
-    keys = list(texts)
-    raw, _ = score_bodies(
-        query_terms(QUERY, service.settings.lexical_proximity),
-        [texts[k] for k in keys],
-        stats,
-        slop=service.settings.lexical_proximity,
-    )
-    best = max(raw)
-    for key, score in zip(keys, raw, strict=True):
-        assert (got.get(ids[key]) or 0.0) == pytest.approx(score / best, rel=1e-12), key
+    _assert_own_bm25(service, got, ids, texts, stats)
     # A query with a term not seen yet reads again, even at the same generation.
     service.search(mine, "lighthouse fog", depth=0, limit=5)
     assert _statistics_reads() == reads + 2
