@@ -446,6 +446,22 @@ class Service:
 
         return lineage(self.db, binding, atom_id, depth)
 
+    def lineage_graph(
+        self,
+        binding: Binding,
+        atom_id: str,
+        depth: int | None = None,
+        as_of: str | None = None,
+    ) -> dict[str, Any]:
+        """``lineageGraph``: the lineage neighbourhood as nodes and edges, each
+        derives_from edge's signature verified; see
+        :func:`graphsvc.atomise.verified_lineage.lineage_graph`."""
+        from graphsvc.atomise.verified_lineage import lineage_graph
+
+        return lineage_graph(
+            self.db, self.settings.signing_key_path, binding, atom_id, depth, as_of
+        )
+
     def export_forensic_bundle(
         self, binding: Binding, atom_id: str, *, include_atomisation_chain: bool = True
     ) -> ForensicExport:

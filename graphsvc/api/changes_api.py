@@ -19,9 +19,9 @@ from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor
 from graphsvc.api.graph_types import Actor, ActorKind, Connection, Edge, PageInfo
 from graphsvc.api.types import AtomRef
+from graphsvc.core.instants import as_of_instant
 from graphsvc.core.write_models import AtomRef as StoredRef
 from graphsvc.ops.changes import ChangeRecord
-from graphsvc.ops.graph import as_of_instant
 
 __all__ = ["Change", "ChangesQuery"]
 

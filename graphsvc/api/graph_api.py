@@ -39,10 +39,8 @@ from graphsvc.api.graph_types import (
     source_from_row,
 )
 from graphsvc.api.types import LinkAt
-from graphsvc.atomise.usecase import key_file_of
-from graphsvc.atomise.verified_lineage import lineage_graph
+from graphsvc.core.instants import as_of_instant
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.graph import as_of_instant
 
 __all__ = ["GraphQuery", "LineageGraph", "LineageGraphEdge", "LineageGraphNode"]
 
@@ -276,13 +274,5 @@ class GraphQuery:
         binding = binding_of(info)
         service = service_of(info)
         at = as_of_instant(as_of)
-        doc = await asyncio.to_thread(
-            lineage_graph,
-            service.db,
-            key_file_of(service.settings),
-            binding,
-            str(atom_id),
-            depth,
-            at,
-        )
+        doc = await asyncio.to_thread(service.lineage_graph, binding, str(atom_id), depth, at)
         return _lineage_graph(doc, at)

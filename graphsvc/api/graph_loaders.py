@@ -247,7 +247,7 @@ class GraphLoaders:
 
 def loaders_of(info: Info, as_of: str | None = None) -> GraphLoaders:
     """The request's loaders, made on first use (the caller must be authenticated);
-    with ``as_of`` (an instant in :func:`graphsvc.ops.graph.as_of_instant`'s form) the
+    with ``as_of`` (an instant in :func:`graphsvc.core.instants.as_of_instant`'s form) the
     loaders that read the graph as it stood then.
 
     Raises:

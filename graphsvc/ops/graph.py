@@ -28,11 +28,11 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.entity_keys import entity_key
+from graphsvc.core.instants import as_of_instant
 from graphsvc.core.signing import SignableLink, verify_link
 from graphsvc.errors import GraphsvcError, InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
@@ -69,21 +69,6 @@ class PageSizes:
     @classmethod
     def from_settings(cls, settings: Settings) -> PageSizes:
         return cls(settings.graph_first_default, settings.graph_first_max)
-
-
-def as_of_instant(moment: datetime | None) -> str | None:
-    """The stored form of an ``asOf`` instant: ISO-8601 in UTC with microseconds.
-
-    Stored ``createdAt`` values are ``datetime.isoformat()`` in UTC (``+00:00``), so
-    string order is time order: a stored time without a fraction (``…:05+00:00``)
-    sorts before the same second with one (``…:05.000000+00:00``), as ``+`` sorts
-    before ``.``. A moment without a time zone is taken as UTC.
-    """
-    if moment is None:
-        return None
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def _stamp(row: Row, as_of: str) -> Row:

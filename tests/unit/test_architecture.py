@@ -120,7 +120,6 @@ ENV_PENDING: set[str] = set()
 # operator's): the typed graph's readers and the lineage drawing, the export command.
 EDGE_PENDING: set[str] = {
     "graphsvc.api.changes_api",
-    "graphsvc.api.graph_api",
     "graphsvc.api.graph_entities",
     "graphsvc.api.graph_loaders",
     "graphsvc.api.graph_types",
