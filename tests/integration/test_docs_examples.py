@@ -77,3 +77,40 @@ def test_analysts_examples_run_on_the_demo_corpus(
     assert len(namespace["communities"]) > 5
     if skipped:
         print("skipped:", *skipped, sep="\n  ")
+
+
+_GRAPHQL_EXAMPLE = re.compile(
+    r"```graphql\n(query (\w+)(?:(?!```).)*?)^```\n\nVariables \(demo corpus\): `(\{.*?\})`",
+    re.M | re.S,
+)
+
+
+@pytest.mark.req("DOC-1", "API-6")
+def test_graphql_examples_with_demo_variables_answer_on_the_demo_corpus(
+    service: Service, live_server: Any
+) -> None:
+    """Each example of docs/graphql.md whose variables the page gives for the demo
+    corpus answers something on it, over HTTP, with a demo human's token."""
+    import json
+
+    from graphsvc.core.binding import Binding
+
+    found = _GRAPHQL_EXAMPLE.findall((ROOT / "docs" / "graphql.md").read_text())
+    assert {name for _, name, _ in found} == {"SearchWalk", "WhoCitesSource"}, found
+    load_seed(service)
+    token = live_server.token_for(Binding("demo", "default", "human", "docs"))
+    for query, name, variables in found:
+        body = live_server.gql(query, json.loads(variables), token=token)
+        assert "errors" not in body, (name, body)
+        data = body["data"]
+        if name == "SearchWalk":
+            hits = data["search"]["hits"]
+            assert hits and "idempotency keys" in hits[0]["revision"]["text"], hits[:1]
+            assert any(
+                e["node"]["target"] and e["node"]["target"]["__typename"] == "Revision"
+                for h in hits
+                for e in h["revision"]["links"]["edges"]
+            )
+        else:
+            assert data["source"] is not None, (name, data)
+            assert data["source"]["citedBy"]["edges"], data
