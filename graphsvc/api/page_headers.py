@@ -1,4 +1,4 @@
-"""Security headers of the HTML pages graphsvc serves (GraphiQL, ``/explore``, ``/lineage``).
+"""Security headers of the HTML pages graphsvc serves (GraphiQL, ``/explore``).
 
 Each page gets a Content-Security-Policy that its own files satisfy and nothing
 else: scripts from graphsvc itself (``/static``) plus the page's own inline scripts,

@@ -738,13 +738,16 @@ def test_atomise_over_http_at_keyword_tier_is_tier_locked(
 
 
 @pytest.mark.req("API-5")
-def test_lineage_page_is_served_and_queries_lineage() -> None:
+def test_the_lineage_page_redirects_to_the_explorer() -> None:
+    """/lineage is retired: one drawing code path, the explorer's (docs/explorer.md)."""
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
     from graphsvc.api.lineage_page import lineage_route
 
     with TestClient(Starlette(routes=[lineage_route()])) as client:
-        page = client.get("/lineage")
-    assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
-    assert "lineage(atomId: $id, depth: $d)" in page.text and "<svg" in page.text
+        page = client.get("/lineage", params={"atom": "a b&c"}, follow_redirects=False)
+        bare = client.get("/lineage", follow_redirects=False)
+    assert page.status_code == 307
+    assert page.headers["location"] == "/explore?atom=a+b%26c&lineage=1"
+    assert bare.status_code == 307 and bare.headers["location"] == "/explore"

@@ -407,3 +407,337 @@ def test_explorer_draws_entities_by_type_and_colours_atoms_by_them(
     assert w.errors == [], w.errors
     assert w.failed == [], w.failed
     w.close()
+
+
+# ------------------------------------------------ issue 30: a drawing that stays put
+
+
+def _signed_in(browser: Any, live_server: Any, team: dict[str, Any], path: str) -> Watched:
+    w = Watched(browser, live_server.url)
+    w.page.goto(f"{live_server.url}/explore")
+    token = live_server.token_for(team["binding"])
+    w.page.evaluate("(t) => sessionStorage.setItem('graphsvc.explore.token', t)", token)
+    w.page.goto(f"{live_server.url}{path}")
+    return w
+
+
+_POSITIONS = """() => { const cy = window.graphsvcExplorer.cy;
+  return Object.fromEntries(cy.nodes().map(n => [n.id(), n.position()])); }"""
+
+# Where a node is on the page (CSS pixels), and whether it lies inside the canvas.
+_ON_PAGE = """(id) => { const cy = window.graphsvcExplorer.cy; const n = cy.getElementById(id);
+  const p = n.renderedPosition(); const r = document.getElementById('cy').getBoundingClientRect();
+  return {x: r.left + p.x, y: r.top + p.y,
+          inside: p.x >= 0 && p.y >= 0 && p.x <= r.width && p.y <= r.height}; }"""
+
+# The next atom to expand: drawn, not expanded, not a ghost or entity; the one nearest
+# the opened atom (ties by id), so the four expansions walk outwards deterministically.
+_NEXT = """() => { const cy = window.graphsvcExplorer.cy; const root = cy.nodes('.root');
+  const c = root.position();
+  const cands = cy.nodes().not('.entity').not('.ghost').not('.expanded').not('.filtered')
+    .sort((a, b) => { const da = Math.hypot(a.position('x') - c.x, a.position('y') - c.y);
+                      const db = Math.hypot(b.position('x') - c.x, b.position('y') - c.y);
+                      return da - db || (a.id() < b.id() ? -1 : 1); });
+  return cands.length ? cands[0].id() : null; }"""
+
+
+@pytest.mark.req("API-5")
+def test_expansions_keep_drawn_nodes_still_and_the_opened_atom_in_view(
+    browser: Any, live_server: Any, team: dict[str, Any]
+) -> None:
+    ids = team["ids"]
+    root = ids["svc:payments-api"]
+    w = _signed_in(browser, live_server, team, f"/explore?atom={root}")
+    page = w.page
+    page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
+    canvas = page.locator("#cy").bounding_box()
+    w.shot("explore-stays-0")
+    for step in range(1, 5):
+        before = page.evaluate(_POSITIONS)
+        target = page.evaluate(_NEXT)
+        assert target, step
+        at = page.evaluate(_ON_PAGE, target)
+        if not at["inside"]:  # bring it into view the way a reader would: Focus on it
+            page.evaluate(
+                "(id) => window.graphsvcExplorer.cy.center(window.graphsvcExplorer.cy"
+                ".getElementById(id))",
+                target,
+            )
+            at = page.evaluate(_ON_PAGE, target)
+        count = sum(1 for n in before if not n.startswith("entity:"))
+        page.mouse.click(at["x"], at["y"])  # a real click expands it
+        page.wait_for_function(
+            "(id) => window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')"
+            " && document.getElementById('graph-status').textContent.includes('added')",
+            arg=target,
+            timeout=30_000,
+        )
+        page.wait_for_function(_DRAWN, arg=0, timeout=30_000)
+        after = page.evaluate(_POSITIONS)
+        moved = {
+            n: round(abs(after[n]["x"] - p["x"]) + abs(after[n]["y"] - p["y"]), 2)
+            for n, p in before.items()
+            if n in after
+        }
+        assert max(moved.values()) < 3, (step, {n: d for n, d in moved.items() if d >= 3})
+        # Atoms stay (entity diamonds follow the selection: shared or the selected one's).
+        assert sum(1 for n in after if not n.startswith("entity:")) >= count
+        # The opened atom is still on screen, and the canvas kept its size.
+        assert page.evaluate(_ON_PAGE, root)["inside"], step
+        assert page.locator("#cy").bounding_box() == canvas, step
+        w.shot(f"explore-stays-{step}")
+
+    # Fit: for up to 60 nodes the labels stay readable (12 px on screen, drawn).
+    n_nodes = page.evaluate("() => window.graphsvcExplorer.cy.nodes().length")
+    assert n_nodes <= 60, n_nodes
+    page.click("#fit-btn")
+    page.wait_for_timeout(100)  # the label restyle runs on the next animation frame
+    sizes = page.evaluate(
+        """() => { const cy = window.graphsvcExplorer.cy;
+             return cy.nodes().not('.entity').map(n =>
+               parseFloat(n.renderedStyle('font-size'))); }"""
+    )
+    assert min(sizes) >= 11, sizes
+    assert page.locator("#zoom-hint").is_hidden()
+    assert page.evaluate(_ON_PAGE, root)["inside"]
+    w.shot("explore-stays-fit")
+    assert w.errors == [], w.errors
+    assert w.failed == [], w.failed
+    w.close()
+
+
+@pytest.mark.req("API-5")
+def test_a_click_right_after_an_expansion_selects_its_node(
+    browser: Any, live_server: Any, team: dict[str, Any]
+) -> None:
+    ids = team["ids"]
+    root = ids["adr:12"]
+    w = _signed_in(browser, live_server, team, f"/explore?atom={root}")
+    page = w.page
+    page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
+    first = ids["svc:payments-api"]
+    at = page.evaluate(_ON_PAGE, first)
+    page.mouse.click(at["x"], at["y"])
+    page.wait_for_function(
+        "(id) => window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')",
+        arg=first,
+        timeout=30_000,
+    )
+    # At once (no wait for anything to settle): a click on another drawn node.
+    # (any other atom on screen, well inside the canvas)
+    second = page.evaluate(
+        """(first) => { const cy = window.graphsvcExplorer.cy; const w = cy.width(),
+             h = cy.height();
+           const n = cy.nodes().not('.entity').not('.ghost').filter(n => { const p =
+             n.renderedPosition(); return n.id() !== first && p.x > 40 && p.y > 40
+             && p.x < w - 40 && p.y < h - 40; }).sort((a, b) => a.id() < b.id() ? -1 : 1);
+           return n.length ? n[0].id() : null; }""",
+        first,
+    )
+    assert second
+    at2 = page.evaluate(_ON_PAGE, second)
+    page.mouse.click(at2["x"], at2["y"])
+    page.wait_for_function(
+        "(id) => document.getElementById('side-meta').textContent.startsWith(id)",
+        arg=second,
+        timeout=30_000,
+    )
+    assert page.evaluate("(id) => window.graphsvcExplorer.cy.getElementById(id).selected()", second)
+    w.shot("explore-click-after-expand")
+    assert w.errors == [], w.errors
+    w.close()
+
+
+@pytest.mark.req("API-5")
+def test_titles_hover_role_filter_links_at_and_status_line(
+    browser: Any, live_server: Any, team: dict[str, Any]
+) -> None:
+    ids = team["ids"]
+    root = ids["inc:2230"]
+    w = _signed_in(browser, live_server, team, f"/explore?atom={root}")
+    page = w.page
+    page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
+    g = _graph(page)
+    labels = [n["label"] for n in g["nodes"] if "ghost" not in n["cls"]]
+    # Short titles: a first clause, never the 48-character cut of issue 30.
+    assert all(len(lbl) <= 70 for lbl in labels), labels
+    timeline = [lbl for lbl in labels if "timeline" in lbl]
+    assert timeline and len(set(timeline)) == len(timeline), timeline  # told apart by time
+    # Hover shows the full text.
+    at = page.evaluate(_ON_PAGE, root)
+    page.mouse.move(at["x"], at["y"])
+    page.wait_for_selector("#hover-tip:not([hidden])", timeout=5_000)
+    full = page.evaluate("(id) => window.graphsvcExplorer.cy.getElementById(id).data('full')", root)
+    assert page.inner_text("#hover-tip") == full and len(full) > len(labels[0])
+    w.shot("explore-hover")
+    page.mouse.move(5, 5)
+    page.wait_for_selector("#hover-tip", state="hidden", timeout=5_000)
+
+    # The role filter: untick a role, its links (and atoms only they reached) go.
+    roles = page.locator("#role-filter input[type=checkbox]")
+    assert roles.count() >= 2
+    role = roles.first.get_attribute("data-role")
+    roles.first.uncheck()
+    hidden = page.evaluate(
+        '(r) => window.graphsvcExplorer.cy.edges(`[role = "${r}"]`).every(e =>'
+        " e.hasClass('filtered') && e.style('display') === 'none')",
+        role,
+    )
+    assert hidden
+    assert "hidden by the role filter" in page.inner_text("#nodelist-wrap summary")
+    w.shot("explore-role-filter")
+    roles.first.check()
+    assert page.evaluate("() => window.graphsvcExplorer.cy.elements('.filtered').length") == 0
+
+    # Expand once, then switch "links at": the expansion is kept, drawn nodes stay.
+    first = ids["inc:2230:cause"]
+    page.evaluate("(id) => window.graphsvcExplorer.expand(id)", first)
+    page.wait_for_function(_DRAWN, arg=0, timeout=30_000)
+    before = page.evaluate(_POSITIONS)
+    canvas = page.locator("#cy").bounding_box()
+    page.select_option("#version", "LOGICAL")
+    page.wait_for_function(
+        "() => document.getElementById('graph-status').textContent.includes('kept')",
+        timeout=30_000,
+    )
+    expanded = page.evaluate(
+        "() => window.graphsvcExplorer.cy.nodes('.expanded').map(n => n.id()).sort()"
+    )
+    assert expanded == sorted([root, first])
+    after = page.evaluate(_POSITIONS)
+    assert all(
+        abs(after[n]["x"] - p["x"]) + abs(after[n]["y"] - p["y"]) < 3
+        for n, p in before.items()
+        if n in after
+    )
+    assert page.evaluate(
+        "() => window.graphsvcExplorer.cy.edges(\"[kind = 'link']\").every(e =>"
+        " e.data('at') === 'logical' || e.data('at') === 'observed')"
+    )
+
+    # A gibberish search says its hits are weak; a 5,000-character query keeps the
+    # status to one line and the canvas where it was.
+    page.fill("#q", "qzxvvq wplkjh")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#hits .hit", timeout=30_000)
+    assert page.inner_text("#search-status").startswith("All weak matches")
+    assert page.locator("#hits .hit.weak").count() == page.locator("#hits .hit").count()
+    w.shot("explore-weak-search")
+    line = page.locator("#search-status").bounding_box()
+    page.fill("#q", "payments " * 555)
+    page.keyboard.press("Enter")
+    page.wait_for_function(
+        "() => document.getElementById('search-status').textContent.includes('hit')",
+        timeout=60_000,
+    )
+    assert page.locator("#search-status").bounding_box()["height"] <= line["height"] + 1
+    assert page.locator("#cy").bounding_box() == canvas
+    w.shot("explore-long-query")
+    assert w.errors == [], w.errors
+    assert w.failed == [], w.failed
+    w.close()
+
+
+@pytest.mark.req("API-5", "RD-2")
+def test_read_panel_names_left_out_roots_with_their_reason_and_text(
+    browser: Any, live_server: Any, service: Service, team: dict[str, Any]
+) -> None:
+    binding = team["binding"]
+    # A query whose read at a small budget leaves a root out (its closure does not fit).
+    chosen = None
+    for q in (
+        "why are idempotency keys kept for seven days",
+        "payments-api failover",
+        "postgres primary failover incident",
+        "ledger outbox replay",
+    ):
+        for budget in (300, 500, 800):
+            r = service.read(binding, q, budget)
+            if r.to_json()["diagnostics"]["selection"]["leftOut"]:
+                chosen = (q, budget, r.to_json())
+                break
+        if chosen:
+            break
+    assert chosen, "no read in the team corpus leaves a root out"
+    q, budget, doc = chosen
+    w = _signed_in(browser, live_server, team, "/explore")
+    page = w.page
+    page.wait_for_selector("#whoami:not([hidden])", timeout=10_000)
+    page.fill("#read-q", q)
+    page.fill("#read-budget", str(budget))
+    page.click("#read-form button")
+    page.wait_for_selector("#read-out .read-summary", timeout=60_000)
+    out = page.inner_text("#read-out")
+    assert "left out" in out and "Left out:" in out
+    assert "required closure does not fit the budget" in out
+    # Items are named by their text's title, never by an id stub like "5553d4a6…".
+    names = page.locator("#read-out li button").all_inner_texts()
+    assert names and not any(
+        len(n) == 9 and n.endswith("…") and all(c in "0123456789abcdef" for c in n[:8])
+        for n in names
+    ), names
+    left = doc["diagnostics"]["selection"]["leftOut"][0]
+    atom_id, rev = left.rsplit("@", 1)
+    text = service.inspect(binding, atom_id, rev=int(rev)).atom.text
+    assert any(text.startswith(n.rstrip("…")) for n in names), (names, text[:60])
+    w.shot("explore-read-left-out")
+    assert w.errors == [], w.errors
+    w.close()
+
+
+@pytest.mark.req("API-5")
+def test_lineage_redirects_to_the_explorer_with_the_lineage_drawn(
+    browser: Any, live_server: Any, team: dict[str, Any]
+) -> None:
+    note = team["ids"]["retro:2026q3"]
+    w = _signed_in(browser, live_server, team, f"/lineage?atom={note}")
+    page = w.page
+    page.wait_for_function(
+        "() => window.graphsvcExplorer.cy.edges(\"[kind = 'derives_from']\").length === 6",
+        timeout=30_000,
+    )
+    assert "/explore?atom=" + note in page.url
+    page.wait_for_function(
+        "() => document.querySelectorAll('#side-lineage li').length === 6", timeout=15_000
+    )
+    w.shot("explore-from-lineage")
+    assert w.errors == [], w.errors
+    w.close()
+
+
+@pytest.mark.req("API-5", "API-1")
+def test_graphiql_runs_a_pasted_document_at_once(browser: Any, live_server: Any) -> None:
+    """Run right after pasting: the pasted document's own operation runs (GraphiQL's
+    operation name lags behind the editor), and an error shows as GraphQL JSON."""
+    w = Watched(browser, live_server.url)
+    page = w.page
+    page.goto(f"{live_server.url}/graphql")
+    page.wait_for_selector(".graphiql-execute-button", timeout=30_000)
+    editor = page.locator(".graphiql-query-editor .CodeMirror").first
+
+    def paste_and_run(doc: str) -> str:
+        editor.click()
+        page.keyboard.press("Control+A")
+        page.keyboard.insert_text(doc)
+        page.click(".graphiql-execute-button")  # at once
+        result = page.locator(".result-window")
+        result.get_by_text('"data"').or_(result.get_by_text('"errors"')).first.wait_for(
+            timeout=30_000
+        )
+        page.wait_for_timeout(200)
+        text: str = result.inner_text()
+        return text
+
+    first = paste_and_run("query First { health }")
+    assert '"schemaVersion"' in first, first
+    second = paste_and_run("query Second { health }")
+    assert '"schemaVersion"' in second and "OPERATION_NOT_FOUND" not in second, second
+    w.shot("graphiql-pasted")
+    # Without a token (the Headers tab still holds the placeholder): the server's
+    # GraphQL JSON error, shown as such, never a JSON parse error of a plain-text body.
+    bad = paste_and_run("query Third { nosuchfield }")
+    doc = json.loads(bad.replace("\xa0", " "))
+    assert doc["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", doc
+    assert "Unexpected token" not in bad and "is not valid JSON" not in bad
+    w.shot("graphiql-pasted-error")
+    w.close()

@@ -6,7 +6,7 @@
 (function () {
   const TOKEN_KEY = "graphsvc.explore.token"; // sessionStorage only, never the URL
   const $ = (id) => document.getElementById(id);
-  const MAX_LABEL = 48;
+  const MAX_TITLE = 56;
 
   // ------------------------------------------------------------------ GraphQL
   const ATOM_FIELDS = `atomId rev state text head atomOf atomisedInto archivedAt sources
@@ -107,12 +107,29 @@
   function setSearchStatus(text, isError) {
     const el = $("search-status");
     el.textContent = text;
+    el.title = text; // one line on screen (a long query is cut); all of it on hover
     el.classList.toggle("error", Boolean(isError));
   }
 
   function shortText(text, n) {
     const flat = (text || "").replace(/\s+/g, " ").trim();
     return flat.length <= n ? flat : flat.slice(0, n - 1) + "…";
+  }
+
+  // A node's title: the text's first clause (up to ": ", ". ", "; " or " — " after its
+  // first 8 characters, so "INC-2041 timeline 2025-11-03 11:41 UTC: ..." keeps its
+  // time), cut at a word boundary near MAX_TITLE characters. The full text is shown on
+  // hover and in the side panel.
+  function titleOf(text) {
+    const flat = (text || "").replace(/\s+/g, " ").trim();
+    const m = /(: |\. |; | — )/.exec(flat.slice(8));
+    let cut = m ? flat.slice(0, 8 + m.index) : flat;
+    if (cut.length > MAX_TITLE) {
+      const head = cut.slice(0, MAX_TITLE);
+      const space = head.lastIndexOf(" ");
+      cut = (space > 20 ? head.slice(0, space) : head) + "…";
+    }
+    return cut;
   }
 
   $("search-form").addEventListener("submit", async (ev) => {
@@ -124,24 +141,33 @@
     try {
       const data = await gql(
         `query($q: String!) { search(query: $q, limit: 20) {
-           hits { score atom { atomId rev state text } } } }`,
+           hits { score weak atom { atomId rev state text } } } }`,
         { q },
       );
       const hits = data.search.hits;
-      setSearchStatus(hits.length + " hit" + (hits.length === 1 ? "" : "s") + " for “" + q + "”");
+      const weak = hits.filter((h) => h.weak).length;
+      const what = hits.length + " hit" + (hits.length === 1 ? "" : "s") + " for “" + shortText(q, 40) + "”";
+      if (hits.length && weak === hits.length) {
+        // The point first: the line is cut when it is long.
+        setSearchStatus("All weak matches: nothing really matches “" + shortText(q, 40) + "” (" +
+          hits.length + " hits)", true);
+      } else {
+        setSearchStatus(what + (weak ? " (" + weak + " weak)" : ""));
+      }
       if (!$("read-q").value) $("read-q").value = q;
       for (const hit of hits) {
         const li = document.createElement("li");
         const btn = document.createElement("button");
         btn.type = "button";
-        btn.className = "hit";
+        btn.className = hit.weak ? "hit weak" : "hit";
         btn.dataset.atomId = hit.atom.atomId;
+        btn.title = hit.weak ? "weak match: its text hardly matches the query" : "";
         const score = document.createElement("span");
         score.className = "score";
         score.textContent = hit.score.toFixed(3);
         const state = document.createElement("span");
         state.className = "badge state-" + hit.atom.state;
-        state.textContent = hit.atom.state + " · r" + hit.atom.rev;
+        state.textContent = (hit.weak ? "weak match · " : "") + hit.atom.state + " · r" + hit.atom.rev;
         const text = document.createElement("span");
         text.className = "hit-text";
         text.textContent = shortText(hit.atom.text, 140);
@@ -178,6 +204,15 @@
     return roleColours.get(role);
   }
 
+  // Labels keep their screen size when zoomed out down to FIT_FLOOR (so Fit of up to 60
+  // nodes stays readable); below it they shrink with the drawing, and under ~7 px they
+  // are not drawn (the status line says so). zoomNow follows cy's zoom (see "zoom").
+  const FIT_FLOOR = 0.45;
+  let zoomNow = 1;
+  function labelScale() {
+    return zoomNow >= 1 ? 1 : 1 / Math.max(zoomNow, FIT_FLOOR);
+  }
+
   const cy = cytoscape({
     container: $("cy"),
     minZoom: 0.1,
@@ -188,11 +223,11 @@
         style: {
           "background-color": "data(colour)",
           label: "data(label)",
-          "font-size": 12,
+          "font-size": () => 12 * labelScale(),
           "font-family": "system-ui, sans-serif",
           color: "#111",
           "text-wrap": "wrap",
-          "text-max-width": 150,
+          "text-max-width": () => 150 * labelScale(),
           "text-valign": "bottom",
           "text-margin-y": 5,
           "text-background-color": "#fff",
@@ -206,6 +241,8 @@
           "min-zoomed-font-size": 7,
         },
       },
+      { selector: ".filtered", style: { display: "none" } },
+      { selector: "node.weak-hit", style: { opacity: 0.55 } },
       { selector: "node[state = 'retired']", style: { "border-style": "dashed", "border-color": "#5b6770" } },
       { selector: "node[state = 'archived']", style: { shape: "round-rectangle", "border-color": "#7a5c00" } },
       {
@@ -259,7 +296,7 @@
           height: 18,
           "border-width": 1.5,
           "border-color": "#333",
-          "font-size": 11,
+          "font-size": () => 11 * labelScale(),
           "font-style": "italic",
         },
       },
@@ -333,6 +370,9 @@
   // drawn atoms mention (plus every entity of the selected atom), so the drawing
   // shows what ties atoms together without a cloud of one-off names.
   function drawEntities() {
+    // Entities are drawn afresh each time; those drawn before keep their place.
+    const kept = new Map();
+    cy.nodes(".entity").forEach((n) => kept.set(n.id(), Object.assign({}, n.position())));
     cy.remove("node.entity");
     const mode = entityMode();
     if (mode === "off") return;
@@ -348,7 +388,7 @@
     for (const [key, e] of info) {
       if (mode === "shared" && count.get(key) < 2 && !own.has(key)) continue;
       const id = "entity:" + key;
-      cy.add({
+      const node = cy.add({
         group: "nodes",
         classes: "entity",
         data: {
@@ -361,12 +401,25 @@
           mentionCount: e.mentionCount,
         },
       });
+      if (kept.has(id)) {
+        node.position(kept.get(id));
+        node.scratch("_placed", true);
+      }
       cy.nodes().not(".ghost").not(".entity").forEach((n) => {
         if ((entitiesOf.get(n.id()) || []).some((x) => x.key === key)) {
           addEdge(n.id(), id, "mentions", "", "", false);
         }
       });
     }
+    // New diamonds go next to the atoms that mention them, clear of what is drawn.
+    cy.nodes(".entity").forEach((n) => {
+      if (n.scratch("_placed")) return;
+      const atoms = n.connectedEdges().connectedNodes().not(n).filter((a) => a.scratch("_placed"));
+      if (atoms.empty()) return;
+      const c = { x: 0, y: 0 };
+      atoms.forEach((a) => { c.x += a.position("x"); c.y += a.position("y"); });
+      placeAround({ x: c.x / atoms.length, y: c.y / atoms.length }, [n], 45);
+    });
     colourAtoms();
   }
 
@@ -400,7 +453,7 @@
 
   function labelOf(atom) {
     const stateNote = atom.state === "active" ? "" : " [" + atom.state + "]";
-    return shortText(atom.text, MAX_LABEL) + stateNote;
+    return titleOf(atom.text) + stateNote;
   }
 
   function upsertAtom(atom, extraClass) {
@@ -408,12 +461,13 @@
     const data = {
       id,
       label: labelOf(atom),
+      full: atom.text,
       state: atom.state,
       rev: atom.rev,
-      colour: STATE_COLOURS[atom.state] || "#999",
     };
     let node = cy.getElementById(id);
     if (node.empty()) {
+      data.colour = STATE_COLOURS[atom.state] || "#999";
       node = cy.add({ group: "nodes", data });
     } else {
       node.data(data);
@@ -478,8 +532,15 @@
     UNKNOWN_KEY: "signing key unknown",
   };
 
+  // Variables every inspect sends besides its own (refetch(extra) sets them).
+  const extraVariables = {};
   async function inspect(atomId, rev) {
-    const data = await gql(INSPECT, { id: atomId, rev: rev || null, version: $("version").value });
+    const vars = Object.assign({}, extraVariables, {
+      id: atomId,
+      rev: rev || null,
+      version: $("version").value,
+    });
+    const data = await gql(INSPECT, vars);
     return data.inspect;
   }
 
@@ -546,6 +607,8 @@
     refreshLists();
   }
 
+  // The first drawing of an opened atom: fcose over everything. Later expansions
+  // never run it again (see placeAround): drawn nodes stay where the reader saw them.
   function layout(randomize) {
     if (cy.nodes().empty()) return;
     const opts = {
@@ -567,7 +630,79 @@
     } catch (e) {
       cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true }).run();
     }
+    cy.nodes().forEach((n) => n.scratch("_placed", true));
     readableView();
+  }
+
+  // New nodes go on rings around `centre`, each slot at least MIN_GAP from every drawn
+  // node, the slots facing away from the rest of the drawing first. Nothing drawn
+  // moves. Deterministic (no random jitter), so the same expansion draws the same.
+  const MIN_GAP = 100;
+  const RING_STEP = 115;
+  function placeAround(centre, nodes, firstRadius) {
+    const taken = [];
+    cy.nodes().forEach((n) => {
+      if (n.scratch("_placed")) taken.push(n.position());
+    });
+    const old = taken.length ? taken : [centre];
+    const mid = old.reduce((a, p) => ({ x: a.x + p.x / old.length, y: a.y + p.y / old.length }),
+      { x: 0, y: 0 });
+    const away = Math.hypot(centre.x - mid.x, centre.y - mid.y) > 1
+      ? Math.atan2(centre.y - mid.y, centre.x - mid.x) : 0;
+    const free = (p) => taken.every((q) => Math.hypot(p.x - q.x, p.y - q.y) >= MIN_GAP);
+    const list = [...nodes];
+    let next = 0;
+    for (let ring = 0; next < list.length && ring < 40; ring++) {
+      const r = (firstRadius || 170) + ring * RING_STEP;
+      const count = Math.max(6, Math.floor((2 * Math.PI * r) / MIN_GAP));
+      const slots = [];
+      for (let i = 0; i < count; i++) {
+        // alternate either side of the outward direction: nearest to it first
+        const k = i % 2 === 0 ? i / 2 : -(i + 1) / 2;
+        const a = away + (k * 2 * Math.PI) / count + (ring % 2 ? Math.PI / count : 0);
+        slots.push({ x: centre.x + r * Math.cos(a), y: centre.y + r * Math.sin(a) });
+      }
+      for (const p of slots) {
+        if (next >= list.length) break;
+        if (!free(p)) continue;
+        list[next].position(p);
+        list[next].scratch("_placed", true);
+        taken.push(p);
+        next++;
+      }
+    }
+  }
+
+  // Keep the opened atom (and, when it fits, the expanded node and what it brought) in
+  // view: pan as little as needed; zoom out only as far as labels stay readable.
+  const VIEW_MARGIN = 40;
+  function keepInView(extra) {
+    const root = cy.nodes(".root");
+    const want = root.union(extra || cy.collection()).filter((n) => !n.hasClass("filtered"));
+    if (want.empty()) return;
+    const w = cy.width();
+    const h = cy.height();
+    let bb = want.renderedBoundingBox({ includeLabels: false });
+    const room = Math.min((w - 2 * VIEW_MARGIN) / Math.max(bb.w, 1), (h - 2 * VIEW_MARGIN) / Math.max(bb.h, 1));
+    if (room < 1) {
+      const level = Math.max(FIT_FLOOR, cy.zoom() * room);
+      if (level < cy.zoom()) {
+        const at = (root.empty() ? want : root).renderedBoundingBox();
+        cy.zoom({ level, renderedPosition: { x: (at.x1 + at.x2) / 2, y: (at.y1 + at.y2) / 2 } });
+      }
+      bb = want.renderedBoundingBox({ includeLabels: false });
+    }
+    // What still does not fit: the opened atom wins.
+    const box = bb.w > w - 2 * VIEW_MARGIN || bb.h > h - 2 * VIEW_MARGIN
+      ? (root.empty() ? want : root).renderedBoundingBox({ includeLabels: false }) : bb;
+    let dx = 0;
+    let dy = 0;
+    if (box.x1 < VIEW_MARGIN) dx = VIEW_MARGIN - box.x1;
+    else if (box.x2 > w - VIEW_MARGIN) dx = w - VIEW_MARGIN - box.x2;
+    if (box.y1 < VIEW_MARGIN) dy = VIEW_MARGIN - box.y1;
+    else if (box.y2 > h - VIEW_MARGIN) dy = h - VIEW_MARGIN - box.y2;
+    if (dx || dy) cy.panBy({ x: dx, y: dy });
+    updateZoomHint();
   }
 
   // After a layout: fit, but never below a zoom where labels stay readable; then the
@@ -583,12 +718,26 @@
     updateZoomHint();
   }
 
+  // Fit: everything, unless that is below FIT_FLOOR for up to 60 nodes; then as much as
+  // fits at FIT_FLOOR around the drawing's centre (labels stay 12 px on screen).
+  function fitReadable() {
+    const shown = cy.elements().not(".filtered");
+    cy.fit(shown, 30);
+    if (cy.zoom() < FIT_FLOOR && cy.nodes().not(".filtered").length <= 60) {
+      cy.zoom(FIT_FLOOR);
+      cy.center(shown);
+    }
+    updateZoomHint();
+  }
+
   function updateZoomHint() {
-    $("zoom-hint").hidden = cy.zoom() * 12 >= 7 || cy.nodes().empty();
+    zoomNow = cy.zoom();
+    $("zoom-hint").hidden = cy.zoom() * 12 * labelScale() >= 7 || cy.nodes().empty();
   }
 
   function setGraphStatus(text) {
     $("graph-status").textContent = text;
+    $("graph-status").title = text;
   }
 
   async function openAtom(atomId) {
@@ -606,6 +755,7 @@
       selectedId = atomId;
       await withEntities();
       layout(true);
+      applyRoleFilter();
       refreshLists();
       select(atomId, result, lin);
       setGraphStatus(truncatedNote.trim());
@@ -617,42 +767,85 @@
     }
   }
 
+  // Merge what inspect and lineage say about `atomId` and put the nodes that are new
+  // around it; nothing already drawn moves. Returns the new nodes.
+  function mergeAround(atomId, result, lin) {
+    const known = cy.getElementById(atomId);
+    let centre = known.empty() || !known.scratch("_placed") ? null : Object.assign({}, known.position());
+    mergeInspect(result);
+    if (lin) mergeLineage(lin);
+    const fresh = cy.nodes().filter((n) => !n.scratch("_placed") && !n.hasClass("entity"));
+    if (!centre) {
+      // An atom picked from a list that is not drawn yet: it goes beside the drawing.
+      const me = cy.getElementById(atomId);
+      const bb = cy.nodes().filter((n) => n.scratch("_placed")).boundingBox();
+      centre = bb.w ? { x: bb.x2 + 2 * RING_STEP, y: (bb.y1 + bb.y2) / 2 } : { x: 0, y: 0 };
+      me.position(centre);
+      me.scratch("_placed", true);
+    }
+    placeAround(centre, fresh.not(cy.getElementById(atomId)).sort((a, b) => (a.id() < b.id() ? -1 : 1)));
+    return fresh;
+  }
+
   async function expand(atomId) {
     if (atomId.startsWith("ghost:")) return;
     setGraphStatus("Expanding…");
     if (!$("graph-error").hidden) clearGraphError();
     try {
-      const before = cy.nodes().length;
+      const before = cy.nodes().not(".entity").length;
       const [result, lin] = await Promise.all([
         inspect(atomId),
         gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
       ]);
-      // (an atom picked from a list may not be drawn yet: new nodes start mid-view)
-      const known = cy.getElementById(atomId);
-      const at = known.empty()
-        ? { x: cy.width() / 2, y: cy.height() / 2 }
-        : Object.assign({}, known.position());
-      mergeInspect(result);
-      mergeLineage(lin);
-      // New nodes start next to the expanded one, then the layout refines from there.
-      cy.nodes().forEach((n) => {
-        if (!n.scratch("_placed")) {
-          n.position({ x: at.x + (Math.random() - 0.5) * 80, y: at.y + (Math.random() - 0.5) * 80 });
-        }
-      });
+      const fresh = mergeAround(atomId, result, lin);
       selectedId = atomId;
       await withEntities();
-      const added = cy.nodes().length - before;
-      // A few new nodes: refine from the current drawing (keeps the mental map); many:
-      // lay everything out afresh, which untangles far better.
-      selectedId = atomId;
-      layout(added >= 5);
+      const added = cy.nodes().not(".entity").length - before;
+      applyRoleFilter();
       refreshLists();
       select(atomId, result, lin);
+      keepInView(cy.getElementById(atomId).union(fresh));
       setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + truncatedNote);
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not expand " + atomId + ": " + describe(e));
+    }
+  }
+
+  // Fetch every expansion again (the "links at" switch, or a caller's extra query
+  // variables such as a point in time): link edges are redrawn, drawn nodes keep their
+  // place, new ones go around the atom that brought them, nodes no expansion reaches
+  // any more leave. `extra` (optional) is merged into every inspect's variables and
+  // kept for later expansions.
+  async function refetch(extra) {
+    if (extra) Object.assign(extraVariables, extra);
+    const order = [...expanded];
+    if (!order.length) return;
+    setGraphStatus("Updating " + order.length + " expansion" + (order.length === 1 ? "" : "s") + "…");
+    if (!$("graph-error").hidden) clearGraphError();
+    try {
+      const results = await Promise.all(order.map((id) => inspect(id)));
+      cy.remove("edge[kind = 'link']");
+      cy.remove("node.ghost");
+      let selected = null;
+      results.forEach((result, i) => {
+        mergeAround(order[i], result, null);
+        if (order[i] === selectedId) selected = result;
+      });
+      // Atoms that nothing reaches any more (not expanded, no edge left) leave.
+      cy.nodes().not(".entity").forEach((n) => {
+        if (!expanded.has(n.id()) && n.connectedEdges("[kind != 'mentions']").empty()) n.remove();
+      });
+      await withEntities();
+      applyRoleFilter();
+      refreshLists();
+      if (selected) fillAtom(selected);
+      keepInView(cy.collection());
+      setGraphStatus("links at " + $("version").value.toLowerCase() + " · " + order.length +
+        " expansion" + (order.length === 1 ? "" : "s") + " kept" + truncatedNote);
+    } catch (e) {
+      setGraphStatus("");
+      showGraphError("Could not update the drawing: " + describe(e));
     }
   }
 
@@ -667,7 +860,39 @@
   }
 
   // Labels below ~7 px are not drawn; say so instead of showing unreadable text.
-  cy.on("zoom", updateZoomHint);
+  // Label sizes follow the zoom (labelScale): restyle once per frame while zooming.
+  let restyle = 0;
+  cy.on("zoom", () => {
+    zoomNow = cy.zoom();
+    updateZoomHint();
+    hideTip();
+    if (!restyle) {
+      restyle = requestAnimationFrame(() => {
+        restyle = 0;
+        cy.style().update();
+      });
+    }
+  });
+  cy.on("pan", hideTip);
+
+  // Full text on hover (labels are short titles).
+  function hideTip() {
+    $("hover-tip").hidden = true;
+  }
+  cy.on("mouseover", "node", (ev) => {
+    const n = ev.target;
+    const tip = $("hover-tip");
+    tip.textContent = n.data("full") || n.data("label");
+    const p = n.renderedPosition();
+    const box = $("cy").getBoundingClientRect();
+    const host = $("center").getBoundingClientRect();
+    tip.style.left = Math.min(box.left - host.left + p.x + 14, host.width - 340) + "px";
+    tip.style.top = box.top - host.top + p.y + 14 + "px";
+    tip.hidden = false;
+  });
+  cy.on("mouseout", "node", hideTip);
+  cy.on("tap", hideTip);
+  $("cy").addEventListener("mouseleave", hideTip);
 
   cy.on("tap", "node", (ev) => {
     const id = ev.target.id();
@@ -686,6 +911,7 @@
   function refreshLists() {
     cy.nodes().forEach((n) => n.scratch("_placed", true));
     $("node-count").textContent = String(cy.nodes().length);
+    refreshCounts();
     $("edge-count").textContent = String(cy.edges().length);
     const ul = $("nodelist");
     ul.replaceChildren();
@@ -704,6 +930,34 @@
       ul.append(li);
     });
     drawLegend();
+  }
+
+  // Roles the reader unticked in the legend: their links (and atoms reached only
+  // through them) are not displayed; they stay in the drawing and come back at once.
+  const hiddenRoles = new Set();
+  function applyRoleFilter() {
+    cy.elements().removeClass("filtered");
+    if (!hiddenRoles.size) return;
+    cy.edges("[kind = 'link']").forEach((e) => {
+      if (hiddenRoles.has(e.data("role"))) e.addClass("filtered");
+    });
+    cy.nodes().not(".entity").forEach((n) => {
+      if (n.hasClass("root") || n.hasClass("expanded")) return;
+      const shown = n.connectedEdges("[kind != 'mentions']").not(".filtered");
+      if (shown.empty()) n.addClass("filtered");
+    });
+    cy.nodes(".entity").forEach((n) => {
+      const atoms = n.connectedEdges().connectedNodes().not(n).not(".filtered");
+      if (atoms.empty()) n.addClass("filtered");
+    });
+    cy.edges("[kind = 'mentions']").forEach((e) => {
+      if (e.source().hasClass("filtered") || e.target().hasClass("filtered")) e.addClass("filtered");
+    });
+  }
+
+  function refreshCounts() {
+    const hidden = cy.nodes(".filtered").length;
+    $("hidden-note").textContent = hidden ? " · " + hidden + " hidden by the role filter" : "";
   }
 
   function legendItem(swatch, text) {
@@ -731,6 +985,8 @@
     const box = $("legend");
     box.replaceChildren();
     const nodes = document.createElement("div");
+    // Coloured by shared entity, fills name groups (last line); state is the shape.
+    nodes.className = $("colour-mode").value === "entity" ? "by-group" : "";
     nodes.append(
       legendItem(nodeSwatch("active"), "active"),
       legendItem(nodeSwatch("retired"), "retired"),
@@ -745,14 +1001,34 @@
       legendItem(edgeSwatch("#333", "heavy"), "required"),
       legendItem(edgeSwatch(LINEAGE_COLOUR, "dotted"), "derives_from (lineage)"),
     );
+    // Roles double as the role filter: untick one to hide its links (and the atoms
+    // only those links joined).
     const roles = document.createElement("div");
+    roles.id = "role-filter";
     const seen = new Set();
     cy.edges("[kind = 'link']").forEach((e) => seen.add(e.data("role")));
-    for (const role of [...seen].sort()) roles.append(legendItem(edgeSwatch(roleColour(role)), role));
+    for (const role of [...seen].sort()) {
+      const item = legendItem(edgeSwatch(roleColour(role)), role);
+      const box = document.createElement("input");
+      box.type = "checkbox";
+      box.checked = !hiddenRoles.has(role);
+      box.dataset.role = role;
+      box.setAttribute("aria-label", "show " + role + " links");
+      box.addEventListener("change", () => {
+        if (box.checked) hiddenRoles.delete(role);
+        else hiddenRoles.add(role);
+        applyRoleFilter();
+        refreshCounts();
+      });
+      const label = document.createElement("label");
+      label.className = "role-toggle";
+      label.append(box, item);
+      roles.append(label);
+    }
     if (seen.size) {
       const title = document.createElement("span");
       title.className = "legend-title";
-      title.textContent = "roles:";
+      title.textContent = "roles (untick to hide):";
       roles.prepend(title);
     }
     const ents = document.createElement("div");
@@ -1057,7 +1333,7 @@
   });
 
   // ------------------------------------------------------------------ toolbar
-  $("fit-btn").addEventListener("click", () => cy.fit(undefined, 30));
+  $("fit-btn").addEventListener("click", fitReadable);
   $("zoomin-btn").addEventListener("click", () =>
     cy.zoom({ level: cy.zoom() * 1.25, renderedPosition: { x: cy.width() / 2, y: cy.height() / 2 } }),
   );
@@ -1078,14 +1354,43 @@
     colourAtoms();
     drawLegend();
   });
-  $("version").addEventListener("change", () => {
-    if (selectedId) {
-      const root = cy.nodes(".root");
-      openAtom(root.empty() ? selectedId : root.id());
-    }
-  });
+  // "links at" fetches every expansion again at the other version: nothing is lost.
+  $("version").addEventListener("change", () => refetch());
 
   // ------------------------------------------------------------------ read panel
+  // Texts of revisions named by a read, fetched in chunks of aliases: the panel shows
+  // what each item says, not an id stub.
+  async function revisionTexts(refs) {
+    const out = new Map();
+    for (let i = 0; i < refs.length; i += ALIASES_PER_QUERY) {
+      const chunk = refs.slice(i, i + ALIASES_PER_QUERY);
+      const vars = {};
+      const parts = chunk.map((r, j) => {
+        vars["a" + j] = r.atomId;
+        vars["r" + j] = r.rev;
+        return `a${j}: atom(atomId: $a${j}) { revision(rev: $r${j}) { text } }`;
+      });
+      const decl = chunk.map((_, j) => "$a" + j + ": ID!, $r" + j + ": Int!").join(", ");
+      const data = await gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+      chunk.forEach((r, j) => {
+        const got = data["a" + j];
+        if (got && got.revision) out.set(r.atomId + "@" + r.rev, got.revision.text);
+      });
+    }
+    return out;
+  }
+
+  function parseKey(key) {
+    const at = key.lastIndexOf("@");
+    return { atomId: key.slice(0, at), rev: Number(key.slice(at + 1)) };
+  }
+
+  const BLOCK_WORDS = {
+    stale: "a required link's pinned revision is no longer the head",
+    retired: "a required link points at a retired atom",
+    unavailable: "a required link's target is unavailable",
+  };
+
   $("read-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
     const out = $("read-out");
@@ -1094,17 +1399,26 @@
       const data = await gql(
         `query($q: String!, $b: Int!) { read(query: $q, memoryTokenBudget: $b) {
            items { ref { atomId rev } role score blocked }
-           selection { baselineComplete coverageCertified tokens budget } } }`,
+           selection { baselineComplete coverageCertified tokens budget }
+           diagnostics } }`,
         { q: $("read-q").value, b: Number($("read-budget").value) },
       );
       const r = data.read;
       const sel = r.selection;
+      const diag = (r.diagnostics && r.diagnostics.selection) || {};
+      const leftOut = (diag.leftOut || []).map(parseKey);
+      const blockedRoots = diag.blockedRoots || [];
+      const minBudget = diag.minBudgetFor || {};
+      const refs = r.items.map((i) => i.ref).concat(leftOut, blockedRoots.map((b) => parseKey(b.ref)));
+      const texts = await revisionTexts(refs);
+      const textOf = (ref) => texts.get(ref.atomId + "@" + ref.rev) || ref.atomId;
       const summary = document.createElement("p");
       summary.className = "read-summary";
       const blocked = r.items.filter((i) => i.blocked);
       summary.textContent =
         sel.tokens + " of " + sel.budget + " tokens used · " + r.items.length + " items · " +
         blocked.length + " blocked root" + (blocked.length === 1 ? "" : "s") +
+        (leftOut.length ? " · " + leftOut.length + " left out" : "") +
         (sel.baselineComplete ? " · baseline complete" : "") +
         (sel.coverageCertified ? " · coverage certified" : "");
       const meter = document.createElement("meter");
@@ -1117,9 +1431,8 @@
       for (const item of r.items) {
         const el = document.createElement("li");
         el.className = item.blocked ? "blocked" : "";
-        const node = cy.getElementById(item.ref.atomId);
-        const label = node.empty() ? item.ref.atomId.slice(0, 8) + "…" : node.data("label");
-        el.append(atomButton(item.ref.atomId, label));
+        el.append(atomButton(item.ref.atomId, titleOf(textOf(item.ref))));
+        el.title = textOf(item.ref);
         el.append(document.createTextNode(
           " r" + item.ref.rev + " · " + item.role +
           (item.score === null ? "" : " · " + item.score.toFixed(3)) +
@@ -1127,7 +1440,39 @@
         ));
         list.append(el);
       }
-      out.replaceChildren(summary, meter, list);
+      const parts = [summary, meter, list];
+      // Roots that were ranked but not presented, each with why: closure over budget
+      // (with the budget it would need) or blocked (with the failing link).
+      if (leftOut.length || blockedRoots.length) {
+        const head = document.createElement("p");
+        head.className = "read-summary left-out-head";
+        head.textContent = "Left out:";
+        const lo = document.createElement("ul");
+        lo.className = "read-items left-out";
+        for (const ref of leftOut) {
+          const el = document.createElement("li");
+          el.append(atomButton(ref.atomId, titleOf(textOf(ref))));
+          el.title = textOf(ref);
+          const need = minBudget[ref.atomId + "@" + ref.rev];
+          el.append(document.createTextNode(
+            " r" + ref.rev + " · its required closure does not fit the budget" +
+            (need ? " (needs a budget of " + need + ")" : "")));
+          lo.append(el);
+        }
+        for (const b of blockedRoots) {
+          const ref = parseKey(b.ref);
+          const el = document.createElement("li");
+          el.className = "blocked";
+          el.append(atomButton(ref.atomId, titleOf(textOf(ref))));
+          el.title = textOf(ref);
+          const reasons = [...new Set((b.edges || []).map((e) => BLOCK_WORDS[e.reason] || e.reason))];
+          el.append(document.createTextNode(
+            " r" + ref.rev + " · blocked: " + (reasons.join("; ") || "a required link fails")));
+          lo.append(el);
+        }
+        parts.push(head, lo);
+      }
+      out.replaceChildren(...parts);
       summary.scrollIntoView({ block: "nearest" });
     } catch (e) {
       out.replaceChildren(li("Read failed: " + describe(e), "error"));
@@ -1137,7 +1482,17 @@
   // ------------------------------------------------------------------ start
   showSignedIn(Boolean(sessionStorage.getItem(TOKEN_KEY)));
   drawLegend();
-  const linked = new URLSearchParams(window.location.search).get("atom");
-  if (linked && sessionStorage.getItem(TOKEN_KEY)) openAtom(linked);
-  window.graphsvcExplorer = { cy, openAtom, expand }; // for tests and the browser console
+  const params = new URLSearchParams(window.location.search);
+  const linked = params.get("atom");
+  // /lineage?atom=X redirects here with lineage=1: the same drawing (lineage edges
+  // are always drawn), the side panel scrolled to the lineage list.
+  const showLineage = params.get("lineage") === "1";
+  if (linked && sessionStorage.getItem(TOKEN_KEY)) {
+    openAtom(linked).then(() => {
+      if (showLineage) $("side-lineage-head").scrollIntoView({ block: "start" });
+    });
+  }
+  // For tests, the browser console and add-ons (explore_time.js): refetch(extraVars)
+  // redraws every expansion with extra inspect variables.
+  window.graphsvcExplorer = { cy, openAtom, expand, refetch };
 })();
