@@ -5,13 +5,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["add_binding_args", "binding_from_args", "connected_service", "int_in"]
+__all__ = ["add_binding_args", "binding_from_args", "connected_service", "instant", "int_in"]
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -48,6 +49,18 @@ def connected_service(settings: Settings) -> Iterator[Service]:
         yield service
     finally:
         runtime.close()
+
+
+def instant(raw: str) -> str:
+    """An argparse ``type``: an ISO-8601 instant, in the stored form (UTC with
+    microseconds, docs/time-travel.md); one without a time zone is UTC."""
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("must be an ISO-8601 date or time") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:
