@@ -458,8 +458,9 @@
     });
   }
 
-  const INSPECT = `query($id: ID!, $rev: Int, $version: LinkAt) {
-    inspect(atomId: $id, rev: $rev, version: $version, direction: BOTH, limit: 200) {
+  const INSPECT = `query($id: ID!, $rev: Int, $version: LinkAt, $asOf: DateTime) {
+    inspect(atomId: $id, rev: $rev, version: $version, direction: BOTH, limit: 200,
+            asOf: $asOf) {
       atom { ${ATOM_FIELDS} }
       neighbors { atom { ${ATOM_FIELDS} } via { direction role at required orderKey } }
       diagnostics
@@ -478,8 +479,18 @@
     UNKNOWN_KEY: "signing key unknown",
   };
 
+  // `lineage` answers now only: as of an instant the drawing leaves lineage out.
+  function lineageOf(atomId) {
+    if (window.graphsvcTime && window.graphsvcTime.asOf()) {
+      return Promise.resolve({ nodes: [], edges: [] });
+    }
+    return gql(LINEAGE, { id: atomId }).then((d) => d.lineage);
+  }
+
   async function inspect(atomId, rev) {
-    const data = await gql(INSPECT, { id: atomId, rev: rev || null, version: $("version").value });
+    // The time bar (explore_time.js) sets the instant; none: now.
+    const asOf = window.graphsvcTime ? window.graphsvcTime.asOf() : null;
+    const data = await gql(INSPECT, { id: atomId, rev: rev || null, version: $("version").value, asOf });
     return data.inspect;
   }
 
@@ -598,7 +609,7 @@
     try {
       const [result, lin] = await Promise.all([
         inspect(atomId),
-        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+        lineageOf(atomId),
       ]);
       mergeInspect(result);
       mergeLineage(lin);
@@ -625,7 +636,7 @@
       const before = cy.nodes().length;
       const [result, lin] = await Promise.all([
         inspect(atomId),
-        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+        lineageOf(atomId),
       ]);
       // (an atom picked from a list may not be drawn yet: new nodes start mid-view)
       const known = cy.getElementById(atomId);
@@ -1139,5 +1150,5 @@
   drawLegend();
   const linked = new URLSearchParams(window.location.search).get("atom");
   if (linked && sessionStorage.getItem(TOKEN_KEY)) openAtom(linked);
-  window.graphsvcExplorer = { cy, openAtom, expand }; // for tests and the browser console
+  window.graphsvcExplorer = { cy, openAtom, expand, gql }; // tests, console, explore_time.js
 })();
