@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from graphsvc.ops.changes import ChangesPage
     from graphsvc.ops.inspect import InspectResult
     from graphsvc.ops.read import ReadResult
+    from graphsvc.ops.replay import ManifestReplay
     from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
     from graphsvc.store.meta import Readiness
@@ -417,6 +418,14 @@ class Service:
 
         subject = binding.subject
         return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
+
+    def replay_manifest(self, binding: Binding, manifest_id: str) -> ManifestReplay | None:
+        """Read replay (docs/time-travel.md); see :mod:`graphsvc.ops.replay`."""
+        from graphsvc.ops.replay import replay_manifest
+
+        return replay_manifest(
+            self.db, self.clock(), self.settings.manifest_lifetime_s, binding, manifest_id
+        )
 
     def changes(
         self,

@@ -27,6 +27,7 @@ from graphsvc.api.graph_api import GraphQuery
 from graphsvc.api.inspect_api import InspectQuery
 from graphsvc.api.jobs_api import JobsQuery
 from graphsvc.api.purge_api import PurgeMutation
+from graphsvc.api.replay_api import ReplayQuery
 from graphsvc.api.types import (
     AtomRef,
     AtomRefInput,
@@ -218,6 +219,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         GraphQuery,
         JobsQuery,
         ChangesQuery,
+        ReplayQuery,
     )
     mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
     query = merge_types("Query", query_types)

@@ -11,6 +11,7 @@ from typing import Any
 
 from graphsvc.cli import (
     atomise,
+    changes,
     erasure,
     export,
     import_cmd,
@@ -43,6 +44,7 @@ _MODULES = (
     atomise,
     seed,
     export,
+    changes,
     index,
     reembed,
     jobs,

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import UTC, datetime
 
 from graphsvc.admin import Admin
 from graphsvc.cli.output import progress
@@ -19,6 +20,7 @@ __all__ = [
     "connected_admin",
     "connected_service",
     "empty_subject_warnings",
+    "instant",
     "int_in",
     "warn",
 ]
@@ -91,6 +93,18 @@ def warn(args: argparse.Namespace, payload: dict[str, object], warnings: list[st
         print(f"graphsvc: warning: {line}", file=sys.stderr)
     if warnings and args.json:
         payload["warnings"] = warnings
+
+
+def instant(raw: str) -> str:
+    """An argparse ``type``: an ISO-8601 instant, in the stored form (UTC with
+    microseconds, docs/time-travel.md); one without a time zone is UTC."""
+    try:
+        moment = datetime.fromisoformat(raw)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError("must be an ISO-8601 date or time") from exc
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    return moment.astimezone(UTC).isoformat(timespec="microseconds")
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

@@ -16,10 +16,16 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
-from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service, instant
 from graphsvc.cli.output import command, emit
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.export import FORMATS, ExportReport, deployment_public_keys, export_graph
+from graphsvc.ops.export import (
+    FORMATS,
+    ExportReport,
+    Window,
+    deployment_public_keys,
+    export_graph,
+)
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -45,6 +51,18 @@ def register(sub: Any) -> None:
     )
     p.add_argument("--revisions", action="store_true", help="also superseded revisions")
     p.add_argument("--page-size", type=int, default=500, help="atoms per read page")
+    p.add_argument(
+        "--as-of",
+        type=instant,
+        help="the graph as of this instant (ISO-8601; docs/time-travel.md): heads, states "
+        "and logical targets as of then; entities are left out (they describe now)",
+    )
+    p.add_argument(
+        "--since",
+        type=instant,
+        help="incremental: only atoms with a revision created at or after this instant "
+        "(with --revisions, only those revisions)",
+    )
     p.set_defaults(handler=_run)
 
 
@@ -93,6 +111,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                 page_size=args.page_size,
                 public_keys=lambda: deployment_public_keys(settings),
                 progress=_progress,
+                window=Window(as_of=args.as_of, since=args.since),
             )
 
         if args.format == "csv":

@@ -55,7 +55,7 @@ from graphsvc.signing_keys import KeyRing
 from graphsvc.store import entity_views
 from graphsvc.store import export as store
 from graphsvc.store.connection import Database
-from graphsvc.store.export import AtomPageRow, LineageRow, RevisionRow
+from graphsvc.store.export import NOW, AtomPageRow, LineageRow, RevisionRow, Window
 
 __all__ = [
     "EDGE_ATTRS",
@@ -63,6 +63,7 @@ __all__ = [
     "NODE_ATTRS",
     "ExportReport",
     "PublicKeys",
+    "Window",
     "deployment_public_keys",
     "export_graph",
     "unescape_xml_value",
@@ -405,6 +406,7 @@ def export_graph(
     revisions: bool = False,
     page_size: int = DEFAULT_PAGE,
     progress: Callable[[ExportReport], None] | None = None,
+    window: Window = NOW,
 ) -> ExportReport:
     """Stream the caller's subject as ``fmt`` to ``target``.
 
@@ -420,6 +422,9 @@ def export_graph(
         revisions: also write superseded revisions as ``revision`` nodes.
         page_size: atoms per read page (memory is bounded by one page).
         progress: called after each page with the report so far.
+        window: the graph as of an instant and/or only the atoms changed since one
+            (docs/time-travel.md); entities and mentions describe current heads, so
+            an export with ``as_of`` leaves them out.
 
     Returns:
         Counts of what was written.
@@ -433,17 +438,27 @@ def export_graph(
         raise InvalidInputError(f"format must be one of {', '.join(FORMATS)}")
     if isinstance(page_size, bool) or not 1 <= page_size <= 10_000:
         raise InvalidInputError("page_size must be in 1..10000")
+    if window.as_of and window.since and window.since > window.as_of:
+        raise InvalidInputError("--since must not be after --as-of")
     subject = binding.subject
     refuse_if_purge_pending(db, subject)
-    sink = _open_sink(
-        fmt, target, {"subject": subject, "formatVersion": FORMAT_VERSION, "revisions": revisions}
-    )
+    attrs: dict[str, Any] = {
+        "subject": subject,
+        "formatVersion": FORMAT_VERSION,
+        "revisions": revisions,
+    }
+    # Only when asked for: a plain export's header stays as it was.
+    attrs.update({k: v for k, v in (("asOf", window.as_of), ("since", window.since)) if v})
+    sink = _open_sink(fmt, target, attrs)
     report = ExportReport(format=fmt, subject=subject)
-    writer = _Writer(db, subject, _Counted(sink, report), _Checker(subject, public_keys), page_size)
+    writer = _Writer(
+        db, subject, _Counted(sink, report), _Checker(subject, public_keys), page_size, window
+    )
     try:
         writer.atoms(revisions, progress)
         writer.sources()
-        writer.entities()
+        if window.as_of is None:
+            writer.entities()
     finally:
         sink.close()
     return report
@@ -479,8 +494,15 @@ class _Writer:
     """Reads the subject page by page and writes what each page holds."""
 
     def __init__(
-        self, db: Database, subject: str, out: _Counted, checker: _Checker, page_size: int
+        self,
+        db: Database,
+        subject: str,
+        out: _Counted,
+        checker: _Checker,
+        page_size: int,
+        window: Window = NOW,
     ) -> None:
+        self.window = window
         self.db = db
         self.subject = subject
         self.out = out
@@ -495,7 +517,7 @@ class _Writer:
         pages = _pages(
             db,
             subject,
-            lambda after: store.atoms_page(db, subject, after, self.page_size),
+            lambda after: store.atoms_page(db, subject, after, self.page_size, self.window),
             lambda row: row["atomId"],
             self.page_size,
         )
@@ -504,9 +526,10 @@ class _Writer:
             ids = [r["atomId"] for r in rows]
             for row in rows:
                 _atom(out, report, row)
-            for edge in store.lineage_of(db, subject, ids):
+            for edge in store.lineage_of(db, subject, ids, self.window):
                 _lineage(out, report, edge, self.checker.status(edge))
-            mentioned = entity_views.entities_of_atoms(db, subject, ids)
+            as_of = self.window.as_of is not None
+            mentioned = {} if as_of else entity_views.entities_of_atoms(db, subject, ids)
             for atom_id in ids:
                 for ent in mentioned.get(atom_id, []):
                     report.mentions += 1
@@ -517,7 +540,7 @@ class _Writer:
                         {"kind": "mentions", "count": ent.count or 1},
                     )
             if revisions:
-                for rev in store.revisions_of(db, subject, ids):
+                for rev in store.revisions_of(db, subject, ids, self.window):
                     _revision(out, report, rev)
             if progress is not None:
                 progress(report)

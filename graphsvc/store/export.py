@@ -8,6 +8,7 @@ how they are printed.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any, TypedDict, cast
 
 from graphsvc.store.connection import Database
@@ -22,6 +23,7 @@ __all__ = [
     "LinkRow",
     "RevisionRow",
     "SourceRow",
+    "Window",
     "atoms_page",
     "bundle_revisions",
     "lineage_of",
@@ -147,21 +149,65 @@ class EventRow(TypedDict):
     hash: str
 
 
-def atoms_page(db: Database, subject: str, after: str, limit: int) -> list[AtomPageRow]:
+# The as-of bound of an incremental export without --as-of: after any stored time.
+_END_OF_TIME = "9999-12-31T23:59:59.999999+00:00"
+
+
+@dataclass(frozen=True)
+class Window:
+    """What an export covers (docs/time-travel.md): the graph as of ``as_of`` (None:
+    now) and, with ``since``, only atoms with a revision created since then."""
+
+    as_of: str | None = None
+    since: str | None = None
+
+    @property
+    def now(self) -> bool:
+        return self.as_of is None and self.since is None
+
+    def params(self) -> dict[str, Any]:
+        return {"asOf": self.as_of or _END_OF_TIME, "since": self.since}
+
+
+NOW = Window()
+
+
+def atoms_page(
+    db: Database, subject: str, after: str, limit: int, window: Window = NOW
+) -> list[AtomPageRow]:
     """Up to ``limit`` atoms at their heads with ``atomId > after``, in atomId order."""
-    rows = db.read_rows("export/atoms_page", subject=subject, after=after, limit=limit)
+    if window.now:
+        rows = db.read_rows("export/atoms_page", subject=subject, after=after, limit=limit)
+    else:
+        rows = db.read_rows(
+            "asof/export_atoms_page", subject=subject, after=after, limit=limit, **window.params()
+        )
     return cast(list[AtomPageRow], rows)
 
 
-def lineage_of(db: Database, subject: str, atom_ids: list[str]) -> list[LineageRow]:
+def lineage_of(
+    db: Database, subject: str, atom_ids: list[str], window: Window = NOW
+) -> list[LineageRow]:
     """The derives_from edges whose child is one of ``atom_ids``."""
-    rows = db.read_rows("export/lineage_page", subject=subject, atomIds=atom_ids)
+    if window.as_of is None:
+        rows = db.read_rows("export/lineage_page", subject=subject, atomIds=atom_ids)
+    else:
+        rows = db.read_rows(
+            "asof/export_lineage", subject=subject, atomIds=atom_ids, asOf=window.as_of
+        )
     return cast(list[LineageRow], rows)
 
 
-def revisions_of(db: Database, subject: str, atom_ids: list[str]) -> list[RevisionRow]:
+def revisions_of(
+    db: Database, subject: str, atom_ids: list[str], window: Window = NOW
+) -> list[RevisionRow]:
     """The superseded revisions of ``atom_ids``."""
-    rows = db.read_rows("export/revisions_page", subject=subject, atomIds=atom_ids)
+    if window.now:
+        rows = db.read_rows("export/revisions_page", subject=subject, atomIds=atom_ids)
+    else:
+        rows = db.read_rows(
+            "asof/export_revisions", subject=subject, atomIds=atom_ids, **window.params()
+        )
     return cast(list[RevisionRow], rows)
 
 

@@ -3,11 +3,18 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from graphsvc.core.write_models import AtomRef
 from graphsvc.store.connection import Database, Tx, run
 
-__all__ = ["NewManifest", "acknowledge_manifest", "manifest_presented", "save_manifest"]
+__all__ = [
+    "NewManifest",
+    "acknowledge_manifest",
+    "find_manifest_replay",
+    "manifest_presented",
+    "save_manifest",
+]
 
 
 @dataclass(frozen=True)
@@ -63,3 +70,14 @@ def acknowledge_manifest(
         eventId=event_id,
         now=now,
     )
+
+
+def find_manifest_replay(db: Database, subject: str, manifest_id: str) -> dict[str, Any] | None:
+    """The manifest with what it presented and each presented atom's head now
+    (``replay/manifest``), or None when ``subject`` has no such manifest."""
+    rows = db.read_rows("replay/manifest", subject=subject, manifestId=manifest_id)
+    if not rows:
+        return None
+    row = rows[0]
+    row["presented"] = [p for p in row["presented"] if p]
+    return row

@@ -8,17 +8,24 @@ operations never appear; a purge takes the purged atoms out of earlier records.
 
 from __future__ import annotations
 
+import io
 import json
+import os
+import subprocess
+import sys
 import threading
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import networkx as nx
 import pytest
 from atomise_support import THREE_SENTENCES, service_with
-from write_support import new, ref, retire, revise, write
+from write_support import frozen_clock, new, ref, retire, revise, write
 
 from graphsvc.bulk_import import import_file
 from graphsvc.core.binding import Binding
+from graphsvc.ops.export import Window, deployment_public_keys, export_graph
 from graphsvc.service import Service
 
 CHANGES = """
@@ -151,3 +158,81 @@ def test_racing_writers_over_http_each_appear_once_in_a_gap_free_order(
     # Another subject's feed holds none of them.
     other = Binding(f"{human.subject}-other", "default", "human", "mallory")
     assert _all(live_server, live_server.token_for(other), first=10) == []
+
+
+def _cli_env(service: Service, tmp: Path) -> dict[str, str]:
+    s = service.settings
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
+    env.update(
+        GRAPHSVC_NEO4J_URI=s.neo4j_uri,
+        GRAPHSVC_NEO4J_USER=s.neo4j_user,
+        GRAPHSVC_NEO4J_PASSWORD=s.neo4j_password,
+        GRAPHSVC_NEO4J_DATABASE=s.neo4j_database,
+        GRAPHSVC_STATE_DIR=str(tmp),
+        GRAPHSVC_SECRET_FILE=s.secret_file,
+        PYTHONPATH=str(Path(__file__).resolve().parents[2]),
+    )
+    return env
+
+
+def _export(service: Service, human: Binding, **window: Any) -> nx.DiGraph:
+    buf = io.StringIO()
+    export_graph(
+        service.db,
+        human,
+        "node-link",
+        buf,
+        revisions=True,
+        public_keys=lambda: deployment_public_keys(service.settings),
+        window=Window(**window),
+    )
+    graph: nx.DiGraph = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
+    return graph
+
+
+@pytest.mark.req("API-4", "API-6")
+def test_changes_cli_and_export_as_of_and_since(
+    service: Service, human: Binding, tmp_path: Path
+) -> None:
+    with frozen_clock(service) as now:
+        base = float(int(now[0]))
+        now[0] = base + 10
+        a = write(service, human, [new("a", "A one"), new("b", "B one")]).changes
+        now[0] = base + 20
+        write(service, human, [revise("a", ref(a["a"]), "A two")])
+        now[0] = base + 30
+        c = write(service, human, [new("c", "C one")]).changes["c"]
+    at = [datetime.fromtimestamp(base + s, UTC).isoformat() for s in (15, 25, 35)]
+    then = _export(service, human, as_of=at[0])
+    atoms = {n: d for n, d in then.nodes(data=True) if d["kind"] == "atom"}
+    assert set(atoms) == {a["a"].atom_id, a["b"].atom_id}
+    assert (atoms[a["a"].atom_id]["rev"], atoms[a["a"].atom_id]["text"]) == (1, "A one")
+    assert then.graph.get("asOf") == at[0]
+    since = _export(service, human, since=at[0])
+    changed = {n: d for n, d in since.nodes(data=True) if d["kind"] == "atom"}
+    assert set(changed) == {a["a"].atom_id, c.atom_id}
+    assert changed[a["a"].atom_id]["rev"] == 2
+    window = _export(service, human, since=at[0], as_of=at[1])
+    assert {n for n, d in window.nodes(data=True) if d["kind"] == "atom"} == {a["a"].atom_id}
+
+    cmd = [sys.executable, "-m", "graphsvc", "changes", "--subject", human.subject]
+    env = _cli_env(service, tmp_path)
+    done = subprocess.run(
+        [*cmd, "--since", at[0], "--until", at[2], "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    listed = json.loads(done.stdout)["changes"]
+    assert [(x["kind"], x["revised"]) for x in listed] == [
+        ("write", [{"atomId": a["a"].atom_id, "rev": 2}]),
+        ("write", []),
+    ]
+    assert listed[1]["created"] == [{"atomId": c.atom_id, "rev": 1}]
+    plain = subprocess.run(
+        [*cmd, "--since", at[1]], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert plain.returncode == 0 and c.atom_id in plain.stdout and "write" in plain.stdout

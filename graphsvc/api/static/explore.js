@@ -512,8 +512,9 @@
     });
   }
 
-  const INSPECT = `query($id: ID!, $rev: Int, $version: LinkAt) {
-    inspect(atomId: $id, rev: $rev, version: $version, direction: BOTH, limit: 200) {
+  const INSPECT = `query($id: ID!, $rev: Int, $version: LinkAt, $asOf: DateTime) {
+    inspect(atomId: $id, rev: $rev, version: $version, direction: BOTH, limit: 200,
+            asOf: $asOf) {
       atom { ${ATOM_FIELDS} }
       neighbors { atom { ${ATOM_FIELDS} } via { direction role at required orderKey } }
       diagnostics
@@ -532,13 +533,24 @@
     UNKNOWN_KEY: "signing key unknown",
   };
 
+  // `lineage` answers now only: as of an instant the drawing leaves lineage out.
+  function lineageOf(atomId) {
+    if (window.graphsvcTime && window.graphsvcTime.asOf()) {
+      return Promise.resolve({ nodes: [], edges: [] });
+    }
+    return gql(LINEAGE, { id: atomId }).then((d) => d.lineage);
+  }
+
   // Variables every inspect sends besides its own (refetch(extra) sets them).
   const extraVariables = {};
   async function inspect(atomId, rev) {
+    // The time bar (explore_time.js) sets the instant; none: now.
+    const asOf = window.graphsvcTime ? window.graphsvcTime.asOf() : null;
     const vars = Object.assign({}, extraVariables, {
       id: atomId,
       rev: rev || null,
       version: $("version").value,
+      asOf,
     });
     const data = await gql(INSPECT, vars);
     return data.inspect;
@@ -747,7 +759,7 @@
     try {
       const [result, lin] = await Promise.all([
         inspect(atomId),
-        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+        lineageOf(atomId),
       ]);
       mergeInspect(result);
       mergeLineage(lin);
@@ -795,7 +807,7 @@
       const before = cy.nodes().not(".entity").length;
       const [result, lin] = await Promise.all([
         inspect(atomId),
-        gql(LINEAGE, { id: atomId }).then((d) => d.lineage),
+        lineageOf(atomId),
       ]);
       const fresh = mergeAround(atomId, result, lin);
       selectedId = atomId;
@@ -1493,6 +1505,6 @@
     });
   }
   // For tests, the browser console and add-ons (explore_time.js): refetch(extraVars)
-  // redraws every expansion with extra inspect variables.
-  window.graphsvcExplorer = { cy, openAtom, expand, refetch };
+  // redraws every expansion with extra inspect variables; gql asks the API.
+  window.graphsvcExplorer = { cy, openAtom, expand, refetch, gql };
 })();
