@@ -518,8 +518,11 @@ def test_a_click_right_after_an_expansion_selects_its_node(
     first = ids["svc:payments-api"]
     at = page.evaluate(_ON_PAGE, first)
     page.mouse.click(at["x"], at["y"])
+    # The expansion has finished (its status line is up, the view has moved if it had
+    # to): the case is the click in the next ~110 ms, which used to be lost.
     page.wait_for_function(
-        "(id) => window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')",
+        "(id) => window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')"
+        " && / added/.test(document.getElementById('graph-status').textContent)",
         arg=first,
         timeout=30_000,
     )

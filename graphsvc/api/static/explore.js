@@ -799,8 +799,13 @@
     return fresh;
   }
 
+  // Each expansion's number: a click during an expansion starts another, and only the
+  // newest one selects its node and moves the view (an older one finishing later must
+  // not take the selection back from the node the person clicked last).
+  let expandSeq = 0;
   async function expand(atomId) {
     if (atomId.startsWith("ghost:")) return;
+    const mine = ++expandSeq;
     setGraphStatus("Expanding…");
     if (!$("graph-error").hidden) clearGraphError();
     try {
@@ -810,11 +815,12 @@
         lineageOf(atomId),
       ]);
       const fresh = mergeAround(atomId, result, lin);
-      selectedId = atomId;
+      if (mine === expandSeq) selectedId = atomId;
       await withEntities();
       const added = cy.nodes().not(".entity").length - before;
       applyRoleFilter();
       refreshLists();
+      if (mine !== expandSeq) return; // a newer click owns the selection and the view
       select(atomId, result, lin);
       keepInView(cy.getElementById(atomId).union(fresh));
       setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + truncatedNote);
