@@ -132,7 +132,9 @@ def test_a_built_wheel_installs_and_loads_every_query_and_the_demo_corpus(
     assert report["demo_changes"] == 20
     assert report["team_batches"] > 0
     served = report["served"]
-    # The explorer (cytoscape + fcose) and the offline GraphiQL page, each asset.
+    # The explorer (cytoscape + fcose, its time bar) and the offline GraphiQL page,
+    # each asset.
     assert "/static/vendor/cytoscape-fcose.js" in served, served
-    assert "/static/vendor/graphiql.min.js" in served and len(served) == 12, served
+    assert "/static/explore_time.js" in served and "/static/explore_time.css" in served, served
+    assert "/static/vendor/graphiql.min.js" in served and len(served) == 14, served
     assert set(served.values()) == {200}, served
