@@ -293,10 +293,20 @@ def test_a_population_past_the_timeout_keeps_the_exact_scan_until_a_rerun(
         assert report["entries"] >= 3000 + len(texts)
         assert _marker(db) == 0
         assert vector_index_state(db) == {"state": "ONLINE", "populationPercent": 100.0}
+        # The filler's 3,000 random vectors of large norm skew the index's int7
+        # quantisation so far that, in a full session, the exact match fell out of
+        # even a k-4096 answer (fresh-clone CI, 2026-12-01): the widening then scans
+        # exactly, which is right but says nothing about the marker. Remove them
+        # first; what is asserted is that the marker no longer forces the scan.
+        _delete_filler(db, filler)
         assert _back_on_index(service, binding.subject, text).mode == _index_mode(db)
     finally:
-        db.driver.execute_query(
-            "MATCH (r:Current {subject: $subject}) DETACH DELETE r",
-            {"subject": filler},
-            database_=db.database,
-        )
+        _delete_filler(db, filler)
+
+
+def _delete_filler(db: Database, filler: str) -> None:
+    db.driver.execute_query(
+        "MATCH (r:Current {subject: $subject}) DETACH DELETE r",
+        {"subject": filler},
+        database_=db.database,
+    )
