@@ -15,6 +15,7 @@ The evaluation that follows is computed once from these facts and frozen (RD-1).
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -278,23 +279,7 @@ def acquire(
     # atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from
     # the candidate and expansion rows themselves (no per-node lookup afterwards).
     head_facts: dict[str, dict[str, Any]] = {}
-    # Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
-    # an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
-    # scored by Lucene. Both are read beside the fulltext query, every evaluation.
-    analyzer = stats = None
-    known: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
-    # The statistics a process read earlier, kept per subject until its generation
-    # moves (graphsvc.store.term_statistics): when every query term is known, no
-    # read starts here; the fulltext row then says whether they are still current.
-    cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
-    terms = query_terms(text, q.proximity).surface if q.subject_stats else {}
-    cached_at: Generation | None = None
-    if q.subject_stats and _has_word(text):
-        if known is None:
-            analyzer = db.read_soon("index/fulltext_state")
-        cached_at = cache.known(subject, list(terms), q.subject_stats_max)
-        if cached_at is None:
-            stats = _subject_stats_soon(db, subject, terms, q.subject_stats_max)
+    statistics = _Statistics(db, q)
     pool = q.lexical_pool or q.max_seeds
     k = max(q.max_seeds * q.oversample, pool)
     # Text without a letter or digit gives Lucene's analyzer no term at all; the
@@ -315,26 +300,7 @@ def acquire(
             embed=q.max_seeds,
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
-    if stats is None and cached_at is not None:
-        now = generation_of(state or {})
-        hit = cache.stats(subject, list(terms), now) if now == cached_at else None
-        if hit is not None:
-            stats = lambda: hit  # noqa: E731 (the same shape as a read's wait)
-        else:  # a write (here or on another replica) moved the generation
-            stats = _subject_stats_soon(db, subject, terms, q.subject_stats_max)
-    if stats is not None:
-        generation = int((state or {}).get("fulltextGeneration") or 0)
-        if known is not None and known[0] == generation:
-            acq.index_analyzer = known[1]
-        else:
-            # First search of this process, or the index was rebuilt since.
-            rows = (analyzer or db.read_soon("index/fulltext_state")).result()
-            acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
-            if rows and state is not None and not state.get("rebuilding"):
-                db.facts[_ANALYZER_FACT] = (generation, acq.index_analyzer)
-        subject_stats = stats()
-        if acq.lexical and acq.index_analyzer == ANALYZER:
-            acq.subject_stats = subject_stats
+    statistics.settle(acq, state)
     if keep_lexical is not None and acq.lexical:
         # The caller rescored the pool of Lucene hits and keeps its best; the fulltext
         # rows brought the embeddings of Lucene's best max_seeds only.
@@ -381,17 +347,100 @@ def acquire(
     if hop is not None:
         _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
     if near is not None:
-        for row in near.result():
-            for atom_id, rev, into, arch in row["near"]:
-                if atom_id not in nodes:
-                    if len(nodes) >= q.max_nodes:
-                        acq.truncated = True
-                        continue
-                    nodes[atom_id] = None
-                    head_facts.setdefault(
-                        atom_id, {"rev": rev, "atomisedInto": into, "archivedAt": arch}
-                    )
-                acq.similar_edges.append((row["aid"], atom_id))
+        _similar_heads(acq, head_facts, nodes, near.result(), q.max_nodes)
+    _node_facts(tx, acq, head_facts, nodes, usage, subject)
+    return acq
+
+
+class _Statistics:
+    """The subject's term statistics and the index's analyzer for one evaluation.
+
+    Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
+    an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
+    scored by Lucene. Both are read beside the fulltext query. The statistics a
+    process read earlier are kept per subject until its generation moves
+    (graphsvc.store.term_statistics): when every query term is known, no read starts
+    at construction; the fulltext row then says (:meth:`settle`) whether they are
+    still current.
+    """
+
+    def __init__(self, db: Database, q: AcquireQuery) -> None:
+        self.db, self.q = db, q
+        self.analyzer: Future[list[dict[str, Any]]] | None = None
+        self.stats: Callable[[], SubjectStats | None] | None = None
+        self.known: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
+        self.cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
+        self.terms = query_terms(q.text, q.proximity).surface if q.subject_stats else {}
+        self.cached_at: Generation | None = None
+        if q.subject_stats and _has_word(q.text):
+            if self.known is None:
+                self.analyzer = db.read_soon("index/fulltext_state")
+            self.cached_at = self.cache.known(q.subject, list(self.terms), q.subject_stats_max)
+            if self.cached_at is None:
+                self.stats = self._read()
+
+    def _read(self) -> Callable[[], Any]:
+        return _subject_stats_soon(self.db, self.q.subject, self.terms, self.q.subject_stats_max)
+
+    def settle(self, acq: Acquired, state: dict[str, Any] | None) -> None:
+        """Fill ``acq``'s analyzer and statistics, given the fulltext row's state."""
+        if self.stats is None and self.cached_at is not None:
+            now = generation_of(state or {})
+            hit = (
+                self.cache.stats(self.q.subject, list(self.terms), now)
+                if now == self.cached_at
+                else None
+            )
+            if hit is not None:
+                self.stats = lambda: hit
+            else:  # a write (here or on another replica) moved the generation
+                self.stats = self._read()
+        if self.stats is None:
+            return
+        generation = int((state or {}).get("fulltextGeneration") or 0)
+        if self.known is not None and self.known[0] == generation:
+            acq.index_analyzer = self.known[1]
+        else:
+            # First search of this process, or the index was rebuilt since.
+            rows = (self.analyzer or self.db.read_soon("index/fulltext_state")).result()
+            acq.index_analyzer = str(rows[0]["analyzer"]) if rows else None
+            if rows and state is not None and not state.get("rebuilding"):
+                self.db.facts[_ANALYZER_FACT] = (generation, acq.index_analyzer)
+        subject_stats = self.stats()
+        if acq.lexical and acq.index_analyzer == ANALYZER:
+            acq.subject_stats = subject_stats
+
+
+def _similar_heads(
+    acq: Acquired,
+    head_facts: dict[str, dict[str, Any]],
+    nodes: dict[str, None],
+    rows: list[dict[str, Any]],
+    max_nodes: int,
+) -> None:
+    """Add each seed's most similar heads (``search/similar_heads``) to the walk."""
+    for row in rows:
+        for atom_id, rev, into, arch in row["near"]:
+            if atom_id not in nodes:
+                if len(nodes) >= max_nodes:
+                    acq.truncated = True
+                    continue
+                nodes[atom_id] = None
+                head_facts.setdefault(
+                    atom_id, {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                )
+            acq.similar_edges.append((row["aid"], atom_id))
+
+
+def _node_facts(
+    tx: ManagedTransaction,
+    acq: Acquired,
+    head_facts: dict[str, dict[str, Any]],
+    nodes: dict[str, None],
+    usage: _Usage,
+    subject: str,
+) -> None:
+    """The facts of every node of the walk, with its usage state under the policy."""
     # Two-level fetches bring the usage of every atom they name; the rest (a
     # one-level walk, deeper levels, depth 0) is read here.
     rest = [a for a in nodes if a not in usage.covered]
@@ -400,8 +449,8 @@ def acquire(
             tx,
             "search/usage_states",
             subject=subject,
-            policy=policy,
-            modelId=model_id,
+            policy=usage.policy,
+            modelId=usage.model_id,
             atomIds=rest,
         ):
             usage.states[(row["atomId"], row["rev"])] = row["state"]
@@ -414,7 +463,6 @@ def acquire(
             **facts,
             "usage": usage.states.get((atom_id, facts["rev"])),
         }
-    return acq
 
 
 def _lexical(
