@@ -379,7 +379,7 @@ class _Statistics:
             if self.cached_at is None:
                 self.stats = self._read()
 
-    def _read(self) -> Callable[[], Any]:
+    def _read(self) -> Callable[[], SubjectStats | None]:
         return _subject_stats_soon(self.db, self.q.subject, self.terms, self.q.subject_stats_max)
 
     def settle(self, acq: Acquired, state: dict[str, Any] | None) -> None:
