@@ -64,6 +64,13 @@ class LinkTargetIn(BaseModel):
     atom_id: str | None = Field(default=None, alias="atomId", min_length=1, max_length=256)
     rev: int | None = Field(default=None, ge=1)
 
+    @field_validator("at", mode="before")
+    @classmethod
+    def _either_case(cls, value: object) -> object:
+        # GraphQL's LinkAt enum spells OBSERVED/LOGICAL, the SPEC's JSON observed/logical;
+        # a changes file pasted from one or the other means the same link.
+        return value.lower() if isinstance(value, str) else value
+
 
 class LinkIn(BaseModel):
     model_config = _Strict

@@ -18,8 +18,13 @@ def register(sub: Any) -> None:
     p.add_argument("atom_id", metavar="ATOM_ID")
     add_binding_args(p)
     p.add_argument("--rev", type=int, help="revision (default: the head)")
-    p.add_argument("--version", choices=["observed", "logical"], default="observed")
-    p.add_argument("--direction", choices=["incoming", "outgoing", "both"], default="both")
+    # Either case: GraphQL's enums spell OBSERVED / INCOMING, the SPEC's JSON observed.
+    p.add_argument(
+        "--version", type=str.lower, choices=["observed", "logical"], default="observed"
+    )
+    p.add_argument(
+        "--direction", type=str.lower, choices=["incoming", "outgoing", "both"], default="both"
+    )
     p.add_argument(
         "--role", dest="roles", action="append", metavar="R", help="only links of role R"
     )

@@ -144,3 +144,12 @@ def test_an_unreachable_database_exits_6_from_every_command_that_connects(
         assert main([*argv, "--json"]) == 6, argv
         doc = json.loads(capsys.readouterr().out)
         assert (doc["error"], doc["exitCode"]) == ("STORE_UNAVAILABLE", 6), argv
+
+
+def test_inspect_takes_graphqls_upper_case_link_kind_and_direction() -> None:
+    args = build_parser().parse_args(
+        ["inspect", "a1", "--subject", "s", "--version", "LOGICAL", "--direction", "Incoming"]
+    )
+    assert (args.version, args.direction) == ("logical", "incoming")
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["inspect", "a1", "--version", "pinned"])

@@ -70,6 +70,20 @@ def test_link_target_forms_and_their_defaults() -> None:
     )
 
 
+@pytest.mark.req("WR-6")
+def test_a_link_kind_in_graphqls_spelling_means_the_same_link() -> None:
+    links = [
+        {"role": "up", "target": {"ref": {"atomId": "x", "rev": 2}, "at": "LOGICAL"}},
+        {"role": "pin", "target": {"ref": {"atomId": "x", "rev": 2}, "at": "Observed"}},
+    ]
+    change = parse_changes([_create("a", content={"text": "t", "links": links})])[0]
+    assert [link.at for link in change.links or ()] == ["logical", "observed"]
+    bad = {"role": "r", "target": {"ref": {"atomId": "x", "rev": 2}, "at": "PINNED"}}
+    with pytest.raises(GraphsvcError) as info:
+        parse_changes([_create("a", content={"text": "t", "links": [bad]})])
+    assert info.value.code == "INVALID_INPUT"
+
+
 @pytest.mark.req("WR-7", "WR-6")
 @pytest.mark.parametrize(
     "target",
