@@ -19,9 +19,7 @@ def register(sub: Any) -> None:
     add_binding_args(p)
     p.add_argument("--rev", type=int, help="revision (default: the head)")
     # Either case: GraphQL's enums spell OBSERVED / INCOMING, the SPEC's JSON observed.
-    p.add_argument(
-        "--version", type=str.lower, choices=["observed", "logical"], default="observed"
-    )
+    p.add_argument("--version", type=str.lower, choices=["observed", "logical"], default="observed")
     p.add_argument(
         "--direction", type=str.lower, choices=["incoming", "outgoing", "both"], default="both"
     )
