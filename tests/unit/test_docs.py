@@ -1,7 +1,8 @@
 """The user documentation stays true to the code: README's configuration table lists
 every setting with its default, its GraphQL examples validate against schema.graphql,
 every relative link of README.md and docs/*.md resolves (file and #anchor), and
-docs/architecture.md places every SPEC requirement family."""
+docs/architecture.md places every SPEC requirement family, lists every module and
+nothing else, and names every node label the queries create."""
 
 from __future__ import annotations
 
@@ -141,3 +142,65 @@ def test_architecture_places_every_requirement_family() -> None:
     text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
     missing = sorted(f for f in families if not re.search(rf"\b{f}-", text))
     assert not missing, f"docs/architecture.md does not place {missing}"
+
+
+def _module_lines() -> tuple[dict[str, str], set[str]]:
+    """docs/architecture.md's module list: {package: its text}, and the root modules."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    match = re.search(r"^## Modules\n.*?```\n(.*?)```", text, re.S | re.M)
+    assert match, "docs/architecture.md has no module list"
+    packages: dict[str, str] = {}
+    roots: set[str] = set()
+    current = None
+    for line in match.group(1).splitlines():
+        head = re.match(r"  ([a-z_]+)/\s+(.*)", line)
+        if head:
+            current = head.group(1)
+            packages[current] = head.group(2)
+        elif line.startswith("    ") and current:
+            packages[current] += " " + line
+        else:
+            current = None
+            roots.update(re.findall(r"\b([a-z_]+)\.py\b", line))
+    return packages, roots
+
+
+def _listed_names(text: str) -> set[str]:
+    """The names after a package's first ':', notes in parentheses and code left out."""
+    body = text.split(":", 1)[1]
+    while re.search(r"\([^()]*\)", body):
+        body = re.sub(r"\([^()]*\)", " ", body)
+    body = re.sub(r"`[^`]*`", " ", body)
+    return {n for n in re.split(r"[,:\s]+", body) if n}
+
+
+def test_architecture_lists_every_module_and_only_modules() -> None:
+    packages, roots = _module_lines()
+    pkg = ROOT / "graphsvc"
+    folders = {p.name for p in pkg.iterdir() if (p / "__init__.py").exists()}
+    assert set(packages) == folders
+    for name, text in packages.items():
+        folder = pkg / name
+        held = {p.stem for p in folder.glob("*.py") if p.stem != "__init__"}
+        held |= {p.name for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__"}
+        listed = _listed_names(text) if held else set()
+        missing, extra = sorted(held - listed), sorted(listed - held)
+        assert listed == held, f"graphsvc/{name}/: missing {missing}, not modules {extra}"
+    top = {p.stem for p in pkg.glob("*.py") if p.stem not in ("__init__", "__main__")}
+    assert roots == top, f"missing {sorted(top - roots)}, not modules {sorted(roots - top)}"
+
+
+def test_architecture_names_every_node_label_the_queries_create() -> None:
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    data = re.search(r"^## Data in Neo4j\n(.*?)(?=^## )", text, re.S | re.M)
+    assert data, "docs/architecture.md has no data section"
+    labels_table = data.group(1).split("| relationship |")[0]
+    documented = set(re.findall(r"^\| `([A-Z][A-Za-z]+)`", labels_table, re.M))
+    created: set[str] = set()
+    for path in (ROOT / "cypher").rglob("*.cypher"):
+        for clause in re.findall(r"\b(?:CREATE|MERGE)\b[^;]*", path.read_text(encoding="utf-8")):
+            created.update(re.findall(r"\(\s*\w*\s*((?::[A-Z][A-Za-z]+)+)", clause))
+    labels = {label for group in created for label in group.split(":") if label}
+    labels -= {"CONSTRAINT", "INDEX"}
+    assert labels <= documented, f"undocumented labels: {sorted(labels - documented)}"
+    assert documented <= labels, f"documented but never created: {sorted(documented - labels)}"
