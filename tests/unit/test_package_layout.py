@@ -3,12 +3,17 @@
 pyproject.toml names every package (setuptools cannot find a package whose folder
 lives outside its parent's); these tests fail when a package folder is added without
 its entry, when the mapping of the two top-level folders changes, or when the image
-build would leave them out.
+build would leave them out; and every third-party package graphsvc imports is one
+of its declared dependencies (not only something another dependency happens to bring).
 """
 
 from __future__ import annotations
 
+import ast
+import re
+import sys
 import tomllib
+from importlib.metadata import packages_distributions
 from importlib.resources import files
 from pathlib import Path
 
@@ -50,3 +55,32 @@ def test_queries_and_corpora_live_beside_the_package_and_load_as_its_data() -> N
 def test_the_image_copies_both_folders() -> None:
     steps = (ROOT / "Dockerfile").read_text(encoding="utf-8").splitlines()
     assert "COPY cypher ./cypher" in steps and "COPY seed ./seed" in steps
+
+
+def _imported_top_levels() -> set[str]:
+    names: set[str] = set()
+    for path in (ROOT / "graphsvc").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names.update(a.name.split(".")[0] for a in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names.add(node.module.split(".")[0])
+    # _typeshed exists only for type checkers (imported under TYPE_CHECKING).
+    return {n for n in names if n not in sys.stdlib_module_names} - {"graphsvc", "_typeshed"}
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def test_every_imported_package_is_a_declared_dependency() -> None:
+    declared = {
+        _normal(re.split(r"[<>=!~\[ ;]", d)[0]) for d in PYPROJECT["project"]["dependencies"]
+    }
+    owners = packages_distributions()
+    undeclared = {
+        module: owners.get(module, [])
+        for module in _imported_top_levels()
+        if not any(_normal(d) in declared for d in owners.get(module, []))
+    }
+    assert undeclared == {}, f"imported but not in [project] dependencies: {undeclared}"
