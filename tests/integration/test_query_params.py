@@ -2,7 +2,7 @@
 
 The driver formats every RUN message for its debug log whether or not the log is
 on; ``graphsvc.store.connection.run`` hands it top-level lists whose ``repr`` does
-not walk the items (docs/ingest.md, "Profile of import"). These tests prove the
+not walk the items (docs/ingest.md, "Why it is built this way"). These tests prove the
 wrapper changes nothing the database receives: order, values, floats to the bit.
 """
 
