@@ -511,7 +511,6 @@ LONG_FUNCTION_PENDING: set[str] = {
     "graphsvc.core.activation:propagate",
     "graphsvc.core.write_plan:_check_change",
     "graphsvc.ops.entity_index:rebuild_entities",
-    "graphsvc.ops.inspect:inspect",
     "graphsvc.store.retrieval:acquire",
 }
 
