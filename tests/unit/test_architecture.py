@@ -510,7 +510,6 @@ LONG_FUNCTION_PENDING: set[str] = {
     "graphsvc.atomise.usecase:atomise",
     "graphsvc.core.activation:propagate",
     "graphsvc.core.write_plan:_check_change",
-    "graphsvc.ops.entity_index:rebuild_entities",
     "graphsvc.store.retrieval:acquire",
 }
 
