@@ -510,7 +510,6 @@ LONG_FUNCTION_PENDING: set[str] = {
     "graphsvc.atomise.usecase:atomise",
     "graphsvc.core.activation:propagate",
     "graphsvc.core.write_plan:_check_change",
-    "graphsvc.store.retrieval:acquire",
 }
 
 
