@@ -343,16 +343,32 @@ def atomise(
         payload_digest=payload_digest,
         hooks=chain,
     )
+    sequence = _commit(deps, binding, plan, texts, claims.token_id, job)
+    return _atomised(plan, budgeted, sequence)
+
+
+def _commit(
+    deps: AtomiseDeps,
+    binding: Binding,
+    plan: AtomisePlan,
+    texts: list[str],
+    token_id: str,
+    job: JobHold | None,
+) -> int:
+    """Commit ``plan`` with the atoms' entity mentions and the job's end; the sequence.
+
+    A failed commit also discards the parent's observation (``token_id``): nothing else
+    holds its token but this atomisation.
+    """
     plan.job = job
     if deps.extractor is not None:
         plan.extractor = deps.extractor.version
         plan.mentions = deps.extractor.extract(texts)
     try:
-        sequence = commit_atomisation(deps.db, plan)
+        return commit_atomisation(deps.db, plan)
     except BaseException:
-        _discard_input(deps.db, binding, claims.token_id)
+        _discard_input(deps.db, binding, token_id)
         raise
-    return _atomised(plan, budgeted, sequence)
 
 
 def _atomised(plan: AtomisePlan, budgeted: BudgetOutcome, sequence: int) -> AtomiseOutcome:

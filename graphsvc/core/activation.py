@@ -582,22 +582,7 @@ def propagate(
             ids, or a ``b`` that is negative, non-finite, or of the wrong length.
     """
     s, d, w, p = _check_graph(n, src, dst, weight, propagation)
-    bv = _as_float_vector("b", b)
-    if bv.shape != (n,):
-        raise InvalidInputError(f"b must have length n={n}, got {bv.shape[0]}")
-    if np.any(bv < 0.0):
-        raise InvalidInputError("b must be non-negative")
-    t = _require_finite("tol", tol)
-    # Below ~1e-14 float64 rounding can keep the residual above tol forever.
-    if not 1e-14 <= t < 1.0:
-        raise InvalidInputError(f"tol must satisfy 1e-14 ≤ tol < 1, got {t}")
-    if max_work < 0:
-        raise InvalidInputError("max_work must be ≥ 0")
-    rows: FloatArray | None = None
-    if row_sums is not None:
-        rows = _as_float_vector("row_sums", row_sums)
-        if rows.shape != (n,) or np.any(rows < 0.0) or np.any(rows > 1.0):
-            raise InvalidInputError("row_sums must hold n values in [0, 1]")
+    bv, t, rows = _check_solve(n, b, tol, max_work, row_sums)
 
     if n == 0:
         empty = np.empty(0, np.float64)
@@ -614,6 +599,40 @@ def propagate(
         res = _residual(a, bv, tt)
         return _result(a, SOLVER_DIRECT, 1, res, res <= t, n, nnz, step)
 
+    return _iterate(tt, bv, t, max_work)
+
+
+def _check_solve(
+    n: int, b: npt.ArrayLike, tol: float, max_work: int, row_sums: npt.ArrayLike | None
+) -> tuple[FloatArray, float, FloatArray | None]:
+    """``b``, ``tol`` and ``row_sums`` as checked values (see :func:`propagate`).
+
+    Raises:
+        InvalidInputError: one of them, or ``max_work``, is out of range.
+    """
+    bv = _as_float_vector("b", b)
+    if bv.shape != (n,):
+        raise InvalidInputError(f"b must have length n={n}, got {bv.shape[0]}")
+    if np.any(bv < 0.0):
+        raise InvalidInputError("b must be non-negative")
+    t = _require_finite("tol", tol)
+    # Below ~1e-14 float64 rounding can keep the residual above tol forever.
+    if not 1e-14 <= t < 1.0:
+        raise InvalidInputError(f"tol must satisfy 1e-14 ≤ tol < 1, got {t}")
+    if max_work < 0:
+        raise InvalidInputError("max_work must be ≥ 0")
+    rows: FloatArray | None = None
+    if row_sums is not None:
+        rows = _as_float_vector("row_sums", row_sums)
+        if rows.shape != (n,) or np.any(rows < 0.0) or np.any(rows > 1.0):
+            raise InvalidInputError("row_sums must hold n values in [0, 1]")
+    return bv, t, rows
+
+
+def _iterate(tt: sp.csr_matrix, bv: FloatArray, t: float, max_work: int) -> ActivationResult:
+    """The fixed-point iteration ``a ← b + Tᵀa`` from ``a = b`` (see :func:`propagate`)."""
+    n, nnz = bv.shape[0], int(tt.nnz)
+    step = nnz + n
     a = bv.copy()
     work = 0
     iterations = 0

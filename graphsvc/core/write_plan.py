@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphsvc.core.binding import Binding
-from graphsvc.core.write_models import Change
+from graphsvc.core.write_models import Change, Citation, LinkSpec
 from graphsvc.errors import BudgetExceededError, InvalidInputError, TokenInvalidError
 
 __all__ = ["Limits", "Plan", "plan_fingerprint", "validate_plan"]
@@ -162,7 +162,15 @@ def _check_change(change: Change, limits: Limits) -> int:
             f"change {cid!r}: {len(change.sources)} sources; the limit is {limits.max_sources}",
             details={**details, "limit": "sources", "max": limits.max_sources},
         )
-    for link in change.links:
+    _check_links(cid, change.links)
+    _check_sources(cid, change.sources)
+    return size
+
+
+def _check_links(cid: str, links: tuple[LinkSpec, ...]) -> None:
+    """Raises InvalidInputError on a link the store could not bind."""
+    details = {"changeId": cid}
+    for link in links:
         if not link.role or len(link.role) > _MAX_ROLE_CHARS:
             raise InvalidInputError(
                 f"change {cid!r}: a link role must be 1..256 characters", details=details
@@ -180,7 +188,12 @@ def _check_change(change: Change, limits: Limits) -> int:
             raise InvalidInputError(
                 f"change {cid!r}: link at must be logical or observed", details=details
             )
-    for src in change.sources:
+
+
+def _check_sources(cid: str, sources: tuple[Citation, ...]) -> None:
+    """Raises InvalidInputError on a citation no reader could follow."""
+    details = {"changeId": cid}
+    for src in sources:
         if not src.uri or len(src.uri) > _MAX_URI_CHARS:
             raise InvalidInputError(
                 f"change {cid!r}: a source needs a uri of 1..4096 characters", details=details
@@ -195,7 +208,6 @@ def _check_change(change: Change, limits: Limits) -> int:
                 raise InvalidInputError(
                     f"change {cid!r}: range must satisfy 0 <= start <= end", details=details
                 )
-    return size
 
 
 def plan_fingerprint(changes: Sequence[Change], token_digests: dict[str, str] | None = None) -> str:

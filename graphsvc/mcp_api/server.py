@@ -96,31 +96,58 @@ def build_server(
             (default: the settings' ``max_request_bytes``, the HTTP body limit).
     """
     settings = service.settings
-    tools = build_tools(build_schema(settings)._schema, service)
     limit = settings.max_request_bytes if max_call_bytes is None else max_call_bytes
+    handlers = _Handlers(service, grant_of, scope_of, limit)
+    tools = handlers.tools
+    return Server(
+        "graphsvc",
+        version=_version(),
+        title="graphsvc memory",
+        instructions=_INSTRUCTIONS,
+        get_tool_input_schema=lambda name: tools[name].input_schema() if name in tools else None,
+        on_list_tools=handlers.list_tools,
+        on_call_tool=handlers.call_tool,
+        on_list_resources=handlers.list_resources,
+        on_list_resource_templates=handlers.list_templates,
+        on_read_resource=handlers.read,
+    )
+
+
+class _Handlers:
+    """The server's request handlers, sharing one Service, its tools and the transport's
+    way of naming the caller."""
+
+    def __init__(
+        self, service: Service, grant_of: GrantOf, scope_of: ScopeOf | None, limit: int
+    ) -> None:
+        self.service = service
+        self.grant_of = grant_of
+        self.scope_of = scope_of
+        self.limit = limit
+        self.tools = build_tools(build_schema(service.settings)._schema, service)
 
     @contextmanager
-    def call_scope(ctx: ServerRequestContext[Any, Any]) -> Iterator[RequestScope]:
-        sc = scope_of(ctx) if scope_of is not None else None
+    def call_scope(self, ctx: ServerRequestContext[Any, Any]) -> Iterator[RequestScope]:
+        sc = self.scope_of(ctx) if self.scope_of is not None else None
         if sc is not None:
             with entered(sc):
                 yield sc
         else:
-            with scope(new_request_id(), settings.request_timeout_s) as own:
+            with scope(new_request_id(), self.service.settings.request_timeout_s) as own:
                 yield own
 
     async def list_tools(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
-        grant = grant_of(ctx)
+        grant = self.grant_of(ctx)
         return types.ListToolsResult(
-            tools=[_tool(t) for t in tools.values() if t.capability in grant.can]
+            tools=[_tool(t) for t in self.tools.values() if t.capability in grant.can]
         )
 
     async def call_tool(
-        ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
-        tool = tools.get(params.name)
+        tool = self.tools.get(params.name)
         if tool is None:
             # The name is not echoed: it is the caller's text.
             raise MCPError(
@@ -129,16 +156,16 @@ def build_server(
                 data={"code": "INVALID_INPUT"},
             )
         raw = params.arguments or {}
-        with call_scope(ctx) as sc:
+        with self.call_scope(ctx) as sc:
             sc.operation = f"mcp.{tool.name}"
             started = time.perf_counter()
             try:
-                grant = grant_of(ctx)
+                grant = self.grant_of(ctx)
                 binding = grant.require(tool.capability)
 
                 def work() -> dict[str, Any]:
-                    _check_size(raw, limit)
-                    return tool.run(service, binding, raw)
+                    _check_size(raw, self.limit)
+                    return tool.run(self.service, binding, raw)
 
                 result = await asyncio.to_thread(work)
             except GraphsvcError as exc:
@@ -156,26 +183,26 @@ def build_server(
         return _result(tool, result)
 
     async def list_resources(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourcesResult:
-        grant_of(ctx)
+        self.grant_of(ctx)
         # Atoms are found with search/read; the templates say how to name one.
         return types.ListResourcesResult(resources=[])
 
     async def list_templates(
-        ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
+        self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
-        grant_of(ctx)
+        self.grant_of(ctx)
         return types.ListResourceTemplatesResult(resource_templates=list(TEMPLATES))
 
     async def read(
-        ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: types.ReadResourceRequestParams
     ) -> types.ReadResourceResult:
-        with call_scope(ctx) as sc:
+        with self.call_scope(ctx) as sc:
             sc.operation = "mcp.resource"
             try:
-                binding = grant_of(ctx).require("read")
-                return await asyncio.to_thread(read_resource, service, binding, params.uri)
+                binding = self.grant_of(ctx).require("read")
+                return await asyncio.to_thread(read_resource, self.service, binding, params.uri)
             except GraphsvcError as exc:
                 sc.codes.append(exc.code)
                 log.info("client error", extra={"code": exc.code, "tool": "resources/read"})
@@ -183,19 +210,6 @@ def build_server(
                 raise MCPError(
                     code=code.get(exc.code, _SERVER_ERROR), message=exc.message, data=exc.to_dict()
                 ) from exc
-
-    return Server(
-        "graphsvc",
-        version=_version(),
-        title="graphsvc memory",
-        instructions=_INSTRUCTIONS,
-        get_tool_input_schema=lambda name: tools[name].input_schema() if name in tools else None,
-        on_list_tools=list_tools,
-        on_call_tool=call_tool,
-        on_list_resources=list_resources,
-        on_list_resource_templates=list_templates,
-        on_read_resource=read,
-    )
 
 
 def _tool(t: Tool) -> types.Tool:

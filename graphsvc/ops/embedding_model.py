@@ -126,19 +126,53 @@ def reembed(
     record = store.model_record(db)
     target, dimension = embedder.model_name, embedder.dimension
     source = record.effective_name or target
-    if record.migrating_to not in (None, target):
-        raise InvalidInputError(
-            f"a reembed to {record.migrating_to} is unfinished; finish it first "
-            f"(graphsvc reembed --model {_key_of(record.migrating_to)})",
-            details={"migratingTo": record.migrating_to},
-        )
+    _refuse_another_unfinished(record, target)
     if record.migrating_to is None and source == target:
         say(f"graphsvc: the embeddings already come from {target}; nothing to do")
         ensure_embedding_model(db, target, dimension, progress=say)
         seconds = round(time.monotonic() - t0, 3)
         return {"model": target, "from": source, "reembedded": 0, "total": 0,
                 "seconds": seconds, "finished": True, "resumed": False}  # fmt: skip
-    serving = replicas.live_replicas(db, clock())
+    _refuse_while_served(db, clock())
+    resumed = record.migrating_to is not None
+    run_id = _begin_run(db, record, source, target, grace_s=grace_s, clock=clock)
+    pending, total = store.count_pending(db, run_id)
+    say(f"graphsvc: reembed {source} -> {target}: {pending} of {total} heads to embed")
+    done = _embed_pending(db, embedder, run_id, batch, pending, stop_after_batches, say)
+    left, total = store.count_pending(db, run_id)
+    report: dict[str, Any] = {
+        "model": target,
+        "from": source,
+        "reembedded": done,
+        "total": total,
+        "resumed": resumed,
+        "finished": left == 0,
+    }
+    if left:
+        say(f"graphsvc: reembed stopped with {left} heads left; run it again to finish")
+        report["seconds"] = round(time.monotonic() - t0, 3)
+        return report
+    store.record_model(db, target, dimension)
+    report["index"] = rebuild_index(db, VECTOR, grace_s=0.0, timeout_s=timeout_s, progress=say)
+    report["seconds"] = round(time.monotonic() - t0, 3)
+    return report
+
+
+def _refuse_another_unfinished(record: store.ModelRecord, target: str) -> None:
+    """Raises InvalidInputError when a reembed to another model is unfinished: its
+    heads are tagged with that run, so a second target would mix two spaces."""
+    if record.migrating_to not in (None, target):
+        raise InvalidInputError(
+            f"a reembed to {record.migrating_to} is unfinished; finish it first "
+            f"(graphsvc reembed --model {_key_of(record.migrating_to)})",
+            details={"migratingTo": record.migrating_to},
+        )
+
+
+def _refuse_while_served(db: Database, now: float) -> None:
+    """Raises InvalidInputError while a ``graphsvc serve`` holds a live lease: it would
+    keep writing heads with the old model while the index is gone."""
+    serving = replicas.live_replicas(db, now)
     if serving:
         raise InvalidInputError(
             f"{len(serving)} graphsvc serve process(es) use this database "
@@ -146,7 +180,18 @@ def reembed(
             "(a crashed one's lease runs out after GRAPHSVC_REPLICA_LEASE_S)",
             details={"replicas": [r.replica_id for r in serving]},
         )
-    resumed = record.migrating_to is not None
+
+
+def _begin_run(
+    db: Database,
+    record: store.ModelRecord,
+    source: str,
+    target: str,
+    *,
+    grace_s: float,
+    clock: Callable[[], float],
+) -> str:
+    """Steps 1 and 2 of the module's notes; the run's id (an unfinished run's, resumed)."""
     run_id = store.begin_reembed(
         db,
         source=source,
@@ -159,8 +204,19 @@ def reembed(
         indexes.mark_rebuild(db, indexes.VECTOR_INDEX, since)
         time.sleep(grace_s)  # searches that read no marker finish on the old index
         indexes.drop(db, indexes.VECTOR_INDEX)
-    pending, total = store.count_pending(db, run_id)
-    say(f"graphsvc: reembed {source} -> {target}: {pending} of {total} heads to embed")
+    return run_id
+
+
+def _embed_pending(
+    db: Database,
+    embedder: Embedder,
+    run_id: str,
+    batch: int,
+    pending: int,
+    stop_after_batches: int | None,
+    say: Callable[[str], None],
+) -> int:
+    """Embed the run's pending heads batch by batch (step 3); the number updated."""
     done, batches, idle, started = 0, 0, 0, time.monotonic()
     while stop_after_batches is None or batches < stop_after_batches:
         heads = store.pending_heads(db, run_id, batch)
@@ -179,20 +235,4 @@ def reembed(
             break
         rate = done / max(time.monotonic() - started, 1e-9)
         say(f"graphsvc: reembed: {done}/{pending} heads ({rate:.0f}/s)")
-    left, total = store.count_pending(db, run_id)
-    report: dict[str, Any] = {
-        "model": target,
-        "from": source,
-        "reembedded": done,
-        "total": total,
-        "resumed": resumed,
-        "finished": left == 0,
-    }
-    if left:
-        say(f"graphsvc: reembed stopped with {left} heads left; run it again to finish")
-        report["seconds"] = round(time.monotonic() - t0, 3)
-        return report
-    store.record_model(db, target, dimension)
-    report["index"] = rebuild_index(db, VECTOR, grace_s=0.0, timeout_s=timeout_s, progress=say)
-    report["seconds"] = round(time.monotonic() - t0, 3)
-    return report
+    return done

@@ -121,34 +121,12 @@ def rebuild_entities(
     version = extractor.version
     record = store.extractor_record(db, version)
     if (record.migrating_to or record.version) not in (None, version):
-        serving = replicas.live_replicas(db, clock())
-        if serving:
-            raise InvalidInputError(
-                f"{len(serving)} graphsvc serve process(es) of another extractor use this "
-                "database; stop them first",
-                details={"replicas": [r.replica_id for r in serving]},
-            )
+        _refuse_while_served(db, clock())
     run_id, resumed = store.begin_rebuild(db, version, uuid.uuid4().hex)
     pending, total = store.count_pending(db, version, subject)
     what = f"subject {subject}" if subject else "every subject"
     say(f"graphsvc: entities: {pending} of {total} heads of {what} to index ({version})")
-    done = batches = 0
-    started = time.monotonic()
-    while stop_after_batches is None or batches < stop_after_batches:
-        heads = store.pending_heads(db, version, subject, batch)
-        if not heads:
-            break
-        found = extractor.extract([str(h["text"] or "") for h in heads])
-        by_subject: dict[str, list[HeadMentions]] = {}
-        for head, mentions in zip(heads, found, strict=True):
-            by_subject.setdefault(head["subject"], []).append(
-                head_mentions(head["atomId"], int(head["rev"]), mentions)
-            )
-        store.index_batch(db, by_subject, version, run_id)
-        done += len(heads)
-        batches += 1
-        rate = done / max(time.monotonic() - started, 1e-9)
-        say(f"graphsvc: entities: {done}/{pending} heads ({rate:.0f}/s)")
+    done = _index_pending(db, extractor, subject, run_id, batch, pending, stop_after_batches, say)
     left, total = store.count_pending(db, version, subject)
     everywhere, _ = store.count_pending(db, version, None) if subject else (left, total)
     finished = everywhere == 0
@@ -167,3 +145,47 @@ def rebuild_entities(
         "finished": finished,
         "seconds": round(time.monotonic() - t0, 3),
     }
+
+
+def _refuse_while_served(db: Database, now: float) -> None:
+    """Raises InvalidInputError while a ``graphsvc serve`` holds a live lease: it runs
+    the other extractor, so its writes would keep adding that extractor's mentions."""
+    serving = replicas.live_replicas(db, now)
+    if serving:
+        raise InvalidInputError(
+            f"{len(serving)} graphsvc serve process(es) of another extractor use this "
+            "database; stop them first",
+            details={"replicas": [r.replica_id for r in serving]},
+        )
+
+
+def _index_pending(
+    db: Database,
+    extractor: EntityExtractor,
+    subject: str | None,
+    run_id: str,
+    batch: int,
+    pending: int,
+    stop_after_batches: int | None,
+    say: Callable[[str], None],
+) -> int:
+    """Index the heads ``extractor`` has not indexed, batch by batch; how many."""
+    version = extractor.version
+    done = batches = 0
+    started = time.monotonic()
+    while stop_after_batches is None or batches < stop_after_batches:
+        heads = store.pending_heads(db, version, subject, batch)
+        if not heads:
+            break
+        found = extractor.extract([str(h["text"] or "") for h in heads])
+        by_subject: dict[str, list[HeadMentions]] = {}
+        for head, mentions in zip(heads, found, strict=True):
+            by_subject.setdefault(head["subject"], []).append(
+                head_mentions(head["atomId"], int(head["rev"]), mentions)
+            )
+        store.index_batch(db, by_subject, version, run_id)
+        done += len(heads)
+        batches += 1
+        rate = done / max(time.monotonic() - started, 1e-9)
+        say(f"graphsvc: entities: {done}/{pending} heads ({rate:.0f}/s)")
+    return done

@@ -386,29 +386,7 @@ def _evaluate_in(
             embedded.append(None if req.pending is None else req.pending.result())
         return embedded[0]
 
-    query = AcquireQuery(
-        subject=req.binding.subject,
-        policy=req.binding.policy,
-        model_id=model.id,
-        text=req.text,
-        depth=req.depth,
-        max_seeds=lim.max_seeds,
-        oversample=lim.candidate_oversample,
-        max_nodes=lim.max_nodes,
-        max_edges=lim.max_edges,
-        include_archived=req.include_archived,
-        proximity=lim.lexical_proximity,
-        lexical_pool=lim.lexical_pool,
-        subject_stats=lim.lexical_statistics == "subject",
-        subject_stats_max=lim.lexical_statistics_max,
-        subject_clause_first=lim.fulltext_subject_clause == "first",
-        # An entity hop is a step of the walk: depth 0 (seeds only) takes none.
-        entity_max_degree=lim.entity_max_degree if lim.entity_hops and req.depth > 0 else 0,
-        query_keys=tuple(query_keys(req.text))
-        if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
-        else (),
-        similar_heads=lim.similar_heads if req.depth > 0 else 0,
-    )
+    query = _acquire_query(req, model.id)
     acq = acquire(
         tx,
         req.db,
@@ -458,6 +436,34 @@ def _evaluate_in(
         result=result,
         diagnostics=diagnostics,
         entity_inflow=inflow,
+    )
+
+
+def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
+    """What ``acquire`` reads for ``req``: its text, its walk and the limits' knobs."""
+    lim = req.limits
+    return AcquireQuery(
+        subject=req.binding.subject,
+        policy=req.binding.policy,
+        model_id=model_id,
+        text=req.text,
+        depth=req.depth,
+        max_seeds=lim.max_seeds,
+        oversample=lim.candidate_oversample,
+        max_nodes=lim.max_nodes,
+        max_edges=lim.max_edges,
+        include_archived=req.include_archived,
+        proximity=lim.lexical_proximity,
+        lexical_pool=lim.lexical_pool,
+        subject_stats=lim.lexical_statistics == "subject",
+        subject_stats_max=lim.lexical_statistics_max,
+        subject_clause_first=lim.fulltext_subject_clause == "first",
+        # An entity hop is a step of the walk: depth 0 (seeds only) takes none.
+        entity_max_degree=lim.entity_max_degree if lim.entity_hops and req.depth > 0 else 0,
+        query_keys=tuple(query_keys(req.text))
+        if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
+        else (),
+        similar_heads=lim.similar_heads if req.depth > 0 else 0,
     )
 
 

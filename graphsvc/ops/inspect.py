@@ -334,31 +334,46 @@ def inspect(
     )
     pager = Pager(db, secret, clock, limits.cursors, model_name)
     generation = pager.checked_generation(binding.subject)
-    cap = limits.max_limit
-    qhash = opts.query_hash(cap)
-    if cursor:
-        frozen, eval_id, offset, expires = pager.open_cursor(
-            binding, "inspect", cursor, qhash, generation
-        )
-    else:
-        frozen = _evaluate(db, clock(), binding, opts, cap)
-        eval_id, offset, expires = "", 0, 0.0
+    qhash = opts.query_hash(limits.max_limit)
+    frozen, eval_id, offset, expires = _frozen(
+        db, clock, limits.max_limit, pager, binding, opts, cursor, qhash, generation
+    )
     root, neighbors, selection = _page(db, binding, opts, frozen, offset)
     next_page = _next_cursor(
         pager, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
     )
-    diagnostics = dict(frozen["diagnostics"])
-    diagnostics["selection"] = selection
     return InspectResult(
         atom=root,
         neighbors=neighbors,
         receipt=_receipt(secret, limits.receipt_lifetime_s, binding, frozen),
         read_eligibility=frozen["readEligibility"],
         stale=bool(frozen["stale"]),
-        diagnostics=diagnostics,
+        diagnostics={**frozen["diagnostics"], "selection": selection},
         usage=frozen["usage"],
         cursor=next_page,
     )
+
+
+def _frozen(
+    db: Database,
+    clock: Callable[[], float],
+    cap: int,
+    pager: Pager,
+    binding: Binding,
+    opts: _Options,
+    cursor: str | None,
+    qhash: str,
+    generation: str,
+) -> tuple[dict[str, Any], str, int, float]:
+    """The evaluation a page is cut from: ``(payload, evalId, offset, expiry)``.
+
+    A later page reads the one its cursor froze, so the pages of one inspect agree
+    even after writes; a first page evaluates now (stored only when there is a next
+    page, :func:`_next_cursor`).
+    """
+    if cursor:
+        return pager.open_cursor(binding, "inspect", cursor, qhash, generation)
+    return _evaluate(db, clock(), binding, opts, cap), "", 0, 0.0
 
 
 def _page(

@@ -301,17 +301,7 @@ def acquire(
         )
     check_state(state or run(tx, "search/subject_state", subject=subject)[0])
     statistics.settle(acq, state)
-    if keep_lexical is not None and acq.lexical:
-        # The caller rescored the pool of Lucene hits and keeps its best; the fulltext
-        # rows brought the embeddings of Lucene's best max_seeds only.
-        kept = set(keep_lexical(acq))
-        for atom_id in [a for a in acq.lexical if a not in kept]:
-            del acq.lexical[atom_id]
-            acq.lexical_embeddings.pop(atom_id, None)
-    missing = [a for a in acq.lexical if a not in acq.lexical_embeddings]
-    if missing:
-        for row in run(tx, "search/embeddings_of", subject=subject, atomIds=missing):
-            acq.lexical_embeddings[row["atomId"]] = row["embedding"]
+    _keep_lexical(tx, acq, keep_lexical, subject)
     vector = embedding()
     if vector is not None and acq.lexical:
         _lexical_semantic(acq, vector)
@@ -324,7 +314,45 @@ def acquire(
             acq.texts.setdefault(row["atomId"], row.get("text"))
     seeds = seeds_from(acq)
     usage = _Usage(policy, model_id)
-    # The entity hop needs the seeds only: it runs beside the link expansion.
+    hop, near = _reads_beside_expansion(db, q, seeds)
+    nodes = _expand(
+        tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
+    )
+    if hop is not None:
+        _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
+    if near is not None:
+        _similar_heads(acq, head_facts, nodes, near.result(), q.max_nodes)
+    _node_facts(tx, acq, head_facts, nodes, usage, subject)
+    return acq
+
+
+def _keep_lexical(
+    tx: ManagedTransaction,
+    acq: Acquired,
+    keep_lexical: Callable[[Acquired], list[str]] | None,
+    subject: str,
+) -> None:
+    """Keep the lexical hits the caller keeps, each with its embedding."""
+    if keep_lexical is not None and acq.lexical:
+        # The caller rescored the pool of Lucene hits and keeps its best; the fulltext
+        # rows brought the embeddings of Lucene's best max_seeds only.
+        kept = set(keep_lexical(acq))
+        for atom_id in [a for a in acq.lexical if a not in kept]:
+            del acq.lexical[atom_id]
+            acq.lexical_embeddings.pop(atom_id, None)
+    missing = [a for a in acq.lexical if a not in acq.lexical_embeddings]
+    if missing:
+        for row in run(tx, "search/embeddings_of", subject=subject, atomIds=missing):
+            acq.lexical_embeddings[row["atomId"]] = row["embedding"]
+
+
+def _reads_beside_expansion(
+    db: Database, q: AcquireQuery, seeds: list[str]
+) -> tuple[Future[list[dict[str, Any]]] | None, Future[list[dict[str, Any]]] | None]:
+    """The entity hop's and the similar heads' reads (None: not asked for), started.
+
+    Both need the seeds only, so they run beside the link expansion rather than after.
+    """
     hop = (
         db.read_soon(
             "search/entity_hop",
@@ -341,15 +369,7 @@ def acquire(
         if q.similar_heads > 0 and seeds
         else None
     )
-    nodes = _expand(
-        tx, db, acq, head_facts, seeds, subject, q.depth, q.max_nodes, q.max_edges, usage
-    )
-    if hop is not None:
-        _entity_hop(acq, head_facts, nodes, hop.result()[0], q)
-    if near is not None:
-        _similar_heads(acq, head_facts, nodes, near.result(), q.max_nodes)
-    _node_facts(tx, acq, head_facts, nodes, usage, subject)
-    return acq
+    return hop, near
 
 
 class _Statistics:
