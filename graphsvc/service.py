@@ -15,7 +15,8 @@ import threading
 import time
 import weakref
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, Change
@@ -32,13 +33,18 @@ if TYPE_CHECKING:
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.atomise.worker import JobWorker
     from graphsvc.core.jobs import JobRow
+    from graphsvc.core.views import ExportReport, ManifestReplay
     from graphsvc.core.write_plan import Limits
     from graphsvc.forensics.bundle import VerifyReport
     from graphsvc.forensics.export import BundleParts, ForensicExport
     from graphsvc.ops.changes import ChangesPage
-    from graphsvc.ops.inspect import InspectResult
+
+    # Result types the edges name in annotations, re-exported here so that an edge
+    # imports the facade and never the use case (tests/unit/test_architecture.py).
+    from graphsvc.ops.graph import GraphReader as GraphReader
+    from graphsvc.ops.inspect import InspectResult as InspectResult
+    from graphsvc.ops.inspect import Via as Via
     from graphsvc.ops.read import ReadResult
-    from graphsvc.ops.replay import ManifestReplay
     from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
     from graphsvc.store.meta import Readiness
@@ -449,6 +455,21 @@ class Service:
             max_first=self.settings.graph_first_max,
         )
 
+    def graph_reader(self, binding: Binding) -> GraphReader:
+        """The typed graph's batched reads for ``binding`` (docs/graphql.md), which the
+        GraphQL DataLoaders call; see :class:`graphsvc.ops.graph.GraphReader`."""
+        from graphsvc.ops.graph import GraphReader, PageSizes
+
+        return GraphReader(self.db, binding, PageSizes.from_settings(self.settings))
+
+    def public_keys(self) -> dict[str, bytes]:
+        """keyId → public key of the deployment's signing keys (current and retired),
+        to check lineage signatures (SIG-4); see
+        :func:`graphsvc.atomise.verified_lineage.public_keys`."""
+        from graphsvc.atomise.verified_lineage import public_keys
+
+        return public_keys(self.settings)
+
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
         from graphsvc.atomise.lineage import lineage
@@ -469,6 +490,35 @@ class Service:
 
         return lineage_graph(
             self.db, self.settings.signing_key_path, binding, atom_id, depth, as_of
+        )
+
+    def export_graph(
+        self,
+        binding: Binding,
+        fmt: str,
+        target: IO[str] | Path,
+        *,
+        revisions: bool = False,
+        page_size: int | None = None,
+        progress: Callable[[ExportReport], None] | None = None,
+        as_of: str | None = None,
+        since: str | None = None,
+    ) -> ExportReport:
+        """``graphsvc export`` (docs/analysts.md): the caller's subject streamed as
+        ``fmt`` to ``target``, lineage signatures checked against the deployment's keys
+        (none created); see :func:`graphsvc.ops.export.export_graph`."""
+        from graphsvc.ops.export import DEFAULT_PAGE, Window, deployment_public_keys, export_graph
+
+        return export_graph(
+            self.db,
+            binding,
+            fmt,
+            target,
+            revisions=revisions,
+            page_size=DEFAULT_PAGE if page_size is None else page_size,
+            public_keys=lambda: deployment_public_keys(self.settings),
+            progress=progress,
+            window=Window(as_of=as_of, since=since),
         )
 
     def export_forensic_bundle(

@@ -20,8 +20,8 @@ from graphsvc.api.graph_ids import decode_cursor, encode_cursor
 from graphsvc.api.graph_types import Actor, ActorKind, Connection, Edge, PageInfo
 from graphsvc.api.types import AtomRef
 from graphsvc.core.instants import as_of_instant
+from graphsvc.core.views import ChangeRecord
 from graphsvc.core.write_models import AtomRef as StoredRef
-from graphsvc.ops.changes import ChangeRecord
 
 __all__ = ["Change", "ChangesQuery"]
 

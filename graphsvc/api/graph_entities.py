@@ -21,7 +21,7 @@ from graphsvc.api.graph_types import Atom, Connection, Node, atom_from_row, page
 from graphsvc.core.entity_keys import ENTITY_TYPES
 
 if TYPE_CHECKING:
-    from graphsvc.ops.graph import EntityView
+    from graphsvc.core.views import EntityView
 
 __all__ = [
     "Entity",

@@ -17,14 +17,16 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 from strawberry.dataloader import DataLoader
 from strawberry.types import Info
 
 from graphsvc.api.context import Context, binding_of, service_of
-from graphsvc.ops.graph import EntityView, GraphReader, PageSizes
-from graphsvc.settings import Settings
+from graphsvc.core.views import EntityView
+
+if TYPE_CHECKING:
+    from graphsvc.service import GraphReader
 
 __all__ = ["MISSING", "GraphLoaders", "cached", "loaders_for", "loaders_of", "then"]
 
@@ -120,14 +122,18 @@ def _paged(
     return run
 
 
+PublicKeys = Callable[[], dict[str, bytes]]
+
+
 class GraphLoaders:
-    """The loaders of one request, bound to the caller's subject."""
+    """The loaders of one request, bound to the caller's subject; ``public_keys``
+    loads the deployment's public keys (:meth:`graphsvc.service.Service.public_keys`)."""
 
     def __init__(
-        self, reader: GraphReader, settings: Settings, base: GraphLoaders | None = None
+        self, reader: GraphReader, public_keys: PublicKeys, base: GraphLoaders | None = None
     ) -> None:
         self.reader = reader
-        self.settings = settings
+        self.load_public_keys = public_keys
         # The request's "now" loaders, whose purge check an instant's loaders share.
         self.base = base
         self._open: asyncio.Task[None] | None = None
@@ -225,9 +231,7 @@ class GraphLoaders:
     async def public_keys(self) -> dict[str, bytes]:
         """The deployment's public keys (loaded once per request, in a worker thread)."""
         if self._keys is None:
-            from graphsvc.atomise.verified_lineage import public_keys
-
-            self._keys = await asyncio.to_thread(public_keys, self.settings)
+            self._keys = await asyncio.to_thread(self.load_public_keys)
         return self._keys
 
     def prime_atom(self, row: Row) -> None:
@@ -257,10 +261,7 @@ def loaders_of(info: Info, as_of: str | None = None) -> GraphLoaders:
     found = ctx.__dict__.get("_graph_loaders")
     if found is None:
         service = service_of(info)
-        reader = GraphReader(
-            service.db, binding_of(info), PageSizes.from_settings(service.settings)
-        )
-        found = GraphLoaders(reader, service.settings)
+        found = GraphLoaders(service.graph_reader(binding_of(info)), service.public_keys)
         ctx.__dict__["_graph_loaders"] = found
     assert isinstance(found, GraphLoaders)
     if as_of is None:
@@ -268,7 +269,7 @@ def loaders_of(info: Info, as_of: str | None = None) -> GraphLoaders:
     instants: dict[str, GraphLoaders] = ctx.__dict__.setdefault("_graph_loaders_at", {})
     at = instants.get(as_of)
     if at is None:
-        at = GraphLoaders(found.reader.at(as_of), found.settings, base=found)
+        at = GraphLoaders(found.reader.at(as_of), found.load_public_keys, base=found)
         instants[as_of] = at
     return at
 

@@ -25,8 +25,9 @@ from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
 from graphsvc.api.graph_loaders import MISSING, GraphLoaders, cached, loaders_for, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.api.types import LinkAt, RangeUnit
+from graphsvc.core.instants import as_of_instant
+from graphsvc.core.signing import signature_status
 from graphsvc.errors import NotFoundError
-from graphsvc.ops.graph import as_of_instant
 
 if TYPE_CHECKING:
     from graphsvc.api.graph_entities import Entity
@@ -603,8 +604,6 @@ async def _derivations(info: Info, revision: Revision, side: str) -> list[Deriva
 
 
 async def _status(info: Info, edge: Row) -> SignatureStatus:
-    from graphsvc.ops.graph import signature_status
-
     loaders = loaders_of(info)
     keys = await loaders.public_keys()
     return SignatureStatus(signature_status(loaders.reader.subject, edge, keys))

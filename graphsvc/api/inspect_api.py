@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import asyncio
 from datetime import datetime
-from typing import Annotated, cast
+from typing import TYPE_CHECKING, Annotated, cast
 
 import strawberry
 from strawberry.scalars import JSON
@@ -17,8 +17,10 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
 from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
-from graphsvc.ops import inspect as ops
-from graphsvc.ops.graph import as_of_instant
+from graphsvc.core.instants import as_of_instant
+
+if TYPE_CHECKING:
+    from graphsvc import service as facade
 
 __all__ = ["InspectQuery", "InspectResult", "Neighbor", "Via"]
 
@@ -54,7 +56,7 @@ class InspectResult:
         return diagnostics_list(self.diagnostics)
 
 
-def _via(v: ops.Via) -> Via:
+def _via(v: facade.Via) -> Via:
     return Via(
         direction=Direction(v.direction),
         role=v.role,
@@ -64,7 +66,7 @@ def _via(v: ops.Via) -> Via:
     )
 
 
-def _result(r: ops.InspectResult) -> InspectResult:
+def _result(r: facade.InspectResult) -> InspectResult:
     return InspectResult(
         atom=atom_view(r.atom),
         neighbors=[

@@ -15,7 +15,7 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_types import Actor, ActorKind, AtomState
 from graphsvc.api.types import AtomRef
-from graphsvc.ops.replay import ManifestReplay, PresentedRevision
+from graphsvc.core.views import ManifestReplay, PresentedRevision
 
 __all__ = ["ReplayQuery"]
 

@@ -12,7 +12,7 @@ from typing import Any
 from graphsvc.atomise.lineage import lineage
 from graphsvc.atomise.usecase import load_key_ring
 from graphsvc.core.binding import Binding
-from graphsvc.ops.graph import signature_status
+from graphsvc.core.signing import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing

@@ -1,7 +1,8 @@
 """``graphsvc export``: a subject's graph for analysts as GraphML, node-link JSON or CSV.
 
-The command is one call into :func:`graphsvc.ops.export.export_graph` (the use case:
-subject binding, purge-pending check, streaming pages); it runs no query itself.
+The command is one call into :meth:`graphsvc.service.Service.export_graph` (the use
+case :func:`graphsvc.ops.export.export_graph`: subject binding, purge-pending check,
+streaming pages); it runs no query itself.
 See ``docs/analysts.md``.
 """
 
@@ -18,14 +19,8 @@ from typing import Any
 
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service, instant
 from graphsvc.cli.output import command, emit
+from graphsvc.core.views import EXPORT_FORMATS, ExportReport
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.export import (
-    FORMATS,
-    ExportReport,
-    Window,
-    deployment_public_keys,
-    export_graph,
-)
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -41,7 +36,7 @@ def register(sub: Any) -> None:
         "docs/analysts.md.",
     )
     add_binding_args(p)
-    p.add_argument("--format", choices=list(FORMATS), default="graphml")
+    p.add_argument("--format", choices=list(EXPORT_FORMATS), default="graphml")
     p.add_argument(
         "-o",
         "--output",
@@ -102,16 +97,15 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     with connected_service(settings) as service:
 
         def run(target: Any) -> ExportReport:
-            return export_graph(
-                service.db,
+            return service.export_graph(
                 binding,
                 args.format,
                 target,
                 revisions=args.revisions,
                 page_size=args.page_size,
-                public_keys=lambda: deployment_public_keys(settings),
                 progress=_progress,
-                window=Window(as_of=args.as_of, since=args.since),
+                as_of=args.as_of,
+                since=args.since,
             )
 
         if args.format == "csv":

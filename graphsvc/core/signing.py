@@ -38,13 +38,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 import nacl.exceptions
 import nacl.signing
 
 from graphsvc.core.canonical import canonical_cbor, sha256_hex
-from graphsvc.errors import InvalidInputError, SignerError
+from graphsvc.errors import GraphsvcError, InvalidInputError, SignerError
 
 __all__ = [
     "GENESIS_PREV_HASH",
@@ -52,6 +52,7 @@ __all__ = [
     "RELATION_DERIVES_FROM",
     "SIGNABLE_VERSION",
     "SignableLink",
+    "SignatureStatus",
     "SignedEvent",
     "event_hash",
     "format_signed_at",
@@ -60,6 +61,7 @@ __all__ = [
     "make_event",
     "public_key_for_seed",
     "sign_link",
+    "signature_status",
     "verify_chain",
     "verify_event_signature",
     "verify_link",
@@ -331,6 +333,38 @@ def verify_link(public_key_bytes: bytes, link: SignableLink, signature_hex: str)
         True only if the key's id equals ``link.key_id`` and the signature is valid.
     """
     return _verify(public_key_bytes, link.key_id, link.signable_bytes(), signature_hex)
+
+
+SignatureStatus = Literal["verified", "invalid", "unknown_key"]
+
+
+def signature_status(
+    subject: str, edge: Mapping[str, Any], public_keys: Mapping[str, bytes]
+) -> SignatureStatus:
+    """Check one stored derives_from edge (SIG-1, its row as the store reads it:
+    ``fromAtomId``, ``fromRev``, ``toAtomId``, ``toRev``, ``signedAt``, ``keyId``,
+    ``signature``) against the deployment's public keys (key id → raw key):
+    ``verified``, ``invalid`` (the signature does not match the stored edge, or the
+    edge is malformed) or ``unknown_key``."""
+    key = public_keys.get(str(edge.get("keyId")))
+    if key is None:
+        return "unknown_key"
+    try:
+        link = SignableLink(
+            subject=subject,
+            from_atom_id=edge["fromAtomId"],
+            from_rev=int(edge["fromRev"]),
+            to_atom_id=edge["toAtomId"],
+            to_rev=int(edge["toRev"]),
+            signed_at=edge["signedAt"],
+            key_id=edge["keyId"],
+        )
+    except (GraphsvcError, KeyError, TypeError, ValueError):
+        return "invalid"
+    signature = edge.get("signature")
+    if not isinstance(signature, str) or not verify_link(key, link, signature):
+        return "invalid"
+    return "verified"
 
 
 # --------------------------------------------------------------------------- events

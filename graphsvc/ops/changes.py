@@ -17,9 +17,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.views import ChangeRecord
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.store.changes import ChangeRecord, changes_page
+from graphsvc.store.changes import changes_page
 from graphsvc.store.connection import Database
 
 __all__ = ["ChangeRecord", "ChangesPage", "changes"]

@@ -42,13 +42,13 @@ import re
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
-from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import IO, Any, Final, Literal, Protocol, TypeVar
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.signing import signature_status
+from graphsvc.core.views import EXPORT_FORMATS, ExportReport
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.graph import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.settings import Settings
 from graphsvc.signing_keys import KeyRing
@@ -71,7 +71,7 @@ __all__ = [
 ]
 
 Format = Literal["graphml", "node-link", "csv"]
-FORMATS: Final = ("graphml", "node-link", "csv")
+FORMATS: Final = EXPORT_FORMATS
 DEFAULT_PAGE: Final = 500
 FORMAT_VERSION: Final = 1
 _LABEL_CHARS: Final = 80
@@ -318,32 +318,6 @@ class _Csv:
 
 
 # ------------------------------------------------------------------ the use case
-@dataclass
-class ExportReport:
-    """What an export wrote."""
-
-    format: str
-    subject: str
-    nodes: int = 0
-    edges: int = 0
-    atoms: int = 0
-    sources: int = 0
-    unavailable: int = 0
-    revisions: int = 0
-    links: int = 0
-    citations: int = 0
-    lineage: int = 0
-    entities: int = 0
-    mentions: int = 0
-    signatures: dict[str, int] = field(
-        default_factory=lambda: {"valid": 0, "invalid": 0, "unknown-key": 0}
-    )
-    pages: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return asdict(self)
-
-
 class _Counted:
     def __init__(self, sink: _Sink, report: ExportReport) -> None:
         self.sink = sink
@@ -483,7 +457,7 @@ class _Checker:
         self.keys: dict[str, bytes] | None = None
 
     def status(self, edge: LineageRow) -> str:
-        # One checker for every surface (ops.graph.signature_status, SIG-1), in the
+        # One checker for every surface (core.signing.signature_status, SIG-1), in the
         # export's attribute vocabulary.
         if self.keys is None:
             self.keys = self.public_keys()

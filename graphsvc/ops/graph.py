@@ -12,51 +12,41 @@ Decisions this module makes (each is tested):
   the same request do not check again.
 - **Page sizes**: ``first`` defaults to ``graph_first_default`` and may be
   ``0..graph_first_max``; anything else is INVALID_INPUT.
-- **Signatures** of derives_from edges are checked by :func:`signature_status`
-  against the public keys it is given (the host layer's key ring, SIG-4):
+- **Signatures** of derives_from edges are returned as stored; the typed graph
+  checks them with :func:`graphsvc.core.signing.signature_status` against the
+  deployment's public keys (SIG-4, :meth:`graphsvc.service.Service.public_keys`):
   ``verified``, ``invalid`` (the signature does not match the stored edge) or
   ``unknown_key``.
 - Nothing here writes: no body, link or usage state changes (CORE-2).
 - **asOf** (docs/time-travel.md): a reader made with ``as_of`` (ISO-8601 UTC, see
-  :func:`as_of_instant`) answers atoms, revisions, their pages, links, incoming links
-  and citations as they stood at that instant, and stamps every row it returns with
-  ``asOf`` so what is loaded below it (a link's target, a revision's links) is read
-  at the same instant. Sources, ``citedBy``, lineage edges and entities stay "now".
+  :func:`graphsvc.core.instants.as_of_instant`) answers atoms, revisions, their
+  pages, links, incoming links and citations as they stood at that instant, and
+  stamps every row it returns with ``asOf`` so what is loaded below it (a link's
+  target, a revision's links) is read at the same instant. Sources, ``citedBy``,
+  lineage edges and entities stay "now".
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.entity_keys import entity_key
-from graphsvc.core.instants import as_of_instant
-from graphsvc.core.signing import SignableLink, verify_link
-from graphsvc.errors import GraphsvcError, InvalidInputError
+from graphsvc.core.views import EntityView, MentionView
+from graphsvc.errors import InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store import entity_views
 from graphsvc.store import graph as store
 from graphsvc.store.connection import Database
-from graphsvc.store.entity_views import EntityView, MentionView
 
 if TYPE_CHECKING:
     from graphsvc.settings import Settings
 
-__all__ = [
-    "EntityView",
-    "GraphReader",
-    "MentionView",
-    "PageSizes",
-    "SignatureStatus",
-    "as_of_instant",
-    "page_size",
-    "signature_status",
-]
+__all__ = ["GraphReader", "PageSizes", "page_size"]
 
 Row = dict[str, Any]
-SignatureStatus = Literal["verified", "invalid", "unknown_key"]
 
 
 @dataclass(frozen=True)
@@ -95,29 +85,6 @@ def page_size(sizes: PageSizes, first: int | None) -> int:
     if isinstance(first, bool) or not 0 <= first <= sizes.first_max:
         raise InvalidInputError(f"first must be in 0..{sizes.first_max}")
     return first
-
-
-def signature_status(subject: str, edge: Row, public_keys: dict[str, bytes]) -> SignatureStatus:
-    """Check one stored derives_from edge (SIG-1) against the known public keys."""
-    key = public_keys.get(str(edge.get("keyId")))
-    if key is None:
-        return "unknown_key"
-    try:
-        link = SignableLink(
-            subject=subject,
-            from_atom_id=edge["fromAtomId"],
-            from_rev=int(edge["fromRev"]),
-            to_atom_id=edge["toAtomId"],
-            to_rev=int(edge["toRev"]),
-            signed_at=edge["signedAt"],
-            key_id=edge["keyId"],
-        )
-    except (GraphsvcError, KeyError, TypeError, ValueError):
-        return "invalid"
-    signature = edge.get("signature")
-    if not isinstance(signature, str) or not verify_link(key, link, signature):
-        return "invalid"
-    return "verified"
 
 
 class GraphReader:

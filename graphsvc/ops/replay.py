@@ -20,49 +20,17 @@ so whether a read today would rank the same atoms cannot be told.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.views import ManifestReplay, PresentedRevision
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.connection import Database
 from graphsvc.store.manifests import find_manifest_replay
 
 __all__ = ["ManifestReplay", "PresentedRevision", "replay_manifest"]
-
-
-@dataclass(frozen=True)
-class PresentedRevision:
-    """One presented revision and what happened to its atom since."""
-
-    atom_id: str
-    rev: int
-    state: str
-    text: str
-    tokens: int | None
-    citations: list[dict[str, Any]]
-    watches: list[dict[str, Any]]  # {atomId, rev, headRev, moved}
-    change: str  # unchanged | head_moved | retired | archived
-    head_rev: int | None
-
-
-@dataclass(frozen=True)
-class ManifestReplay:
-    """A manifest replayed against today's graph."""
-
-    manifest_id: str
-    created_at: str
-    expires_at: str
-    expired: bool
-    policy: str | None
-    actor_kind: str | None
-    actor_id: str | None
-    digest: str | None
-    acknowledged: bool
-    presented: list[PresentedRevision]
-    same_set_today: bool | None
 
 
 def _change(p: dict[str, Any]) -> str:

@@ -13,30 +13,12 @@ by number is stable. A purge takes the purged atoms out of earlier records
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 
+from graphsvc.core.views import ChangeRecord
 from graphsvc.core.write_models import AtomRef
 from graphsvc.store.connection import Database, Tx, run
 
-__all__ = ["ChangeRecord", "changes_page", "record_change", "record_purge"]
-
-
-@dataclass(frozen=True)
-class ChangeRecord:
-    """One operation of the feed."""
-
-    seq: int
-    operation_id: str
-    kind: str  # write | atomise | purge
-    actor_kind: str | None
-    actor_id: str | None
-    at: str
-    created: tuple[AtomRef, ...]
-    revised: tuple[AtomRef, ...]
-    retired: tuple[AtomRef, ...]
-    archived: tuple[AtomRef, ...]
-    purged: int
-    redacted: int
+__all__ = ["changes_page", "record_change", "record_purge"]
 
 
 def _refs(stored: Sequence[str] | None) -> tuple[AtomRef, ...]:

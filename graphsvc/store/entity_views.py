@@ -8,52 +8,17 @@ the caller knows whether another page exists).
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import Any
 
+from graphsvc.core.views import EntityView, MentionView
 from graphsvc.store.connection import Database
 
 __all__ = [
-    "EntityView",
-    "MentionView",
     "entities_by_keys",
     "entities_of_atoms",
     "entities_page",
     "mentions_page",
 ]
-
-
-@dataclass(frozen=True)
-class EntityView:
-    """An entity: its key (unique in the subject), display name, type, aliases and
-    how many current heads mention it; ``count`` is how often one atom names it
-    (0 outside :func:`entities_of_atoms`)."""
-
-    key: str
-    name: str
-    type: str
-    aliases: tuple[str, ...]
-    mentions: int
-    count: int = 0
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "key": self.key,
-            "name": self.name,
-            "type": self.type,
-            "aliases": list(self.aliases),
-            "mentions": self.mentions,
-        }
-
-
-@dataclass(frozen=True)
-class MentionView:
-    """A current head that mentions an entity, and how often."""
-
-    atom_id: str
-    rev: int
-    count: int
-    name: str
 
 
 def _view(row: dict[str, Any]) -> EntityView:

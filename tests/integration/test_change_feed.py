@@ -25,7 +25,6 @@ from write_support import frozen_clock, new, ref, retire, revise, write
 
 from graphsvc.bulk_import import import_file
 from graphsvc.core.binding import Binding
-from graphsvc.ops.export import Window, deployment_public_keys, export_graph
 from graphsvc.service import Service
 
 CHANGES = """
@@ -177,15 +176,7 @@ def _cli_env(service: Service, tmp: Path) -> dict[str, str]:
 
 def _export(service: Service, human: Binding, **window: Any) -> nx.DiGraph:
     buf = io.StringIO()
-    export_graph(
-        service.db,
-        human,
-        "node-link",
-        buf,
-        revisions=True,
-        public_keys=lambda: deployment_public_keys(service.settings),
-        window=Window(**window),
-    )
+    service.export_graph(human, "node-link", buf, revisions=True, **window)
     graph: nx.DiGraph = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     return graph
 

@@ -1,6 +1,6 @@
 """Analysts' export (API-4): a subject's graph through networkx, GraphML and node-link.
 
-The graph comes from the export use case (:func:`graphsvc.ops.export.export_graph`),
+The graph comes from the export (:meth:`graphsvc.service.Service.export_graph`),
 the one path ``graphsvc export`` takes.
 """
 
@@ -15,7 +15,6 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.export import deployment_public_keys, export_graph
 from graphsvc.service import Service
 
 
@@ -45,13 +44,7 @@ def test_export_graph_has_heads_and_links(service: Service, human: Binding, tmp_
     )
     a, b = out.changes["a"].atom_id, out.changes["b"].atom_id
     buf = io.StringIO()
-    export_graph(
-        service.db,
-        human,
-        "node-link",
-        buf,
-        public_keys=lambda: deployment_public_keys(service.settings),
-    )
+    service.export_graph(human, "node-link", buf)
     g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     assert set(g.nodes) == {a, b}
     assert {g.nodes[n]["kind"] for n in g.nodes} == {"atom"}

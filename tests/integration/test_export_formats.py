@@ -23,27 +23,16 @@ from atomise_support import THREE_SENTENCES, service_with
 from write_support import cypher
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.views import ExportReport
 from graphsvc.errors import PurgePendingError
 from graphsvc.inputs import parse_changes
-from graphsvc.ops.export import (
-    ExportReport,
-    deployment_public_keys,
-    export_graph,
-    unescape_xml_value,
-)
+from graphsvc.ops.export import unescape_xml_value
 from graphsvc.service import Service
 
 
 def export(service: Service, binding: Binding, fmt: str, target: Any, **kw: Any) -> ExportReport:
-    """The analysts' export with the service's database and the deployment's keys."""
-    return export_graph(
-        service.db,
-        binding,
-        fmt,
-        target,
-        public_keys=lambda: deployment_public_keys(service.settings),
-        **kw,
-    )
+    """The analysts' export through the facade (the deployment's keys, none created)."""
+    return service.export_graph(binding, fmt, target, **kw)
 
 
 CONTROL_TEXT = "bell \u0007, NUL \x00, CR \r and a back\\slash \\u0007 in one atom"

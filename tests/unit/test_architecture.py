@@ -117,18 +117,10 @@ SERVICE_PENDING: set[str] = set()
 QUERY_RUNNER_PENDING: set[str] = set()
 # The purge kill switch is gone (a test-only step hook, ops.purge.install_step_hook).
 ENV_PENDING: set[str] = set()
-# Edges (cli/, api/, mcp_api/) that still reach a use case or the store past the
-# facades (graphsvc.service for the caller's operations, graphsvc.admin for the
-# operator's): the typed graph's readers and the lineage drawing, the export command.
-EDGE_PENDING: set[str] = {
-    "graphsvc.api.changes_api",
-    "graphsvc.api.graph_entities",
-    "graphsvc.api.graph_loaders",
-    "graphsvc.api.graph_types",
-    "graphsvc.api.inspect_api",
-    "graphsvc.api.replay_api",
-    "graphsvc.cli.export",
-}
+# Edges (cli/, api/, mcp_api/) that reach a use case or the store past the facades
+# (graphsvc.service for the caller's operations, graphsvc.admin for the operator's);
+# the result types they show come from graphsvc.core or are re-exported by the facade.
+EDGE_PENDING: set[str] = set()
 # (importing module, imported module) of today's back edges: use cases -> facade.
 BACK_EDGE_PENDING = {(m, "graphsvc.service") for m in SERVICE_PENDING}
 
@@ -215,6 +207,71 @@ def test_settings_is_the_only_reader_of_the_environment() -> None:
     assert _reads_environment(ast.parse("from os import getenv"))
     offenders = {m for m in MODULES if m != "graphsvc.settings" and _reads_environment(_tree(m))}
     _check_pending(offenders, ENV_PENDING)
+
+
+# ------------------------------------------------------------------ settings
+#
+# Every field of Settings is read somewhere: as ``.field`` outside settings.py (on a
+# Settings, or on a limits dataclass Settings.section() filled by name), or by a
+# property of Settings (``secret_path`` reads ``secret_file``) that is read so. A
+# field nothing reads is a knob that turns nothing: remove it (and its README row).
+# Fields read in another way (say, by name only) would go here, each with its reason.
+SETTINGS_READ_OTHERWISE: dict[str, str] = {}
+
+
+def _unread_settings(settings: ast.Module, others: list[ast.Module]) -> list[str]:
+    """Fields of the ``Settings`` class of ``settings`` that ``others`` never read."""
+    cls = next(n for n in settings.body if isinstance(n, ast.ClassDef) and n.name == "Settings")
+    fields = [
+        n.target.id
+        for n in cls.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
+    ]
+    properties = {
+        f.name: {
+            a.attr
+            for a in ast.walk(f)
+            if isinstance(a, ast.Attribute)
+            and isinstance(a.value, ast.Name)
+            and a.value.id == "self"
+        }
+        for f in cls.body
+        if isinstance(f, ast.FunctionDef)
+        and any(ast.unparse(d) == "property" for d in f.decorator_list)
+    }
+    read = {n.attr for tree in others for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    for name, uses in properties.items():
+        if name in read:
+            read |= uses
+    return [f for f in fields if f not in read]
+
+
+def test_the_unread_settings_check_finds_a_field_nothing_reads() -> None:
+    settings = ast.parse(
+        "class Settings:\n"
+        "    used: int = 1\n"
+        "    dead: int = 2\n"
+        "    behind: str = ''\n"
+        "    behind_unused: str = ''\n"
+        "    @property\n"
+        "    def path(self):\n"
+        "        return self.behind\n"
+        "    @property\n"
+        "    def other(self):\n"
+        "        return self.behind_unused\n"
+        "    def validate(self):\n"
+        "        assert self.dead > 0\n"
+    )
+    user = ast.parse("def f(settings, limits):\n    return settings.path, limits.used\n")
+    assert _unread_settings(settings, [user]) == ["dead", "behind_unused"]
+
+
+def test_every_setting_is_read_somewhere() -> None:
+    others = [_tree(m) for m in MODULES if m != "graphsvc.settings"]
+    unread = set(_unread_settings(_tree("graphsvc.settings"), others))
+    assert sorted(unread - set(SETTINGS_READ_OTHERWISE)) == [], "remove unread settings"
+    stale = sorted(set(SETTINGS_READ_OTHERWISE) - unread)
+    assert stale == [], f"read as .field now, remove them from SETTINGS_READ_OTHERWISE: {stale}"
 
 
 # ------------------------------------------------------------------ named queries
