@@ -100,7 +100,7 @@ class Server:
         except urllib.error.HTTPError as exc:  # 4xx/5xx still carry GraphQL JSON
             raw = exc.read()
             status = exc.code
-        except (TimeoutError, urllib.error.URLError, OSError) as exc:
+        except OSError as exc:  # refused, unresolvable, timed out (URLError is one)
             reason = getattr(exc, "reason", exc)
             raise ServerUnavailableError(
                 f"graphsvc serve at {self.endpoint} did not answer ({reason}); "
