@@ -34,6 +34,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── AvailabilityModelError           AVAILABILITY_MODEL_ERROR
     ├── SignerError                      SIGNER_ERROR
     ├── StoreError                       STORE_UNAVAILABLE
+    ├── ServerUnavailableError           SERVER_UNAVAILABLE
     ├── DeadlineExceededError            TIMEOUT
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── CompactError                     COMPACT_FAILED
@@ -89,6 +90,7 @@ __all__ = [
     "QueryTooComplexError",
     "QueryTooDeepError",
     "ReplicaKeysMismatchError",
+    "ServerUnavailableError",
     "SignerError",
     "StartTimeoutError",
     "StoreError",
@@ -250,6 +252,13 @@ class SignerError(GraphsvcError):
 
 class StoreError(GraphsvcError):
     code = "STORE_UNAVAILABLE"
+
+
+class ServerUnavailableError(GraphsvcError):
+    """The ``graphsvc serve`` a command was told to ask (``GRAPHSVC_SERVER_URL``,
+    ``--server``) did not answer, or did not answer with GraphQL (docs/cli.md)."""
+
+    code = "SERVER_UNAVAILABLE"
 
 
 class DeadlineExceededError(GraphsvcError):

@@ -95,6 +95,13 @@ class Settings:
     mcp_token: str = field(default="", repr=False)
     key_file: str = ""
     secret_file: str = ""
+    # `graphsvc search`, `read` and `inspect` ask a running `graphsvc serve` at this URL
+    # over HTTP instead of opening the database (docs/cli.md, "A running server"); the
+    # commands' `--server` overrides it, `--server ''` opens the database. The token is
+    # `server_token`, else the entry of the auth file (`auth_file`, else serve's demo
+    # file) whose subject, policy and actor kind are the command's binding flags.
+    server_url: str = ""
+    server_token: str = field(default="", repr=False)
     # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
     # has its own. Each holds at most one Neo4j connection plus side work.
     worker_threads: int = 16
@@ -372,6 +379,8 @@ class Settings:
             raise InvalidInputError("GRAPHSVC_ERASURE_MAX_DELAY_S must be positive")
         if self.gc_policy not in {"frozen", "default"}:
             raise InvalidInputError("GRAPHSVC_GC_POLICY must be frozen or default")
+        if self.server_url and not self.server_url.startswith(("http://", "https://")):
+            raise InvalidInputError("GRAPHSVC_SERVER_URL must start with http:// or https://")
         if self.log_format not in {"json", "text"}:
             raise InvalidInputError("GRAPHSVC_LOG_FORMAT must be json or text")
         for name in (

@@ -10,6 +10,7 @@ one format (:mod:`graphsvc.cli.output`) with the exit code of one table
 from __future__ import annotations
 
 import argparse
+import importlib
 import sys
 from collections.abc import Sequence
 
@@ -20,24 +21,41 @@ from graphsvc.settings import Settings
 
 __all__ = ["build_parser", "main"]
 
+# The commands that may answer through a running `graphsvc serve` (docs/cli.md, "A
+# running server"): `graphsvc search ...` registers only its own module, whose top-level
+# imports are light, so the HTTP path imports neither the other commands nor the
+# store, the tokenizer, NumPy or SciPy (each command imports those when it connects).
+_ALONE = {
+    "search": "graphsvc.cli.search",
+    "read": "graphsvc.cli.read",
+    "inspect": "graphsvc.cli.inspect",
+}
 
-def build_parser() -> argparse.ArgumentParser:
-    """The ``graphsvc`` parser with every command registered."""
-    from graphsvc.cli.commands import register
 
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The ``graphsvc`` parser with every command registered, or only ``only`` (one of
+    the commands of ``_ALONE``)."""
     p = argparse.ArgumentParser(
         prog="graphsvc",
         description="graphsvc: the memory graph service on Neo4j. Every command prints "
         "text, or one JSON document with --json; progress goes to stderr. Exit codes: "
         "docs/cli.md.",
     )
-    register(p.add_subparsers(dest="command", required=True))
+    sub = p.add_subparsers(dest="command", required=True)
+    if only is not None:
+        importlib.import_module(_ALONE[only]).register(sub)
+    else:
+        from graphsvc.cli.commands import register
+
+        register(sub)
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one command; returns its exit code (argparse exits 2 on a usage error)."""
-    parser = build_parser()
+    argv = list(sys.argv[1:] if argv is None else argv)
+    first = argv[0] if argv else ""
+    parser = build_parser(first if first in _ALONE else None)
     args = parser.parse_args(argv)
     try:
         settings = Settings.from_env()

@@ -7,12 +7,15 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
-from graphsvc.admin import Admin
 from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
-from graphsvc.service import Service
 from graphsvc.settings import Settings
+
+if TYPE_CHECKING:  # imported when a command connects: `--help` and the HTTP path skip them
+    from graphsvc.admin import Admin
+    from graphsvc.service import Service
 
 __all__ = [
     "add_binding_args",
@@ -22,6 +25,7 @@ __all__ = [
     "empty_subject_warnings",
     "instant",
     "int_in",
+    "no_atoms_warning",
     "warn",
 ]
 
@@ -69,6 +73,7 @@ def connected_admin(settings: Settings) -> Iterator[Admin]:
     No schema step and no models: an index rebuild must not wait for a population
     an earlier attempt left running, and a re-embed brings its own model.
     """
+    from graphsvc.admin import Admin
     from graphsvc.runtime import connect
 
     runtime = connect(settings, progress=progress)
@@ -84,7 +89,12 @@ def empty_subject_warnings(service: Service, subject: str) -> list[str]:
     usual cause is a misspelt ``--subject``."""
     if service.subject_has_atoms(subject):
         return []
-    return [f"subject {subject!r} holds no atoms (check --subject)"]
+    return [no_atoms_warning(subject)]
+
+
+def no_atoms_warning(subject: str) -> str:
+    """The warning of a search or read that found nothing in a subject without atoms."""
+    return f"subject {subject!r} holds no atoms (check --subject)"
 
 
 def warn(args: argparse.Namespace, payload: dict[str, object], warnings: list[str]) -> None:

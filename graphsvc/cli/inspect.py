@@ -7,6 +7,7 @@ from typing import Any
 
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
 from graphsvc.cli.output import command, emit
+from graphsvc.cli.remote import INSPECT, add_server_arg, inspect_json, server_for
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -30,26 +31,45 @@ def register(sub: Any) -> None:
     p.add_argument("--cursor", help="the previous page's cursor")
     p.add_argument("--range-start", type=int, help="first body byte (UTF-8)")
     p.add_argument("--range-end", type=int, help="byte after the last one")
+    add_server_arg(p)
     p.set_defaults(handler=_run)
 
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    binding = binding_from_args(args)
-    with connected_service(settings) as service:
-        result = service.inspect(
-            binding,
-            args.atom_id,
-            rev=args.rev,
-            version=args.version,
-            direction=args.direction,
-            roles=args.roles,
-            limit=args.limit,
-            cursor=args.cursor,
-            range_start=args.range_start,
-            range_end=args.range_end,
+    server = server_for(args, settings)
+    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
+        payload = inspect_json(
+            server.query(
+                INSPECT,
+                {
+                    "atomId": args.atom_id,
+                    "rev": args.rev,
+                    "version": args.version.upper(),
+                    "direction": args.direction.upper(),
+                    "roles": args.roles,
+                    "limit": args.limit,
+                    "cursor": args.cursor,
+                    "rangeStart": args.range_start,
+                    "rangeEnd": args.range_end,
+                },
+            )
         )
-    payload = result.to_json()
+    else:
+        with connected_service(settings) as service:
+            result = service.inspect(
+                binding_from_args(args),
+                args.atom_id,
+                rev=args.rev,
+                version=args.version,
+                direction=args.direction,
+                roles=args.roles,
+                limit=args.limit,
+                cursor=args.cursor,
+                range_start=args.range_start,
+                range_end=args.range_end,
+            )
+        payload = result.to_json()
     emit(args, payload, _text(payload))
     return 0
 

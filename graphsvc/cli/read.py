@@ -20,6 +20,7 @@ from graphsvc.cli.common import (
     warn,
 )
 from graphsvc.cli.output import command, emit
+from graphsvc.cli.remote import READ, add_server_arg, read_json, server_for, subject_warnings
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -51,28 +52,46 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=_non_negative, default=None, help="roots per page (default 24)")
     p.add_argument("--include-archived", action="store_true", help="show archived parents")
     p.add_argument("--cursor", default=None, help="the cursor of a previous page")
+    add_server_arg(p)
     p.set_defaults(handler=_run)
 
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     budget = settings.read_budget if args.budget is None else args.budget
-    with connected_service(settings) as service:
-        result = service.read(
-            binding_from_args(args),
-            args.query,
-            budget,
-            depth=args.depth,
-            limit=args.limit,
-            include_archived=args.include_archived,
-            cursor=args.cursor,
+    server = server_for(args, settings)
+    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
+        payload = read_json(
+            server.query(
+                READ,
+                {
+                    "query": args.query,
+                    "budget": budget,
+                    "depth": args.depth,
+                    "limit": args.limit,
+                    "includeArchived": args.include_archived,
+                    "cursor": args.cursor,
+                },
+            )
         )
-        payload = result.to_json()
-        warnings = [] if payload["items"] else empty_subject_warnings(service, args.subject)
+        warnings = [] if payload["items"] else subject_warnings(server, args.subject)
+    else:
+        with connected_service(settings) as service:
+            result = service.read(
+                binding_from_args(args),
+                args.query,
+                budget,
+                depth=args.depth,
+                limit=args.limit,
+                include_archived=args.include_archived,
+                cursor=args.cursor,
+            )
+            payload = result.to_json()
+            warnings = [] if payload["items"] else empty_subject_warnings(service, args.subject)
     warn(args, payload, warnings)
     if not args.json:
         print(_summary(payload), file=sys.stderr)
-    emit(args, payload, result.text)
+    emit(args, payload, payload["text"])
     return 0
 
 

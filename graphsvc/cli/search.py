@@ -20,6 +20,7 @@ from graphsvc.cli.common import (
     warn,
 )
 from graphsvc.cli.output import command, emit
+from graphsvc.cli.remote import SEARCH, add_server_arg, search_json, server_for, subject_warnings
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -36,6 +37,7 @@ def register(sub: Any) -> None:
     p.add_argument("--limit", type=int, default=None, help="hits per page (default 10)")
     p.add_argument("--include-archived", action="store_true", help="show archived parents")
     p.add_argument("--cursor", default=None, help="the cursor of a previous page")
+    add_server_arg(p)
     p.set_defaults(handler=_run)
 
 
@@ -47,17 +49,33 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         GraphsvcError: whatever the search raises (INVALID_INPUT, CURSOR_EXPIRED, ...);
             ``graphsvc.cli.main`` turns it into an exit code.
     """
-    with connected_service(settings) as service:
-        result = service.search(
-            binding_from_args(args),
-            args.query,
-            depth=args.depth,
-            limit=args.limit,
-            include_archived=args.include_archived,
-            cursor=args.cursor,
+    server = server_for(args, settings)
+    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
+        payload = search_json(
+            server.query(
+                SEARCH,
+                {
+                    "query": args.query,
+                    "depth": args.depth,
+                    "limit": args.limit,
+                    "includeArchived": args.include_archived,
+                    "cursor": args.cursor,
+                },
+            )
         )
-        payload = result.to_json()
-        warnings = [] if payload["hits"] else empty_subject_warnings(service, args.subject)
+        warnings = [] if payload["hits"] else subject_warnings(server, args.subject)
+    else:
+        with connected_service(settings) as service:
+            result = service.search(
+                binding_from_args(args),
+                args.query,
+                depth=args.depth,
+                limit=args.limit,
+                include_archived=args.include_archived,
+                cursor=args.cursor,
+            )
+            payload = result.to_json()
+            warnings = [] if payload["hits"] else empty_subject_warnings(service, args.subject)
     warn(args, payload, warnings)
     if not args.json and not payload["hits"]:
         print("no hits", file=sys.stderr)
