@@ -65,10 +65,9 @@ _CREATED_MEANWHILE = frozenset(
 )
 # Bumped when cypher/schema changes meaning (not merely when a file is added).
 SCHEMA_VERSION = 1
-# Attempts of an auto-commit query that failed with a retryable error, and the first
-# pause between them (doubled each time).
-_ATTEMPTS = 4
+# The first pause of a retry and the longest (each pause doubles the one before).
 _RETRY_DELAY_S = 0.05
+_MAX_RETRY_DELAY_S = 1.0
 # The first Neo4j release line whose Cypher 25 has the in-index filtered vector
 # search (`SEARCH ... WHERE` on a vector index declared `WITH [...]`).
 _FILTERED_VECTOR_SINCE = 2026
@@ -236,25 +235,24 @@ class Database:
         RUN and PULL travel together and the commit is part of the answer: one
         round trip, where a managed transaction takes two (BEGIN goes with the
         first query, COMMIT is another). A retryable failure (the statement was
-        rolled back) is retried like a managed transaction's.
+        rolled back) is retried like a managed transaction's: for the driver's
+        ``max_retry_time_s`` (:func:`_retrying`, the one retry loop).
         """
-        delay = _RETRY_DELAY_S
-        for attempt in range(1, _ATTEMPTS + 1):
+
+        def once() -> list[dict[str, Any]]:
             text = Query(query(name), timeout=_tx_timeout(name))
             _count_query()
-            try:
-                with timed_query(name), self._session(routing) as session:
-                    result = session.run(text, _quiet(params))
-                    if plain:
-                        return _plain_rows(result)
-                    return [record.data() for record in result]
-            except (Neo4jError, DriverError) as exc:
-                if attempt == _ATTEMPTS or not exc.is_retryable():
-                    with _mapped(name):
-                        raise
-                time.sleep(delay)
-                delay *= 2
-        raise AssertionError("unreachable: the last attempt returns or raises")
+            with timed_query(name), self._session(routing) as session:
+                result = session.run(text, _quiet(params))
+                if plain:
+                    return _plain_rows(result)
+                return [record.data() for record in result]
+
+        try:
+            return _retrying(once, _retryable, self.max_retry_time_s)
+        except (Neo4jError, DriverError):
+            with _mapped(name):
+                raise
 
     # ------------------------------------------------------------ side work
     def soon(self, work: Callable[[], T], *, label: str = "side work") -> Future[T]:
@@ -303,11 +301,10 @@ class Database:
 
         The driver retries any retryable failure for ``max_retry_time_s``; a deadlock
         (``Neo.TransientError.Transaction.*``) is retried here for up to
-        ``transient_retry_s`` more, never past the request's deadline.
+        ``transient_retry_s`` more, never past the request's deadline (:func:`_retrying`).
         """
-        started = time.monotonic()
-        delay = _RETRY_DELAY_S
-        while True:
+
+        def once() -> T:
             timeout = _tx_timeout(label)
 
             def unit(tx: ManagedTransaction) -> T:
@@ -315,20 +312,12 @@ class Database:
 
             if timeout is not None:
                 unit.timeout = timeout  # type: ignore[attr-defined]  # neo4j.unit_of_work
-            try:
-                with _mapped(label), self._session(routing) as session:
-                    if routing == RoutingControl.READ:
-                        return session.execute_read(unit)
-                    return session.execute_write(unit)
-            except StoreError as exc:
-                if not _is_deadlock(exc.__cause__):
-                    raise
-                left = remaining_s()
-                elapsed = time.monotonic() - started
-                if elapsed + delay > self.transient_retry_s or (left is not None and left <= delay):
-                    raise
-                time.sleep(delay)
-                delay = min(delay * 2, 1.0)
+            with _mapped(label), self._session(routing) as session:
+                if routing == RoutingControl.READ:
+                    return session.execute_read(unit)
+                return session.execute_write(unit)
+
+        return _retrying(once, _deadlocked, self.transient_retry_s)
 
     @contextmanager
     def _session(self, routing: RoutingControl) -> Iterator[Session]:
@@ -416,6 +405,43 @@ def _tx_timeout(label: str) -> float | None:
     if left < _MIN_TX_TIMEOUT_S:
         raise DeadlineExceededError(f"request time limit reached before {label}")
     return left
+
+
+def _retrying(
+    attempt: Callable[[], T], retry_on: Callable[[Exception], bool], budget_s: float
+) -> T:
+    """Run ``attempt``; after a failure ``retry_on`` accepts, pause and run it again.
+
+    The one retry loop of the store (the driver's managed transactions retry inside
+    it on their own): pauses start at 50 ms and double up to 1 s; no pause ends past
+    ``budget_s`` from the first attempt or past the request's deadline, so the last
+    failure is raised instead.
+    """
+    started = time.monotonic()
+    delay = _RETRY_DELAY_S
+    while True:
+        try:
+            return attempt()
+        except Exception as exc:
+            if not retry_on(exc):
+                raise
+            left = remaining_s()
+            if time.monotonic() - started + delay > budget_s or (
+                left is not None and left <= delay
+            ):
+                raise
+            time.sleep(delay)
+            delay = min(delay * 2, _MAX_RETRY_DELAY_S)
+
+
+def _retryable(exc: Exception) -> bool:
+    """A failed auto-commit query the server rolled back, safe to send again."""
+    return isinstance(exc, Neo4jError | DriverError) and exc.is_retryable()
+
+
+def _deadlocked(exc: Exception) -> bool:
+    """A managed transaction that lost a deadlock (the driver's own retries spent)."""
+    return isinstance(exc, StoreError) and _is_deadlock(exc.__cause__)
 
 
 def _is_deadlock(exc: BaseException | None) -> bool:
