@@ -10,77 +10,22 @@ so none of torch, transformers or sentence-transformers may appear.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
-from typing import Any
 
 import pytest
+from cli_support import TORCH, direct_env, run_cli, write_kiln_and_glaze
 
 from graphsvc.cli.exit_codes import ERROR_EXITS
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
-from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-_HARNESS = (
-    "import json, sys\n"
-    "from graphsvc.cli import main\n"
-    "rc = main(sys.argv[1:])\n"
-    "heavy = sorted(m for m in ('torch', 'transformers', 'sentence_transformers')"
-    " if m in sys.modules)\n"
-    "sys.stderr.write('\\nHEAVY=' + json.dumps(heavy) + '\\n')\n"
-    "sys.exit(rc)\n"
-)
-
 
 def _graphsvc(settings: Settings, state: Path, *args: str) -> tuple[int, str, str, list[str]]:
-    env = {
-        **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
-        "GRAPHSVC_STATE_DIR": str(state),
-    }
-    run = subprocess.run(
-        [sys.executable, "-c", _HARNESS, *args],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    err, _, heavy = run.stderr.rpartition("\nHEAVY=")
-    return run.returncode, run.stdout, err, json.loads(heavy)
-
-
-def _write(service: Service, binding: Binding) -> dict[str, Any]:
-    out = service.write(
-        binding,
-        parse_changes(
-            [
-                {
-                    "id": "kiln",
-                    "op": "create",
-                    "content": {
-                        "text": "The zorblax kiln was fired at 1280 degrees for nine hours.",
-                        "links": [{"role": "see-also", "target": {"local": "glaze"}}],
-                    },
-                    "sources": [],
-                },
-                {
-                    "id": "glaze",
-                    "op": "create",
-                    "content": {"text": "The celadon glaze crazed on cooling.", "links": []},
-                    "sources": [],
-                },
-            ]
-        ),
-    )
-    return dict(out.changes)
+    """The command opening the database; the PyTorch modules the child imported."""
+    rc, out, err, heavy = run_cli(direct_env(settings, state), *args)
+    return rc, out, err, [m for m in heavy if m in TORCH]
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -93,7 +38,7 @@ def _cached_graph() -> None:
 def test_search_read_and_inspect_never_import_torch(
     service: Service, human: Binding, test_settings: Settings, tmp_path: Path
 ) -> None:
-    views = _write(service, human)
+    views = write_kiln_and_glaze(service, human)
     kiln = views["kiln"].atom_id
     rc, out, err, heavy = _graphsvc(
         test_settings, tmp_path, "search", "zorblax kiln", "--subject", human.subject, "--json"
@@ -141,7 +86,7 @@ def test_a_subject_without_atoms_is_warned_about(
 def test_a_cursor_that_does_not_parse_is_cursor_invalid(
     service: Service, human: Binding, test_settings: Settings, tmp_path: Path
 ) -> None:
-    _write(service, human)
+    write_kiln_and_glaze(service, human)
     for command in ("search", "read"):
         rc, out, err, _ = _graphsvc(
             test_settings,

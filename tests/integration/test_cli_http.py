@@ -10,58 +10,20 @@ which heavy modules the child imported; the HTTP path imports none of them.
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
+from cli_support import direct_env, run_cli, write_kiln_and_glaze
 from conftest import LiveServer
 
 from graphsvc.cli.exit_codes import ERROR_EXITS
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
-from graphsvc.inputs import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-HEAVY = (
-    "neo4j",
-    "tiktoken",
-    "numpy",
-    "scipy",
-    "torch",
-    "transformers",
-    "sentence_transformers",
-    "onnxruntime",
-    "strawberry",
-    "pydantic",
-)
-
-_HARNESS = (
-    "import json, sys\n"
-    "from graphsvc.cli import main\n"
-    "rc = main(sys.argv[1:])\n"
-    f"heavy = sorted(m for m in {HEAVY!r} if m in sys.modules)\n"
-    "sys.stderr.write('\\nHEAVY=' + json.dumps(heavy) + '\\n')\n"
-    "sys.exit(rc)\n"
-)
-
 NOWHERE = "bolt://127.0.0.1:9"
-
-
-def _run(env: dict[str, str], *args: str) -> tuple[int, str, str, list[str]]:
-    run = subprocess.run(
-        [sys.executable, "-c", _HARNESS, *args],
-        env={**os.environ, **env},
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
-    err, _, heavy = run.stderr.rpartition("\nHEAVY=")
-    return run.returncode, run.stdout, err, json.loads(heavy)
 
 
 def _over_http(
@@ -74,47 +36,11 @@ def _over_http(
         "GRAPHSVC_SERVER_TOKEN": token,
         "GRAPHSVC_AUTH_FILE": str(auth_file or state / "no-auth.json"),
     }
-    return _run(env, *args)
+    return run_cli(env, *args)
 
 
 def _direct(settings: Settings, state: Path, *args: str) -> tuple[int, str, str, list[str]]:
-    env = {
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
-        "GRAPHSVC_STATE_DIR": str(state),
-        "GRAPHSVC_KEY_FILE": settings.key_file,
-        "GRAPHSVC_SECRET_FILE": settings.secret_file,
-        "GRAPHSVC_SERVER_URL": "",
-    }
-    return _run(env, *args)
-
-
-def _write(service: Service, binding: Binding) -> dict[str, Any]:
-    out = service.write(
-        binding,
-        parse_changes(
-            [
-                {
-                    "id": "kiln",
-                    "op": "create",
-                    "content": {
-                        "text": "The zorblax kiln was fired at 1280 degrees for nine hours.",
-                        "links": [{"role": "see-also", "target": {"local": "glaze"}}],
-                    },
-                    "sources": [],
-                },
-                {
-                    "id": "glaze",
-                    "op": "create",
-                    "content": {"text": "The celadon glaze crazed on cooling.", "links": []},
-                    "sources": [],
-                },
-            ]
-        ),
-    )
-    return dict(out.changes)
+    return run_cli(direct_env(settings, state), *args)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -136,7 +62,7 @@ def test_search_over_http_gives_the_direct_paths_hits_without_heavy_imports(
     test_settings: Settings,
     tmp_path: Path,
 ) -> None:
-    views = _write(service, human)
+    views = write_kiln_and_glaze(service, human)
     token = live_server.token_for(human)
     args = ("search", "zorblax kiln glaze", "--subject", human.subject, "--json")
     rc, out, err, heavy = _over_http(live_server, tmp_path, *args, token=token)
@@ -171,7 +97,7 @@ def test_read_and_inspect_over_http_match_the_direct_path(
     test_settings: Settings,
     tmp_path: Path,
 ) -> None:
-    views = _write(service, human)
+    views = write_kiln_and_glaze(service, human)
     kiln = views["kiln"].atom_id
     # No GRAPHSVC_SERVER_TOKEN: the token is the auth file's entry for the flags.
     token = live_server.token_for(human)
@@ -226,7 +152,7 @@ def test_read_and_inspect_over_http_match_the_direct_path(
 def test_a_cursor_that_does_not_parse_is_cursor_invalid_over_http(
     service: Service, human: Binding, live_server: LiveServer, tmp_path: Path
 ) -> None:
-    _write(service, human)
+    write_kiln_and_glaze(service, human)
     token = live_server.token_for(human)
     for command in ("search", "read"):
         rc, out, err, heavy = _over_http(
