@@ -69,6 +69,7 @@ def test_service_constructor_writes_no_file(tmp_path: Path) -> None:
             get_tokenizer(),
             secret=b"k" * 32,
             signing_keys=parts.signing_keys,
+            verification_keys=parts.verification_keys,
         )
         assert service.secret == b"k" * 32
         assert not (tmp_path / "state").exists()
