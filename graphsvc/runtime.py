@@ -36,6 +36,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsvc.embed import Embedder
 from graphsvc.embed.lazy import LazyEmbedder
@@ -48,6 +49,9 @@ from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer, get_tokenizer
 
+if TYPE_CHECKING:
+    from graphsvc.atomise.worker import JobWorker
+
 __all__ = [
     "Parts",
     "Runtime",
@@ -55,6 +59,7 @@ __all__ = [
     "connect",
     "instance_database",
     "instrument",
+    "job_worker_of",
     "secret_of",
     "service_for",
     "serving",
@@ -154,6 +159,7 @@ class Parts:
             secret=self.secret,
             signing_keys=self.signing_keys,
             verification_keys=self.verification_keys,
+            worker_of=job_worker_of,
             clock=self.clock,
         )
 
@@ -200,6 +206,15 @@ def connect(
             settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
         )
     return Runtime(settings=settings, db=db, managed=managed)
+
+
+def job_worker_of(service: Service) -> JobWorker:
+    """The background-job worker of ``service`` (one per Service, made when it first
+    asks, :meth:`Service.job_worker`); it holds the Service weakly, so a Service that
+    is gone leaves its held jobs to their lease and another worker."""
+    from graphsvc.atomise.worker import JobWorker
+
+    return JobWorker(weakref.ref(service))
 
 
 def instance_database(settings: Settings, instance: Instance) -> Database:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -67,6 +66,8 @@ class Service:
             case signs or verifies (:meth:`graphsvc.runtime.Parts.signing_keys`).
         verification_keys: loads its public keys alone, creating no key file
             (:meth:`graphsvc.runtime.Parts.verification_keys`; ``graphsvc export``).
+        worker_of: makes this Service's background-job worker, on first use
+            (:func:`graphsvc.runtime.job_worker_of`).
         clock: epoch seconds (injected so tests can move time).
     """
 
@@ -80,6 +81,7 @@ class Service:
         secret: bytes,
         signing_keys: Callable[[], KeyRing],
         verification_keys: Callable[[], dict[str, bytes]],
+        worker_of: Callable[[Service], JobWorker],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
@@ -89,6 +91,7 @@ class Service:
         self.secret = secret
         self.signing_keys = signing_keys
         self.verification_keys = verification_keys
+        self.worker_of = worker_of
         self.clock = clock
         # The entity extractor of GRAPHSVC_ENTITIES (None: no entity index, SPEC §16).
         self.extractor = extractor_for(settings.entities)
@@ -106,6 +109,7 @@ class Service:
             secret=self.secret,
             signing_keys=self.signing_keys,
             verification_keys=self.verification_keys,
+            worker_of=self.worker_of,
             clock=self.clock,
         )
 
@@ -159,13 +163,11 @@ class Service:
 
     def job_worker(self) -> JobWorker:
         """This service's background-job worker, created on first use (one per
-        Service, ATM-7). It holds the Service weakly: once the Service is gone its
-        held jobs wait for their lease and another worker."""
-        from graphsvc.atomise.worker import JobWorker
-
+        Service, ATM-7) by the root's ``worker_of``. It holds the Service weakly: once
+        the Service is gone its held jobs wait for their lease and another worker."""
         with self._worker_lock:
             if self._worker is None:
-                self._worker = JobWorker(weakref.ref(self))
+                self._worker = self.worker_of(self)
             return self._worker
 
     def write_deps(self) -> WriteDeps:
