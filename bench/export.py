@@ -41,7 +41,7 @@ from read import load  # noqa: E402  (bench/read.py, path set up just above)
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.ops.export import deployment_public_keys, export_graph  # noqa: E402
+from graphsvc.ops.export import export_graph  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
@@ -58,7 +58,7 @@ def measure(service: Service, binding: Binding, fmt: str, page_size: int) -> dic
                 binding,
                 fmt,
                 fh,
-                public_keys=lambda: deployment_public_keys(service.settings),
+                public_keys=service.verification_keys,
                 page_size=page_size,
             )
         seconds = time.perf_counter() - t0

@@ -43,10 +43,20 @@ def compact(
 ) -> dict[str, Any]:
     """``graphsvc compact``: rebuild the managed Neo4j's store without deleted records
     (:func:`graphsvc.ops.compact.compact`; it stops and starts the managed Neo4j, so
-    it takes the settings, not a connection)."""
-    from graphsvc.ops.compact import compact as run
+    it takes the settings, not a connection; the root connects to the instances it
+    starts, :func:`graphsvc.runtime.instance_database`)."""
+    from functools import partial
 
-    return run(settings, batch=batch, index_timeout_s=index_timeout_s, progress=progress)
+    from graphsvc.ops.compact import compact as run
+    from graphsvc.runtime import instance_database
+
+    return run(
+        settings,
+        connect=partial(instance_database, settings),
+        batch=batch,
+        index_timeout_s=index_timeout_s,
+        progress=progress,
+    )
 
 
 class Admin:

@@ -10,11 +10,19 @@
   writes no file;
 - **signing keys**: a loader of the Ed25519 key ring (SIG-4), called when a use case
   signs or verifies, never at start: loading creates the key file, and each load
-  re-checks the file's mode (:meth:`Parts.signing_keys`);
+  re-checks the file's mode (:meth:`Parts.signing_keys`); and a loader of the
+  verification keys alone that never creates the file (:meth:`Parts.verification_keys`,
+  ``graphsvc export``). No other module finds the key file or builds a key ring;
 - **clock**: epoch seconds (``time.time``; tests pass their own);
 - **embedder**: a :class:`~graphsvc.embed.lazy.LazyEmbedder`: the model loads on the
   first call that embeds, so ``purge``, ``inspect``, ``export`` and refused commands
-  never load it; ``serve`` loads it at start.
+  never load it; ``serve`` loads it at start. An HTTP app times its calls
+  (:func:`instrument`, which also puts the Service's jobs in ``/metrics``);
+- **compaction's connections**: a :class:`Database` on each managed instance that
+  ``graphsvc compact`` starts (:func:`instance_database`).
+
+Only this module (and the tests) builds a :class:`Database` or a :class:`KeyRing`
+(tests/unit/test_architecture.py): a use case is handed the built object or a callable.
 """
 
 from __future__ import annotations
@@ -23,10 +31,12 @@ import contextlib
 import sys
 import threading
 import time
+import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from graphsvc.embed import Embedder
 from graphsvc.embed.lazy import LazyEmbedder
@@ -39,11 +49,17 @@ from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer, get_tokenizer
 
+if TYPE_CHECKING:
+    from graphsvc.atomise.worker import JobWorker
+
 __all__ = [
     "Parts",
     "Runtime",
     "build_service",
     "connect",
+    "instance_database",
+    "instrument",
+    "job_worker_of",
     "secret_of",
     "service_for",
     "serving",
@@ -121,6 +137,18 @@ class Parts:
         """
         return KeyRing.load_or_create(signing_key_path(self.settings))
 
+    def verification_keys(self) -> dict[str, bytes]:
+        """The deployment's verification keys (active and retired); none if it has no
+        key ring yet. Unlike signing, checking never creates a key file.
+
+        Raises:
+            SignerError: the key file is unsafe, unreadable or malformed.
+        """
+        path = signing_key_path(self.settings)
+        if not path.exists():
+            return {}
+        return KeyRing.load_or_create(path).public_keys()
+
     def service(self, db: Database) -> Service:
         """The Service over ``db`` built from these parts."""
         return Service(
@@ -130,6 +158,8 @@ class Parts:
             self.tokenizer,
             secret=self.secret,
             signing_keys=self.signing_keys,
+            verification_keys=self.verification_keys,
+            worker_of=job_worker_of,
             clock=self.clock,
         )
 
@@ -176,6 +206,42 @@ def connect(
             settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
         )
     return Runtime(settings=settings, db=db, managed=managed)
+
+
+def job_worker_of(service: Service) -> JobWorker:
+    """The background-job worker of ``service`` (one per Service, made when it first
+    asks, :meth:`Service.job_worker`); it holds the Service weakly, so a Service that
+    is gone leaves its held jobs to their lease and another worker."""
+    from graphsvc.atomise.worker import JobWorker
+
+    return JobWorker(weakref.ref(service))
+
+
+def instance_database(settings: Settings, instance: Instance) -> Database:
+    """A connection to a managed instance this process started (``graphsvc compact``'s
+    source and target): the driver's default timeouts, ``settings``' database name."""
+    password = instance.password if instance.auth else ""
+    return Database(instance.uri, instance.user, password, settings.neo4j_database)
+
+
+def instrument(service: Service) -> Service:
+    """``service`` as an HTTP app serves it (:func:`graphsvc.api.app.create_app`): its
+    embedder's calls timed in ``/metrics`` (once: an instrumented Service is left as
+    it is) and its background jobs counted there. Returns the same Service."""
+    from graphsvc.metrics import TimedEmbedder, track_jobs
+
+    if not isinstance(service.embedder, TimedEmbedder):
+        service.embedder = TimedEmbedder(service.embedder)
+    ref = weakref.ref(service)
+
+    def jobs() -> tuple[int, int]:
+        svc = ref()
+        if svc is None:
+            return 0, 0
+        return svc.job_worker().queue_counts()
+
+    track_jobs(id(service), jobs)
+    return service
 
 
 def service_for(

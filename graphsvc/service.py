@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import threading
 import time
-import weakref
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
@@ -65,6 +64,10 @@ class Service:
             reads it from its file (:func:`graphsvc.runtime.secret_of`).
         signing_keys: loads the deployment's Ed25519 key ring (SIG-4) when a use
             case signs or verifies (:meth:`graphsvc.runtime.Parts.signing_keys`).
+        verification_keys: loads its public keys alone, creating no key file
+            (:meth:`graphsvc.runtime.Parts.verification_keys`; ``graphsvc export``).
+        worker_of: makes this Service's background-job worker, on first use
+            (:func:`graphsvc.runtime.job_worker_of`).
         clock: epoch seconds (injected so tests can move time).
     """
 
@@ -77,6 +80,8 @@ class Service:
         *,
         secret: bytes,
         signing_keys: Callable[[], KeyRing],
+        verification_keys: Callable[[], dict[str, bytes]],
+        worker_of: Callable[[Service], JobWorker],
         clock: Callable[[], float] = time.time,
     ) -> None:
         self.settings = settings
@@ -85,6 +90,8 @@ class Service:
         self.tokenizer = tokenizer
         self.secret = secret
         self.signing_keys = signing_keys
+        self.verification_keys = verification_keys
+        self.worker_of = worker_of
         self.clock = clock
         # The entity extractor of GRAPHSVC_ENTITIES (None: no entity index, SPEC §16).
         self.extractor = extractor_for(settings.entities)
@@ -101,6 +108,8 @@ class Service:
             self.tokenizer,
             secret=self.secret,
             signing_keys=self.signing_keys,
+            verification_keys=self.verification_keys,
+            worker_of=self.worker_of,
             clock=self.clock,
         )
 
@@ -154,13 +163,11 @@ class Service:
 
     def job_worker(self) -> JobWorker:
         """This service's background-job worker, created on first use (one per
-        Service, ATM-7). It holds the Service weakly: once the Service is gone its
-        held jobs wait for their lease and another worker."""
-        from graphsvc.atomise.worker import JobWorker
-
+        Service, ATM-7) by the root's ``worker_of``. It holds the Service weakly: once
+        the Service is gone its held jobs wait for their lease and another worker."""
         with self._worker_lock:
             if self._worker is None:
-                self._worker = JobWorker(weakref.ref(self))
+                self._worker = self.worker_of(self)
             return self._worker
 
     def write_deps(self) -> WriteDeps:
@@ -188,6 +195,7 @@ class Service:
             secret=self.secret,
             clock=self.clock,
             config=AtomiseConfig.from_settings(self.settings),
+            signing_keys=self.signing_keys,
             extractor=self.extractor,
         )
 
@@ -464,11 +472,9 @@ class Service:
 
     def public_keys(self) -> dict[str, bytes]:
         """keyId → public key of the deployment's signing keys (current and retired),
-        to check lineage signatures (SIG-4); see
-        :func:`graphsvc.atomise.verified_lineage.public_keys`."""
-        from graphsvc.atomise.verified_lineage import public_keys
-
-        return public_keys(self.settings)
+        to check lineage signatures (SIG-4); loading creates the key ring on first use
+        (:meth:`graphsvc.runtime.Parts.signing_keys`)."""
+        return self.signing_keys().public_keys()
 
     def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
@@ -488,9 +494,7 @@ class Service:
         :func:`graphsvc.atomise.verified_lineage.lineage_graph`."""
         from graphsvc.atomise.verified_lineage import lineage_graph
 
-        return lineage_graph(
-            self.db, self.settings.signing_key_path, binding, atom_id, depth, as_of
-        )
+        return lineage_graph(self.db, self.public_keys, binding, atom_id, depth, as_of)
 
     def export_graph(
         self,
@@ -507,7 +511,7 @@ class Service:
         """``graphsvc export`` (docs/analysts.md): the caller's subject streamed as
         ``fmt`` to ``target``, lineage signatures checked against the deployment's keys
         (none created); see :func:`graphsvc.ops.export.export_graph`."""
-        from graphsvc.ops.export import DEFAULT_PAGE, Window, deployment_public_keys, export_graph
+        from graphsvc.ops.export import DEFAULT_PAGE, Window, export_graph
 
         return export_graph(
             self.db,
@@ -516,7 +520,7 @@ class Service:
             target,
             revisions=revisions,
             page_size=DEFAULT_PAGE if page_size is None else page_size,
-            public_keys=lambda: deployment_public_keys(self.settings),
+            public_keys=self.verification_keys,
             progress=progress,
             window=Window(as_of=as_of, since=since),
         )

@@ -50,14 +50,9 @@ from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
 from graphsvc.auth import AuthTable
 from graphsvc.mcp_api.http import McpHttp
-from graphsvc.metrics import (
-    CONTENT_TYPE,
-    TimedEmbedder,
-    exposition,
-    observe_request,
-    track_jobs,
-)
+from graphsvc.metrics import CONTENT_TYPE, exposition, observe_request
 from graphsvc.request_scope import RequestScope, current, new_request_id, scope
+from graphsvc.runtime import instrument
 from graphsvc.service import Service
 
 __all__ = ["create_app", "http_status_for"]
@@ -315,21 +310,6 @@ async def _answer(send: Send, refusal: Refusal, request_id: str) -> None:
     await send({"type": "http.response.body", "body": body})
 
 
-def _track_jobs(service: Service) -> None:
-    """The background jobs pending and failed (in the database) in ``/metrics``."""
-    import weakref
-
-    ref = weakref.ref(service)
-
-    def jobs() -> tuple[int, int]:
-        svc = ref()
-        if svc is None:
-            return 0, 0
-        return svc.job_worker().queue_counts()
-
-    track_jobs(id(service), jobs)
-
-
 def create_app(
     service: Service,
     auth: AuthTable | None,
@@ -347,12 +327,10 @@ def create_app(
         close: called last when the app stops (the worker's database connection).
     """
     settings = service.settings
-    if not isinstance(service.embedder, TimedEmbedder):
-        service.embedder = TimedEmbedder(service.embedder)
+    instrument(service)  # the root wraps the embedder and counts the jobs
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
-    _track_jobs(service)
     graphql = _GraphQL(service, auth, settings.retry_after_s)
     front_door = FrontDoor(
         cast(strawberry.Schema, graphql.schema)._schema,

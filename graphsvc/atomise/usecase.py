@@ -33,7 +33,6 @@ import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Any, Final
 
 from graphsvc.atomise.curators import Curator, LlmCurator, RuleCurator
@@ -85,8 +84,6 @@ __all__ = [
     "build_curator",
     "canonical_json",
     "event_from_row",
-    "key_file_of",
-    "load_key_ring",
     "outcome_word",
     "payload_sha256",
     "require_curator_tier",
@@ -176,12 +173,11 @@ class AtomiseOutcome:
 
 @dataclass(frozen=True)
 class AtomiseConfig:
-    """The settings an atomisation reads (curator, keys, hooks, token lifetime)."""
+    """The settings an atomisation reads (curator, hooks, token lifetime)."""
 
     curator: str
     ollama_url: str
     ollama_model: str
-    key_file: Path
     hooks: str
     token_lifetime_s: float
 
@@ -191,7 +187,6 @@ class AtomiseConfig:
             curator=settings.curator,
             ollama_url=settings.ollama_url,
             ollama_model=settings.ollama_model,
-            key_file=key_file_of(settings),
             hooks=settings.atomise_hooks,
             token_lifetime_s=settings.token_lifetime_s,
         )
@@ -199,7 +194,9 @@ class AtomiseConfig:
 
 @dataclass(frozen=True)
 class AtomiseDeps:
-    """What an atomisation uses: the store, the models, the token secret, time, config."""
+    """What an atomisation uses: the store, the models, the token secret, time, config
+    and the loader of the signing key ring (:meth:`graphsvc.runtime.Parts.signing_keys`:
+    it creates the ring on first use, mode 0600)."""
 
     db: Database
     embedder: Embedder
@@ -207,6 +204,7 @@ class AtomiseDeps:
     secret: bytes
     clock: Callable[[], float]
     config: AtomiseConfig
+    signing_keys: Callable[[], KeyRing]
     # The entity extractor (SPEC §16); None: the entity index is off.
     extractor: EntityExtractor | None = None
 
@@ -239,20 +237,6 @@ def build_curator(config: AtomiseConfig, retries: int) -> Curator:
     if config.curator == "rule":
         return RuleCurator()
     return LlmCurator(config.ollama_url, model=config.ollama_model, max_retries=retries)
-
-
-def key_file_of(settings: Settings) -> Path:
-    """Where the deployment's signing key ring lives (SIG-4)."""
-    return settings.signing_key_path
-
-
-def load_key_ring(settings: Settings) -> KeyRing:
-    """Load (or create on first use, mode 0600) the deployment's key ring.
-
-    Raises:
-        SignerError: the key file is unsafe, unreadable or malformed.
-    """
-    return KeyRing.load_or_create(key_file_of(settings))
 
 
 def outcome_word(outcome: AtomiseOutcome) -> str:
@@ -313,7 +297,7 @@ def atomise(
     if early is not None:
         return early
 
-    ring = KeyRing.load_or_create(config.key_file)
+    ring = deps.signing_keys()
     budgeted = apply_budget(build_curator(config, retries).curate(source.text, budget), budget)
     if budgeted.reason is not None:
         return AtomiseOutcome(

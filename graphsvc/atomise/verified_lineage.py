@@ -6,30 +6,22 @@ against them lives here, next to :func:`graphsvc.atomise.lineage.lineage`.
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from graphsvc.atomise.lineage import lineage
-from graphsvc.atomise.usecase import load_key_ring
 from graphsvc.core.binding import Binding
 from graphsvc.core.signing import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.store.graph import lineage_of
 
-__all__ = ["lineage_graph", "public_keys"]
-
-
-def public_keys(settings: Settings) -> dict[str, bytes]:
-    """keyId → public key of the deployment's signing keys (current and retired)."""
-    return load_key_ring(settings).public_keys()
+__all__ = ["lineage_graph"]
 
 
 def lineage_graph(
     db: Database,
-    key_file: Path,
+    public_keys: Callable[[], dict[str, bytes]],
     binding: Binding,
     atom_id: str,
     depth: int | None = None,
@@ -39,7 +31,8 @@ def lineage_graph(
 
     Args:
         db: the store.
-        key_file: the deployment's signing key ring (loaded only when there are edges).
+        public_keys: loads keyId → public key of the deployment's signing keys,
+            current and retired (called only when there are derives_from edges).
         binding: the caller.
         atom_id: the root atom.
         depth: derives_from hops from the root (see :func:`lineage`).
@@ -59,7 +52,7 @@ def lineage_graph(
     graph = lineage(db, binding, atom_id, depth, as_of)
     derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
     stored = lineage_of(db, binding.subject, [(e["source"], int(e["fromRev"])) for e in derived])
-    keys = KeyRing.load_or_create(key_file).public_keys() if derived else {}
+    keys = public_keys() if derived else {}
     for e in derived:
         found = [
             s

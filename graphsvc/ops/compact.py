@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsvc.errors import CompactError
-from graphsvc.localdb import LocalNeo4j
+from graphsvc.localdb import Instance, LocalNeo4j
 from graphsvc.localdb.launcher import SWAP_JOURNAL, start_all, stop_all
 from graphsvc.settings import Settings
 from graphsvc.store.compact import create_schema, index_states
@@ -44,12 +44,16 @@ from graphsvc.store.meta import mark_compacted
 __all__ = ["compact", "data_bytes", "shred_tree"]
 
 Progress = Callable[[str], None]
+# Opens a Database on an instance compaction started (the read-only source and the
+# empty target): the root's graphsvc.runtime.instance_database.
+Connect = Callable[[Instance], Database]
 _ZEROS = bytes(1024 * 1024)
 
 
 def compact(
     settings: Settings,
     *,
+    connect: Connect,
     name: str = "serve",
     batch: int = 2000,
     index_timeout_s: float = 3600.0,
@@ -95,7 +99,7 @@ def compact(
     )
     try:
         phases, copied, erased = _build_copy(
-            settings, source, target, batch, index_timeout_s, clock, say
+            connect, source, target, batch, index_timeout_s, clock, say
         )
     except BaseException:
         stop_all([source, target])
@@ -140,7 +144,7 @@ def _instances(settings: Settings, name: str, say: Progress) -> tuple[LocalNeo4j
 
 
 def _build_copy(
-    settings: Settings,
+    connect: Connect,
     source: LocalNeo4j,
     target: LocalNeo4j,
     batch: int,
@@ -150,8 +154,8 @@ def _build_copy(
 ) -> tuple[dict[str, float], dict[str, Any], int]:
     shred_tree(target.home)  # a copy left by a failed run is never reused
     src, tgt = start_all([source, target], die_with_parent=True)
-    src_db = Database(src.uri, src.user, src.password if src.auth else "", settings.neo4j_database)
-    tgt_db = Database(tgt.uri, tgt.user, "", settings.neo4j_database)
+    src_db = connect(src)
+    tgt_db = connect(tgt)
     try:
         say("graphsvc: compact: copying live records into a new store...")
         copied = copy_graph(src_db, tgt_db, batch=batch, progress=say)

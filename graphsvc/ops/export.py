@@ -50,8 +50,6 @@ from graphsvc.core.signing import signature_status
 from graphsvc.core.views import EXPORT_FORMATS, ExportReport
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.guards import refuse_if_purge_pending
-from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store import entity_views
 from graphsvc.store import export as store
 from graphsvc.store.connection import Database
@@ -64,7 +62,6 @@ __all__ = [
     "ExportReport",
     "PublicKeys",
     "Window",
-    "deployment_public_keys",
     "export_graph",
     "unescape_xml_value",
     "xml_safe",
@@ -392,7 +389,7 @@ def export_graph(
             writes ``nodes.csv`` and ``edges.csv`` there).
         public_keys: the deployment's verification keys (key id → raw public key),
             asked for once, when the first lineage edge is checked; see
-            :func:`deployment_public_keys`.
+            :meth:`graphsvc.runtime.Parts.verification_keys` (it creates no key file).
         revisions: also write superseded revisions as ``revision`` nodes.
         page_size: atoms per read page (memory is bounded by one page).
         progress: called after each page with the report so far.
@@ -589,15 +586,6 @@ def _lineage(out: _Counted, report: ExportReport, edge: LineageRow, status: str)
 
 
 _EXPORT_STATUS = {"verified": "valid", "invalid": "invalid", "unknown_key": "unknown-key"}
-
-
-def deployment_public_keys(settings: Settings) -> dict[str, bytes]:
-    """The deployment's verification keys (active and retired); none if it has no key
-    ring yet. Unlike signing, checking never creates a key file."""
-    path = settings.signing_key_path
-    if not path.exists():
-        return {}
-    return KeyRing.load_or_create(path).public_keys()
 
 
 def _atom(out: _Counted, report: ExportReport, row: AtomPageRow) -> None:

@@ -36,7 +36,6 @@ from graphsvc.atomise.usecase import (
     EVENT_ATOMISATION_COMPLETE,
     AtomiseHooks,
     event_from_row,
-    key_file_of,
     payload_sha256,
 )
 from graphsvc.atomise.worker import worker_for
@@ -96,7 +95,7 @@ def events_of(db: Database, subject: str) -> list[dict[str, Any]]:
 
 
 def ring_of(service: Service) -> KeyRing:
-    return KeyRing.load_or_create(key_file_of(service.settings))
+    return service.signing_keys()
 
 
 # =========================================================================== flow

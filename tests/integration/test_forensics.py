@@ -16,12 +16,10 @@ from pathlib import Path
 import pytest
 from atomise_support import THREE_SENTENCES, cli_env, create, run_cli, service_with
 
-from graphsvc.atomise.usecase import key_file_of
 from graphsvc.core.binding import Binding
 from graphsvc.forensics.bundle import verify_bundle_bytes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 
 BUDGET = 50
 
@@ -153,7 +151,7 @@ def test_rotation_keeps_old_signatures_verifiable(
     own = service_with(rule, key_file=str(tmp_path / "keys" / "signing-key.json"))
     first = create(own, human, THREE_SENTENCES)
     own.atomise(human, first.atom_id, max_atom_tokens=BUDGET)
-    ring = KeyRing.load_or_create(key_file_of(own.settings))
+    ring = own.signing_keys()
     old_key = ring.active_key_id
     new_key = ring.rotate()
     second = create(own, human, THREE_SENTENCES)

@@ -4,7 +4,8 @@ The store boundary (issue 15): only graphsvc/store imports neo4j or runs a query
 every query name in code is a file under cypher/ and every file is used; no
 query text is built from strings; use cases never import the facade; Settings is
 the only reader of the environment; the layers' import graph has no back edge
-(``python -m graphsvc.devtools imports``). Rules with a PENDING set fail on a new
+(``python -m graphsvc.devtools imports``); only the composition root builds key
+rings, connections and the embedder's wrappers. Rules with a PENDING set fail on a new
 offender *and* on a PENDING entry that no longer offends, so the sets only shrink.
 """
 
@@ -604,3 +605,68 @@ def test_no_function_is_longer_than_the_limit() -> None:
         if length > MAX_FUNCTION_LINES
     }
     _check_pending(offenders, LONG_FUNCTION_PENDING)
+
+
+# ------------------------------------------------------------------ composition (issue 31)
+#
+# graphsvc/runtime.py is the composition root: it alone builds a key ring (and so
+# finds the key file), a Database, the lazy embedder and its timing wrapper, and
+# reads the MAC secret; a use case is handed the built object or a callable. The
+# defining module of each may build its own (``KeyRing.rotate``, ``for_settings``);
+# tests build what they need. Calls are matched by name: ``KeyRing(...)``,
+# ``KeyRing.load_or_create(...)``, ``signing_keys.KeyRing(...)`` alike.
+
+ROOT_BUILT = {
+    "KeyRing": "graphsvc.signing_keys",
+    "KeyRing.load_or_create": "graphsvc.signing_keys",
+    "Database": "graphsvc.store.connection",
+    "Database.for_settings": "graphsvc.store.connection",
+    "LazyEmbedder": "graphsvc.embed.lazy",
+    "TimedEmbedder": "graphsvc.metrics",
+    "load_or_create_secret": "graphsvc.server_secret",
+    "JobWorker": "graphsvc.atomise.worker",
+}
+# module:call (none: any offender is a failure).
+BUILT_OUTSIDE_THE_ROOT_PENDING: set[str] = set()
+
+
+def _root_built_calls(tree: ast.AST) -> set[str]:
+    """The ROOT_BUILT names ``tree`` calls (a module-qualified call counts too)."""
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        called = ast.unparse(node.func)
+        found.update(name for name in ROOT_BUILT if called == name or called.endswith("." + name))
+    return found
+
+
+def test_the_composition_check_finds_each_way_of_building() -> None:
+    source = (
+        "from graphsvc import signing_keys\n"
+        "def f(path, db):\n"
+        "    ring = signing_keys.KeyRing.load_or_create(path)\n"
+        "    other = KeyRing(path, [])\n"
+        "    conn = Database('bolt://x', 'u', '', 'neo4j')\n"
+        "    db.read('x')\n"
+        "    return KeyRing.public_keys(ring), Database.for_settings\n"
+    )
+    assert _root_built_calls(ast.parse(source)) == {
+        "KeyRing.load_or_create",
+        "KeyRing",
+        "Database",
+    }
+
+
+def test_only_the_composition_root_builds_key_rings_and_connections() -> None:
+    offenders = {
+        f"{m}:{name}"
+        for m in MODULES
+        if m != "graphsvc.runtime"
+        for name in _root_built_calls(_tree(m))
+        if ROOT_BUILT[name] != m
+    }
+    _check_pending(offenders, BUILT_OUTSIDE_THE_ROOT_PENDING)
+    assert {"KeyRing.load_or_create", "Database.for_settings", "JobWorker"} <= (
+        _root_built_calls(_tree("graphsvc.runtime"))
+    )

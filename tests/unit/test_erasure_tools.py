@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from graphsvc.localdb import LocalNeo4j, erasure_scan
 from graphsvc.localdb.erasure_scan import scan
 from graphsvc.localdb.launcher import SWAP_JOURNAL
 from graphsvc.ops.compact import compact, shred_tree
+from graphsvc.runtime import instance_database
 from graphsvc.settings import Settings
 
 
@@ -62,7 +64,7 @@ def test_shred_overwrites_before_it_unlinks(tmp_path: Path) -> None:
 def test_compact_refuses_a_neo4j_it_does_not_manage(tmp_path: Path) -> None:
     settings = Settings.from_env({}, state_dir=tmp_path, neo4j_uri="bolt://127.0.0.1:1")
     with pytest.raises(CompactError) as err:
-        compact(settings)
+        compact(settings, connect=partial(instance_database, settings))
     assert err.value.code == "COMPACT_FAILED"
     assert list(tmp_path.iterdir()) == []  # nothing was touched
 

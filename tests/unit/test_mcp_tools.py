@@ -37,6 +37,8 @@ SERVICE = Service(
     cast(Any, None),
     secret=b"s" * 32,
     signing_keys=cast(Any, None),
+    verification_keys=cast(Any, None),
+    worker_of=cast(Any, None),
 )
 BUILT = build_tools(SCHEMA, SERVICE)
 # Arguments the tool converts before the call (graphsvc.inputs, as the resolvers do).

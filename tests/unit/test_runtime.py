@@ -12,7 +12,7 @@ import pytest
 from graphsvc.embed.lazy import LazyEmbedder
 from graphsvc.embed.sentence import DIMENSION, MODEL_NAME
 from graphsvc.errors import InvalidInputError, SignerError
-from graphsvc.runtime import Parts, secret_of, service_for, signing_key_path
+from graphsvc.runtime import Parts, job_worker_of, secret_of, service_for, signing_key_path
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
@@ -69,6 +69,8 @@ def test_service_constructor_writes_no_file(tmp_path: Path) -> None:
             get_tokenizer(),
             secret=b"k" * 32,
             signing_keys=parts.signing_keys,
+            verification_keys=parts.verification_keys,
+            worker_of=job_worker_of,
         )
         assert service.secret == b"k" * 32
         assert not (tmp_path / "state").exists()

@@ -57,7 +57,6 @@ def test_every_evaluation_and_read_limit_is_a_setting_of_its_name() -> None:
 
 @pytest.mark.req("SIG-4")
 def test_the_key_ring_and_secret_paths_are_decided_by_the_settings_alone(tmp_path: Path) -> None:
-    from graphsvc.atomise.usecase import key_file_of
     from graphsvc.runtime import signing_key_path
 
     default = Settings().with_(state_dir=tmp_path)
@@ -66,5 +65,5 @@ def test_the_key_ring_and_secret_paths_are_decided_by_the_settings_alone(tmp_pat
     chosen = default.with_(key_file=str(tmp_path / "k.json"), secret_file=str(tmp_path / "s"))
     assert chosen.signing_key_path == tmp_path / "k.json"
     assert chosen.secret_path == tmp_path / "s"
-    # The composition root and the atomise host read the same answer.
-    assert signing_key_path(chosen) == key_file_of(chosen) == chosen.signing_key_path
+    # The composition root, the only module that finds the key file, reads the same.
+    assert signing_key_path(chosen) == chosen.signing_key_path
