@@ -38,8 +38,8 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SHOTS = Path(os.environ.get("GRAPHSVC_TEST_RESULTS", "test-results"))
-# Optional: a folder that also gets a copy of every screenshot of the issue-30 tests
-# (for a person to look at; the tests' own copies stay under their tmp dir).
+# Optional: a folder that also gets a copy of every screenshot (for a person to look
+# at; the tests keep theirs under test-results/ or their tmp dir).
 SHOTS_COPY = os.environ.get("GRAPHSVC_SHOTS_COPY")
 
 
@@ -88,6 +88,9 @@ class Watched:
         SHOTS.mkdir(parents=True, exist_ok=True)
         path = SHOTS / f"{name}.png"
         self.page.screenshot(path=str(path))
+        if SHOTS_COPY:
+            Path(SHOTS_COPY).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, Path(SHOTS_COPY) / path.name)
         return path
 
     def close(self) -> None:

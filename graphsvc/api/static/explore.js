@@ -268,6 +268,9 @@
           "target-arrow-shape": "triangle",
           "arrow-scale": 1.2,
           "curve-style": "bezier",
+          // Parallel links (two roles between one pair) far enough apart that their
+          // level labels do not run into each other.
+          "control-point-step-size": 64,
           opacity: 0.9,
           label: "data(label)",
           // Level and on a light box: a role read along a steep edge is hard to read.
