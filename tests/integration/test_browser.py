@@ -21,6 +21,7 @@ from typing import Any
 from urllib.parse import urlparse
 
 import pytest
+from write_support import new, ref, revise, write
 
 from graphsvc.core.binding import Binding
 from graphsvc.seed import load_team_corpus
@@ -37,6 +38,9 @@ CHROMIUM_ARGS = [
     "--no-first-run",
 ]
 SHOTS = Path(os.environ.get("GRAPHSVC_TEST_RESULTS", "test-results"))
+# Optional: a folder that also gets a copy of every screenshot (for a person to look
+# at; the tests keep theirs under test-results/ or their tmp dir).
+SHOTS_COPY = os.environ.get("GRAPHSVC_SHOTS_COPY")
 
 
 @pytest.fixture(scope="module")
@@ -84,6 +88,9 @@ class Watched:
         SHOTS.mkdir(parents=True, exist_ok=True)
         path = SHOTS / f"{name}.png"
         self.page.screenshot(path=str(path))
+        if SHOTS_COPY:
+            Path(SHOTS_COPY).mkdir(parents=True, exist_ok=True)
+            shutil.copy(path, Path(SHOTS_COPY) / path.name)
         return path
 
     def close(self) -> None:
@@ -743,4 +750,176 @@ def test_graphiql_runs_a_pasted_document_at_once(browser: Any, live_server: Any)
     assert doc["errors"][0]["extensions"]["code"] == "UNAUTHENTICATED", doc
     assert "Unexpected token" not in bad and "is not valid JSON" not in bad
     w.shot("graphiql-pasted-error")
+    w.close()
+
+
+# ------------------------------------ issue 30: the opened atom shows its head revision
+
+
+def _shot(w: Watched, tmp_path: Path, name: str) -> Path:
+    """A screenshot under the test's tmp dir (and in $GRAPHSVC_SHOTS_COPY when set)."""
+    path = tmp_path / f"{name}.png"
+    w.page.screenshot(path=str(path))
+    if SHOTS_COPY:
+        Path(SHOTS_COPY).mkdir(parents=True, exist_ok=True)
+        shutil.copy(path, Path(SHOTS_COPY) / path.name)
+    return path
+
+
+_NODE = """(id) => { const n = window.graphsvcExplorer.cy.getElementById(id);
+  return {rev: n.data('rev'), label: n.data('label'), full: n.data('full')}; }"""
+
+_LINKS = """() => window.graphsvcExplorer.cy.edges("[kind = 'link']").map(e => ({
+  source: e.source().id(), target: e.target().id(), role: e.data('role'), at: e.data('at'),
+  label: e.data('label')}))"""
+
+
+def _click_node(page: Any, atom_id: str) -> None:
+    at = page.evaluate(_ON_PAGE, atom_id)
+    if not at["inside"]:
+        page.evaluate(
+            "(id) => window.graphsvcExplorer.cy.center(window.graphsvcExplorer.cy"
+            ".getElementById(id))",
+            atom_id,
+        )
+        at = page.evaluate(_ON_PAGE, atom_id)
+    page.mouse.click(at["x"], at["y"])
+
+
+@pytest.mark.req("API-5")
+def test_an_opened_atom_shows_its_head_when_a_neighbour_pins_an_older_revision(
+    browser: Any, live_server: Any, service: Service, human: Binding, tmp_path: Path
+) -> None:
+    """A runbook in two revisions; an incident links to rev 1 (at: observed, pinned); a
+    postmortem links to both (logical). Opening the runbook from its search hit (r2),
+    then expanding the postmortem and the incident, leaves the runbook's node and side
+    panel at rev 2 (head); the pinned link is labelled "pinned r1" on its edge."""
+    first = "Runbook for the orion queue: restart the consumer"
+    second = "Runbook for the orion queue, v2: drain the queue, then restart the consumer"
+    a = write(service, human, [new("a", first)]).changes["a"]
+    a_id = a.atom_id
+    pinned = [{"role": "cites", "target": {"ref": ref(a), "at": "observed"}}]
+    b = write(service, human, [new("b", "Incident 9: the orion queue stalled", links=pinned)])
+    b_id = b.changes["b"].atom_id
+    assert write(service, human, [revise("a", ref(a), second)]).changes["a"].rev == 2
+    about = [
+        {"role": "about", "target": {"ref": ref(a_id, 2), "at": "logical"}},
+        {"role": "about", "target": {"ref": ref(b.changes["b"]), "at": "logical"}},
+    ]
+    c = write(service, human, [new("c", "Postmortem of incident 9", links=about)])
+    c_id = c.changes["c"].atom_id
+
+    w = Watched(browser, live_server.url)
+    page = w.page
+    page.goto(f"{live_server.url}/explore")
+    page.fill("#token", live_server.token_for(human))
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#whoami:not([hidden])", timeout=10_000)
+    page.fill("#q", "orion queue runbook")
+    page.keyboard.press("Enter")
+    page.wait_for_selector("#hits .hit", timeout=30_000)
+    hit = page.locator(f'#hits .hit[data-atom-id="{a_id}"]')
+    assert "r2" in hit.inner_text()
+    _shot(w, tmp_path, "explore-rev-search")
+
+    def panel_at_head() -> None:
+        page.wait_for_function(
+            "(id) => document.getElementById('side-meta').textContent.startsWith(id)",
+            arg=a_id,
+            timeout=30_000,
+        )
+        assert " · rev 2 (head) · " in page.inner_text("#side-meta")
+        assert page.inner_text("#side-text") == second
+        assert page.locator("#rev-pick option").all_inner_texts() == ["rev 2 (head)", "rev 1"]
+        assert page.evaluate(_NODE, a_id) == {
+            "rev": 2,
+            "label": "Runbook for the orion queue, v2",
+            "full": second,
+        }
+
+    hit.click()
+    page.wait_for_function(_DRAWN, arg=1, timeout=30_000)
+    panel_at_head()
+    _shot(w, tmp_path, "explore-rev-opened")
+
+    # Expand the postmortem (it brings the incident), then the incident: its pinned
+    # link reaches rev 1 of the runbook, which must not take over the runbook's node.
+    for atom_id in (c_id, b_id):
+        _click_node(page, atom_id)
+        page.wait_for_function(
+            "(id) => document.getElementById('side-meta').textContent.startsWith(id)"
+            " && window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')",
+            arg=atom_id,
+            timeout=30_000,
+        )
+        page.wait_for_function(_DRAWN, arg=2, timeout=30_000)
+    assert page.evaluate(_NODE, a_id) == {
+        "rev": 2,
+        "label": "Runbook for the orion queue, v2",
+        "full": second,
+    }
+    edges = {(e["source"], e["target"], e["role"]): e for e in page.evaluate(_LINKS)}
+    assert edges[(b_id, a_id, "cites")]["label"] == "cites · pinned r1"
+    assert edges[(c_id, a_id, "about")]["label"] == "about"
+    assert "cites · observed → " in page.inner_text("#side-out")
+    assert "r1 · pinned (head is r2)" in page.inner_text("#side-out")
+    _shot(w, tmp_path, "explore-rev-pinned-edge")
+
+    # Back on the runbook: still its head.
+    _click_node(page, a_id)
+    panel_at_head()
+
+    # Only an explicit pick shows an older revision, in the panel and on the node.
+    page.select_option("#rev-pick", "1")
+    page.wait_for_function(
+        "() => document.getElementById('side-meta').textContent.includes('rev 1 (superseded)')",
+        timeout=15_000,
+    )
+    assert page.inner_text("#side-text") == first
+    assert page.evaluate(_NODE, a_id)["rev"] == 1
+    _shot(w, tmp_path, "explore-rev-picked-1")
+    page.select_option("#rev-pick", "2")
+    page.wait_for_function(
+        "() => document.getElementById('side-meta').textContent.includes('rev 2 (head)')",
+        timeout=15_000,
+    )
+    assert page.evaluate(_NODE, a_id)["rev"] == 2
+    assert w.errors == [], w.errors
+    assert w.failed == [], w.failed
+    w.close()
+
+
+@pytest.mark.req("API-5")
+def test_the_status_line_takes_no_room_and_the_canvas_keeps_its_height(
+    browser: Any, live_server: Any, team: dict[str, Any], tmp_path: Path
+) -> None:
+    ids = team["ids"]
+    root = ids["adr:12"]
+    w = _signed_in(browser, live_server, team, f"/explore?atom={root}")
+    page = w.page
+    page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
+    page.wait_for_function(
+        "() => document.getElementById('graph-status').textContent === ''", timeout=30_000
+    )
+    # No message: the status line is not shown (no empty strip under the time bar).
+    assert page.locator("#status-line").is_hidden()
+    quiet = page.locator("#cy").bounding_box()
+    _shot(w, tmp_path, "explore-status-empty")
+    _click_node(page, ids["svc:payments-api"])
+    page.wait_for_function(
+        "() => / added/.test(document.getElementById('graph-status').textContent)",
+        timeout=30_000,
+    )
+    assert page.locator("#status-line").is_visible()
+    assert page.locator("#cy").bounding_box() == quiet
+    _shot(w, tmp_path, "explore-status-message")
+    # The message clears again (a fresh drawing): the canvas stays as it was.
+    page.evaluate("(id) => window.graphsvcExplorer.openAtom(id)", root)
+    page.wait_for_function(
+        "() => document.getElementById('graph-status').textContent === ''", timeout=30_000
+    )
+    page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
+    assert page.locator("#status-line").is_hidden()
+    assert page.locator("#cy").bounding_box() == quiet
+    assert w.errors == [], w.errors
     w.close()

@@ -268,14 +268,19 @@
           "target-arrow-shape": "triangle",
           "arrow-scale": 1.2,
           "curve-style": "bezier",
+          // Parallel links (two roles between one pair) far enough apart that their
+          // level labels do not run into each other.
+          "control-point-step-size": 64,
           opacity: 0.9,
-          label: "data(role)",
-          "font-size": 10,
-          color: "#333",
-          "text-rotation": "autorotate",
+          label: "data(label)",
+          // Level and on a light box: a role read along a steep edge is hard to read.
+          "font-size": 11,
+          color: "#222",
+          "text-rotation": "none",
           "text-background-color": "#fcfcfd",
-          "text-background-opacity": 0.9,
-          "text-background-padding": 1,
+          "text-background-opacity": 0.92,
+          "text-background-padding": 2,
+          "text-background-shape": "roundrectangle",
           "min-zoomed-font-size": 8,
         },
       },
@@ -456,24 +461,55 @@
     return titleOf(atom.text) + stateNote;
   }
 
-  function upsertAtom(atom, extraClass) {
+  function atomData(atom) {
+    return { label: labelOf(atom), full: atom.text, state: atom.state, rev: atom.rev };
+  }
+
+  // A node shows its atom's head (as of the time bar's instant), or the revision the
+  // reader picked in the side panel (data `picked`): never an older revision that a
+  // neighbour's observed link pins. Such a link is labelled "pinned rN" on its edge;
+  // a node first reached only through one is drawn from that revision and marked
+  // `pinnedOnly` until loadHeads replaces it with the head. `own`: this is the atom
+  // an inspect was about (its head, or as of the instant), which always wins.
+  function upsertAtom(atom, extraClass, own) {
     const id = atom.atomId;
-    const data = {
-      id,
-      label: labelOf(atom),
-      full: atom.text,
-      state: atom.state,
-      rev: atom.rev,
-    };
     let node = cy.getElementById(id);
     if (node.empty()) {
-      data.colour = STATE_COLOURS[atom.state] || "#999";
+      const data = Object.assign({ id, colour: STATE_COLOURS[atom.state] || "#999" }, atomData(atom));
+      if (atom.head) data.headRev = atom.rev;
+      else if (atom.head === false && !own) data.pinnedOnly = true;
       node = cy.add({ group: "nodes", data });
-    } else {
-      node.data(data);
+    } else if (own || (atom.head && !node.data("picked"))) {
+      node.data(Object.assign(atomData(atom), { pinnedOnly: false, picked: false }));
+      if (atom.head) node.data("headRev", atom.rev);
     }
     if (extraClass) node.addClass(extraClass);
     return node;
+  }
+
+  // Nodes drawn from a pinned older revision get their atom's head (as of the time
+  // bar's instant), in chunks of aliases.
+  async function loadHeads() {
+    const ids = cy.nodes("[?pinnedOnly]").map((n) => n.id());
+    const asOf = window.graphsvcTime ? window.graphsvcTime.asOf() : null;
+    for (let i = 0; i < ids.length; i += ALIASES_PER_QUERY) {
+      const chunk = ids.slice(i, i + ALIASES_PER_QUERY);
+      const vars = { t: asOf };
+      const parts = chunk.map((a, j) => {
+        vars["a" + j] = a;
+        return `a${j}: atom(atomId: $a${j}, asOf: $t) { head { rev state text } }`;
+      });
+      const decl = ["$t: DateTime"].concat(chunk.map((_, j) => "$a" + j + ": ID!")).join(", ");
+      const data = await gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+      chunk.forEach((a, j) => {
+        const got = data["a" + j];
+        const node = cy.getElementById(a);
+        if (!got || !got.head || node.empty() || !node.data("pinnedOnly")) return;
+        const h = got.head;
+        const head = { atomId: a, rev: h.rev, state: String(h.state).toLowerCase(), text: h.text };
+        node.data(Object.assign(atomData(head), { pinnedOnly: false, headRev: h.rev }));
+      });
+    }
   }
 
   function addEdge(src, dst, kind, role, at, required, extra) {
@@ -488,6 +524,7 @@
           target: dst,
           kind,
           role,
+          label: role,
           at,
           required: Boolean(required),
           colour: kind === "derives_from" ? LINEAGE_COLOUR : roleColour(role),
@@ -561,13 +598,16 @@
     const root = result.atom;
     // More than one page of neighbours: say so rather than pretend the drawing is whole.
     truncatedNote = result.cursor ? " (first 200 neighbours of a node with more)" : "";
-    upsertAtom(root, "expanded");
+    upsertAtom(root, "expanded", true);
     expanded.add(root.atomId);
     for (const n of result.neighbors) {
       upsertAtom(n.atom);
       for (const v of n.via) {
         if (v.direction === "OUTGOING") {
-          addEdge(root.atomId, n.atom.atomId, "link", v.role, v.at.toLowerCase(), v.required);
+          // An observed link to an older revision: the edge names it, the node stays.
+          const pinned = v.at === "OBSERVED" && n.atom.head === false
+            ? { label: v.role + " · pinned r" + n.atom.rev, pinnedRev: n.atom.rev } : null;
+          addEdge(root.atomId, n.atom.atomId, "link", v.role, v.at.toLowerCase(), v.required, pinned);
         } else {
           addEdge(n.atom.atomId, root.atomId, "link", v.role, v.at.toLowerCase(), v.required);
         }
@@ -598,6 +638,7 @@
     // Errors replace the drawing: never an error over a stale graph.
     clearGraph();
     $("cy").hidden = true;
+    $("canvas-wrap").hidden = true;
     const box = $("graph-error");
     box.textContent = text;
     box.hidden = false;
@@ -607,6 +648,7 @@
     $("graph-error").hidden = true;
     $("graph-error").textContent = "";
     $("cy").hidden = false;
+    $("canvas-wrap").hidden = false;
     cy.resize();
   }
 
@@ -745,11 +787,20 @@
   function updateZoomHint() {
     zoomNow = cy.zoom();
     $("zoom-hint").hidden = cy.zoom() * 12 * labelScale() >= 7 || cy.nodes().empty();
+    syncStatusLine();
   }
 
   function setGraphStatus(text) {
     $("graph-status").textContent = text;
     $("graph-status").title = text;
+    syncStatusLine();
+  }
+
+  // The status line lies over the canvas's top edge and is shown only with a message:
+  // it takes no room, so the canvas keeps its size as messages come and go.
+  function syncStatusLine() {
+    $("graph-status").hidden = !$("graph-status").textContent;
+    $("status-line").hidden = $("graph-status").hidden && $("zoom-hint").hidden;
   }
 
   async function openAtom(atomId) {
@@ -857,7 +908,10 @@
       await withEntities();
       applyRoleFilter();
       refreshLists();
-      if (selected) fillAtom(selected);
+      if (selected) {
+        fillAtom(selected);
+        fillRevisions(selected.atom);
+      }
       keepInView(cy.collection());
       setGraphStatus("links at " + $("version").value.toLowerCase() + " · " + order.length +
         " expansion" + (order.length === 1 ? "" : "s") + " kept" + truncatedNote);
@@ -869,6 +923,11 @@
 
   async function withEntities() {
     const atoms = cy.nodes().not(".ghost").not(".entity").map((n) => n.id());
+    try {
+      await loadHeads();
+    } catch (e) {
+      setGraphStatus("heads of pinned revisions could not be loaded: " + describe(e));
+    }
     try {
       await loadEntities(atoms);
     } catch (e) {
@@ -1146,7 +1205,12 @@
       } else {
         const n = result.neighbors.find((x) => x.atom.atomId === link.target.atomId);
         item.append(atomButton(link.target.atomId, n ? shortText(n.atom.text, 60) : link.target.atomId));
-        item.append(document.createTextNode(" r" + link.target.rev));
+        // An observed link that pins an older revision says so (the node shows the head).
+        const node = cy.getElementById(link.target.atomId);
+        const headRev = node.empty() ? null : node.data("headRev");
+        item.append(document.createTextNode(" r" + link.target.rev +
+          (link.at === "OBSERVED" && headRev && headRev > link.target.rev
+            ? " · pinned (head is r" + headRev + ")" : "")));
       }
       out.append(item);
     }
@@ -1306,7 +1370,7 @@
   function fillRevisions(atom) {
     const pick = $("rev-pick");
     pick.replaceChildren();
-    const headRev = cy.getElementById(atom.atomId).data("rev") || atom.rev;
+    const headRev = atom.head ? atom.rev : cy.getElementById(atom.atomId).data("headRev") || atom.rev;
     const top = Math.max(headRev, atom.rev);
     for (let r = top; r >= 1; r--) {
       const opt = document.createElement("option");
@@ -1319,6 +1383,7 @@
 
   function select(atomId, result, lin) {
     selectedId = atomId;
+    pickSeq++; // a revision still loading for the previous selection is dropped
     $("side-empty").hidden = true;
     $("side-body").hidden = false;
     $("side-error").hidden = true;
@@ -1332,14 +1397,24 @@
     fillEntities(atomId);
   }
 
+  // Picking a revision shows it in the side panel and on its node (an explicit pick);
+  // the head again, or expanding the atom, shows the head. Only the newest pick for
+  // the selected atom is shown.
+  let pickSeq = 0;
   $("rev-pick").addEventListener("change", async () => {
     if (!selectedId) return;
+    const forId = selectedId;
+    const mine = ++pickSeq;
     const rev = Number($("rev-pick").value);
     try {
-      const result = await inspect(selectedId, rev);
+      const result = await inspect(forId, rev);
+      if (mine !== pickSeq || selectedId !== forId) return;
       $("side-error").hidden = true;
       fillAtom(result);
+      const node = cy.getElementById(forId);
+      if (!node.empty()) node.data(Object.assign(atomData(result.atom), { picked: !result.atom.head }));
     } catch (e) {
+      if (mine !== pickSeq || selectedId !== forId) return;
       $("side-text").textContent = "";
       $("side-error").textContent = "Could not load rev " + rev + ": " + describe(e);
       $("side-error").hidden = false;
