@@ -874,7 +874,9 @@
       if (mine !== expandSeq) return; // a newer click owns the selection and the view
       select(atomId, result, lin);
       keepInView(cy.getElementById(atomId).union(fresh));
-      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + truncatedNote);
+      // "0 nodes added" alone reads like a failed expansion.
+      const none = added === 0 ? " (every neighbour was already drawn)" : "";
+      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + none + truncatedNote);
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not expand " + atomId + ": " + describe(e));
