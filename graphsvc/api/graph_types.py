@@ -375,7 +375,7 @@ class Atom(Node):
         )
         rows = (
             await loaders.incoming_page.load(
-                (str(self.atom_id), role, at.value if at else None, pos[0], pos[1], n + 1)
+                (str(self.atom_id), role, str(at.value) if at else None, pos[0], pos[1], n + 1)
             )
             or []
         )

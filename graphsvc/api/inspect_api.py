@@ -25,31 +25,37 @@ if TYPE_CHECKING:
 __all__ = ["InspectQuery", "InspectResult", "Neighbor", "Via"]
 
 
-@strawberry.type
+@strawberry.type(description="One link between inspect's root and a neighbour, seen from the root.")
 class Via:
-    direction: Direction
-    role: str
-    at: LinkAt
-    required: bool
-    order_key: str | None
+    direction: Direction = strawberry.field(description="INCOMING or OUTGOING.")
+    role: str = strawberry.field(description="The link's role.")
+    at: LinkAt = strawberry.field(description="The link's binding.")
+    required: bool = strawberry.field(description="The link is required.")
+    order_key: str | None = strawberry.field(description="Caller-given order key.")
 
 
-@strawberry.type
+@strawberry.type(description="A neighbour revision and every link joining it to the root (INS-4).")
 class Neighbor:
-    atom: AtomViewType
-    via: list[Via]
+    atom: AtomViewType = strawberry.field(description="The neighbour revision.")
+    via: list[Via] = strawberry.field(description="The links joining it to the root.")
 
 
-@strawberry.type
+@strawberry.type(description="One revision and its one-hop neighbourhood (SPEC §7).")
 class InspectResult:
-    atom: AtomViewType
-    neighbors: list[Neighbor]
-    receipt: JSON
-    read_eligibility: JSON
-    stale: bool
-    diagnostics: JSON
-    usage: JSON | None
-    cursor: str | None
+    atom: AtomViewType = strawberry.field(description="The inspected revision.")
+    neighbors: list[Neighbor] = strawberry.field(description="One page of neighbours.")
+    receipt: JSON = strawberry.field(description="A sealed receipt of what was shown.")
+    read_eligibility: JSON = strawberry.field(
+        description="What showing the body does not prove (LNK-3)."
+    )
+    stale: bool = strawberry.field(description="A declared watch no longer holds (LNK-1).")
+    diagnostics: JSON = strawberry.field(
+        description="acquisition, validation, evaluation, selection (CUR-3)."
+    )
+    usage: JSON | None = strawberry.field(description="The caller's usage state of this revision.")
+    cursor: str | None = strawberry.field(
+        description="The next page's cursor; null on the last page."
+    )
 
     @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
     def diagnostics_list(self) -> list[DiagnosticEntry]:
@@ -113,8 +119,8 @@ class InspectQuery:
             binding,
             str(atom_id),
             rev=rev,
-            version=(version or LinkAt.OBSERVED).value,
-            direction=(direction or Direction.BOTH).value,
+            version=str((version or LinkAt.OBSERVED).value),
+            direction=str((direction or Direction.BOTH).value),
             roles=roles,
             limit=limit,
             cursor=cursor,

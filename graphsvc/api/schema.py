@@ -14,13 +14,11 @@ from typing import Any, cast
 import strawberry
 from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
-from strawberry.tools import merge_types
 from strawberry.types import Info
 
 from graphsvc.api.atomise_api import AtomiseMutation, AtomiseQuery
 from graphsvc.api.changes_api import ChangesQuery
 from graphsvc.api.context import binding_of, service_of
-from graphsvc.api.descriptions import describe
 from graphsvc.api.document_limits import DocumentGate, DocumentLimits
 from graphsvc.api.errors import ErrorCodes
 from graphsvc.api.graph_api import GraphQuery
@@ -48,7 +46,7 @@ from graphsvc.inputs import parse_changes, parse_host_input
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
-__all__ = ["HEALTH_THREAD_PREFIX", "build_schema"]
+__all__ = ["HEALTH_THREAD_PREFIX", "Mutation", "Query", "build_schema"]
 
 # `{ health }` runs on two threads of its own, never in the resolvers' pool: under
 # load a health check must not wait behind data requests (docs/operations.md).
@@ -200,6 +198,21 @@ class CoreMutation:
         return True
 
 
+@strawberry.type(
+    name="Query",
+    description="Reads. None of them changes any body, link or usage state (CORE-2).",
+)
+class Query(
+    CoreQuery, InspectQuery, AtomiseQuery, GraphQuery, JobsQuery, ChangesQuery, ReplayQuery
+):
+    """Each feature keeps its resolvers in its own module; they merge here."""
+
+
+@strawberry.type(name="Mutation", description="Writes and operator operations.")
+class Mutation(CoreMutation, PurgeMutation, AtomiseMutation):
+    """The feature modules' mutations, merged (like the query types)."""
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
     """The schema with abuse limits (API-3) and error codes."""
     limits = DocumentLimits.from_settings(settings)
@@ -211,19 +224,4 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: DocumentGate(limits=limits),
         lambda: WriteBatchGate(limits=Service.write_limits(settings)),
     ]
-    # Each feature keeps its resolvers in its own module; they merge here.
-    query_types: tuple[type, ...] = (
-        CoreQuery,
-        InspectQuery,
-        AtomiseQuery,
-        GraphQuery,
-        JobsQuery,
-        ChangesQuery,
-        ReplayQuery,
-    )
-    mutation_types: tuple[type, ...] = (CoreMutation, PurgeMutation, AtomiseMutation)
-    query = merge_types("Query", query_types)
-    mutation = merge_types("Mutation", mutation_types)
-    schema = strawberry.Schema(query=query, mutation=mutation, extensions=extensions)
-    describe(schema._schema)
-    return schema
+    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)

@@ -51,40 +51,49 @@ __all__ = [
 ]
 
 
-@strawberry.enum
+@strawberry.enum(description="How a link binds its target (INS-3).")
 class LinkAt(Enum):
-    LOGICAL = "logical"
-    OBSERVED = "observed"
+    LOGICAL = strawberry.enum_value("logical", description="Follows the target atom's head.")
+    OBSERVED = strawberry.enum_value("observed", description="Pinned to one revision.")
 
 
-@strawberry.enum
+@strawberry.enum(description="Which links of inspect's root to follow.")
 class Direction(Enum):
-    INCOMING = "incoming"
-    OUTGOING = "outgoing"
-    BOTH = "both"
+    INCOMING = strawberry.enum_value(
+        "incoming", description="Links held by other atoms' heads that point at the root."
+    )
+    OUTGOING = strawberry.enum_value("outgoing", description="The root's own links.")
+    BOTH = strawberry.enum_value("both", description="Incoming and outgoing.")
 
 
-@strawberry.enum
+@strawberry.enum(description="The kind of a change.")
 class ChangeOp(Enum):
-    CREATE = "create"
-    REVISE = "revise"
-    RETIRE = "retire"
+    CREATE = strawberry.enum_value("create", description="A new atom.")
+    REVISE = strawberry.enum_value(
+        "revise", description="A new revision of an atom whose head is `target` (CAS)."
+    )
+    RETIRE = strawberry.enum_value(
+        "retire", description="A retired revision of an atom whose head is `target` (WR-4)."
+    )
 
 
-@strawberry.enum
+@strawberry.enum(description="The unit of a source range.")
 class RangeUnit(Enum):
-    BYTE = "byte"
-    CHAR = "char"
-    LINE = "line"
+    BYTE = strawberry.enum_value("byte", description="UTF-8 bytes.")
+    CHAR = strawberry.enum_value("char", description="Characters (code points).")
+    LINE = strawberry.enum_value("line", description="Lines.")
 
 
-@strawberry.input
+@strawberry.input(description="An issued revision: atomId and rev.")
 class AtomRefInput:
     atom_id: strawberry.ID
     rev: int
 
 
-@strawberry.input
+@strawberry.input(
+    description="A link target: `ref` (an issued revision) or `local` (a change of "
+    "this batch), exactly one, with at/required/orderKey."
+)
 class LinkTargetInput:
     ref: AtomRefInput | None = None
     local: str | None = None
@@ -93,20 +102,20 @@ class LinkTargetInput:
     order_key: str | None = None
 
 
-@strawberry.input
+@strawberry.input(description="A typed link: a role (user data) and a target.")
 class LinkInput:
     role: str
     target: LinkTargetInput
 
 
-@strawberry.input
+@strawberry.input(description="A range of a source in bytes, characters or lines (end exclusive).")
 class RangeInput:
     start: int
     end: int
     unit: RangeUnit
 
 
-@strawberry.input
+@strawberry.input(description="A cited source: uri, optional version, digest and range.")
 class SourceCitationInput:
     uri: str
     version: str | None = None
@@ -114,13 +123,13 @@ class SourceCitationInput:
     range: RangeInput | None = None
 
 
-@strawberry.input
+@strawberry.input(description="The body and the complete list of links of a new revision.")
 class ContentInput:
     text: str
     links: list[LinkInput]
 
 
-@strawberry.input
+@strawberry.input(description="One change of a write batch: create, revise or retire.")
 class ChangeInput:
     id: str
     op: ChangeOp
@@ -130,45 +139,57 @@ class ChangeInput:
     input: str | None = None
 
 
-@strawberry.input
+@strawberry.input(description="Options of a write.")
 class WriteOptionsInput:
     idempotency_key: str | None = None
 
 
-@strawberry.type
+@strawberry.type(description="An issued revision: atomId and rev.")
 class AtomRef:
-    atom_id: strawberry.ID
-    rev: int
+    atom_id: strawberry.ID = strawberry.field(description="The atom.")
+    rev: int = strawberry.field(description="The revision number.")
 
 
-@strawberry.type
+@strawberry.type(description="A link of an AtomView; the safe form of LNK-2 when unavailable.")
 class AtomLink:
-    role: str
-    unavailable: bool
-    required: bool
-    at: LinkAt
-    order_key: str | None
-    target: AtomRef | None
+    role: str = strawberry.field(description="The role (user data; never implies meaning, CORE-4).")
+    unavailable: bool = strawberry.field(
+        description="The target is purged or not permitted: no target is shown."
+    )
+    required: bool = strawberry.field(
+        description="The target must be presented with this revision (RD-2)."
+    )
+    at: LinkAt = strawberry.field(description="LOGICAL follows the head; OBSERVED is pinned.")
+    order_key: str | None = strawberry.field(description="Caller-given order key.")
+    target: AtomRef | None = strawberry.field(
+        description="The target revision; null when unavailable. (Typed walk: `atom`.)"
+    )
 
 
-@strawberry.type(name="AtomView")
+@strawberry.type(name="AtomView", description="The public form of one revision (SPEC §2).")
 class AtomViewType:
-    atom_id: strawberry.ID
-    rev: int
-    state: str
-    text: str
-    head: bool
-    links: list[AtomLink]
-    sources: JSON
-    atom_of: strawberry.ID | None
-    atomised_into: int | None
-    archived_at: str | None
+    atom_id: strawberry.ID = strawberry.field(description="The atom.")
+    rev: int = strawberry.field(description="The revision number.")
+    state: str = strawberry.field(description="active, retired or archived.")
+    text: str = strawberry.field(description="The body.")
+    head: bool = strawberry.field(description="This revision is the atom's head.")
+    links: list[AtomLink] = strawberry.field(description="The links, in stored order.")
+    sources: JSON = strawberry.field(
+        description="The source citations as JSON (typed: Revision.citations)."
+    )
+    atom_of: strawberry.ID | None = strawberry.field(
+        description="The atom this one was atomised from (§11)."
+    )
+    atomised_into: int | None = strawberry.field(
+        description="How many atoms this revision was atomised into."
+    )
+    archived_at: str | None = strawberry.field(description="When this revision was archived (§11).")
 
 
-@strawberry.type
+@strawberry.type(description="The committed view of one change of a write.")
 class ChangeResult:
-    id: str
-    atom: AtomViewType
+    id: str = strawberry.field(description="The change id of the batch.")
+    atom: AtomViewType = strawberry.field(description="The committed revision.")
 
 
 @strawberry.enum(description="Whether a write's new heads are already searchable (WR-8).")
@@ -177,14 +198,26 @@ class IndexingState(Enum):
     PENDING = strawberry.enum_value("pending", description="They will be shortly.")
 
 
-@strawberry.type(name="WriteOutcome")
+@strawberry.type(name="WriteOutcome", description="The result of a write (WR-8).")
 class WriteOutcomeType:
-    operation_id: strawberry.ID
-    repeated: bool
-    indexing: str
-    changes: list[ChangeResult]
-    atomise_mode: str | None = None
-    atomise_outcome: str | None = None
+    operation_id: strawberry.ID = strawberry.field(
+        description="The operation (the same on an idempotent replay)."
+    )
+    repeated: bool = strawberry.field(
+        description="An idempotent replay: nothing was committed again."
+    )
+    indexing: str = strawberry.field(
+        description="complete or pending: whether the new heads are searchable yet."
+    )
+    changes: list[ChangeResult] = strawberry.field(
+        description="Every change id with its committed view."
+    )
+    atomise_mode: str | None = strawberry.field(
+        default=None, description="The namespace policy's atomisation mode, when it applied."
+    )
+    atomise_outcome: str | None = strawberry.field(
+        default=None, description="What synchronous atomisation did, when it applied."
+    )
 
     @strawberry.field(description="Typed sibling of indexing (an enum, not a string).")
     def indexing_state(self) -> IndexingState:
@@ -242,11 +275,13 @@ def input_to_json(value: Any) -> Any:
     return value
 
 
-@strawberry.type
+@strawberry.type(description="One ranked atom of a search.")
 class SearchHit:
-    atom: AtomViewType
-    score: float
-    score_breakdown: JSON
+    atom: AtomViewType = strawberry.field(description="The atom's head.")
+    score: float = strawberry.field(description="Relative score within this evaluation (ACT-4).")
+    score_breakdown: JSON = strawberry.field(
+        description="How the score was made, as JSON (typed: breakdown)."
+    )
 
     @strawberry.field(
         description="The hit's own text matches the query weakly: its match signal is "
@@ -274,42 +309,58 @@ class SearchHit:
         return await revision_of(info, str(self.atom.atom_id), self.atom.rev)
 
 
-@strawberry.type
+@strawberry.type(description="A page of a search.")
 class SearchResult:
-    hits: list[SearchHit]
-    diagnostics: JSON
-    cursor: str | None
+    hits: list[SearchHit] = strawberry.field(description="The ranked hits of this page.")
+    diagnostics: JSON = strawberry.field(
+        description="acquisition, validation, evaluation, selection (CUR-3)."
+    )
+    cursor: str | None = strawberry.field(
+        description="The next page's cursor; null on the last page."
+    )
 
     @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
     def diagnostics_list(self) -> list[DiagnosticEntry]:
         return diagnostics_list(self.diagnostics)
 
 
-@strawberry.type
+@strawberry.type(description="What a read selected under its budget.")
 class Selection:
-    baseline_complete: bool
-    coverage_certified: bool
-    tokens: int
-    budget: int
+    baseline_complete: bool = strawberry.field(
+        description="Every root's required closure was presented."
+    )
+    coverage_certified: bool = strawberry.field(
+        description="The selection is certified against the candidates."
+    )
+    tokens: int = strawberry.field(description="Tokens of the read text.")
+    budget: int = strawberry.field(description="The token budget asked for.")
 
 
-@strawberry.type
+@strawberry.type(description="One presented revision of a read.")
 class ReadItem:
-    ref: AtomRef
-    role: str
-    score: float | None
-    blocked: bool
+    ref: AtomRef = strawberry.field(description="The presented revision.")
+    role: str = strawberry.field(description="root or required.")
+    score: float | None = strawberry.field(
+        description="The root's score; null for required bodies."
+    )
+    blocked: bool = strawberry.field(description="The root is blocked (RD-2).")
 
 
-@strawberry.type
+@strawberry.type(description="A token-budgeted, dependency-complete read (SPEC §8).")
 class ReadResult:
-    text: str
-    format_version: int
-    items: list[ReadItem]
-    selection: Selection
-    manifest: JSON
-    diagnostics: JSON
-    cursor: str | None
+    text: str = strawberry.field(description="The read text (formatVersion 2 JSON).")
+    format_version: int = strawberry.field(description="The text's format version.")
+    items: list[ReadItem] = strawberry.field(description="The presented revisions in order.")
+    selection: Selection = strawberry.field(description="What was selected under the budget.")
+    manifest: JSON = strawberry.field(
+        description="The observation record as JSON (typed: manifestInfo)."
+    )
+    diagnostics: JSON = strawberry.field(
+        description="acquisition, validation, evaluation, selection (CUR-3)."
+    )
+    cursor: str | None = strawberry.field(
+        description="The next page's cursor; null on the last page."
+    )
 
     @strawberry.field(description="Typed sibling of manifest (same values).")
     def manifest_info(self) -> ManifestInfo:

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from graphql import GraphQLEnumType, GraphQLInterfaceType, GraphQLObjectType, GraphQLUnionType
 
-from graphsvc.api.schema import build_schema
+from graphsvc.api.schema import Mutation, Query, build_schema
 from graphsvc.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -61,3 +61,13 @@ def test_typed_graph_is_additive_to_the_api6_core() -> None:
         "union LinkTarget = Revision | Atom",
     ):
         assert line in sdl, line
+
+
+@pytest.mark.req("API-6")
+def test_feature_root_types_merge_without_overriding_a_field() -> None:
+    # Query and Mutation inherit every feature module's root type (graphsvc.api.schema);
+    # a field name two of them define would silently hide one of them.
+    for root in (Query, Mutation):
+        names = [f.name for base in root.__bases__ for f in base.__strawberry_definition__.fields]
+        assert len(names) == len(set(names)), root
+        assert {f.name for f in root.__strawberry_definition__.fields} == set(names)
