@@ -19,7 +19,7 @@ import asyncio
 from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from strawberry.dataloader import DataLoader
+from strawberry.dataloader import DataLoader, DefaultCache
 from strawberry.types import Info
 
 from graphsvc.api.context import Context, binding_of, service_of
@@ -108,7 +108,9 @@ def _loader(
         found = await asyncio.to_thread(fetch, keys)
         return [found.get(k, default()) for k in keys]
 
-    return DataLoader(load_fn=load)
+    # Our own cache object (the constructor's public ``cache_map``): cached() peeks
+    # into what we handed the loader, not into the loader.
+    return DataLoader(load_fn=load, cache_map=DefaultCache())
 
 
 def _paged(
