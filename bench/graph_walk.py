@@ -75,10 +75,10 @@ from graphsvc.api.context import Context  # noqa: E402  (path set up just above)
 from graphsvc.api.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy  # noqa: E402
 from graphsvc.api.graph_ids import encode_cursor  # noqa: E402
 from graphsvc.api.schema import build_schema  # noqa: E402
-from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import source_key, text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.store import graph as store  # noqa: E402

@@ -17,7 +17,7 @@ so no phase pays for the cold JVM's query compilation):
    ``--embed-atoms`` texts, in calls of ``--embed-batch`` texts: its standalone rate.
    Step 4 runs right after it (and the warm-up) and the embedder is timed again right
    after step 4; the ratio uses the mean of the two rates (the load moves).
-2. **import, precomputed embeddings**: :func:`graphsvc.bulk_import.import_file`
+2. **import, precomputed embeddings**: :func:`graphsvc.bulk.bulk_import.import_file`
    over all ``--atoms`` rows with an embedder that answers from vectors computed
    beforehand (step 1's for its texts; seeded random unit vectors for the rest, which
    cost the vector index the same), so the rate is the write path's alone: parsing,
@@ -72,12 +72,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
-from graphsvc.auth import AuthTable  # noqa: E402
-from graphsvc.bulk_import import import_file  # noqa: E402
+from graphsvc.bulk.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.entities import RuleExtractor  # noqa: E402
-from graphsvc.inputs import parse_changes  # noqa: E402
+from graphsvc.inputs.models import parse_changes  # noqa: E402
+from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402

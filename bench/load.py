@@ -52,7 +52,7 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.inputs import parse_changes  # noqa: E402
+from graphsvc.inputs.models import parse_changes  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402

@@ -127,8 +127,8 @@ def main() -> None:
     from mcp.client.streamable_http import streamable_http_client
 
     from graphsvc.api.app import create_app
-    from graphsvc.auth import AuthTable
     from graphsvc.embed import get_embedder
+    from graphsvc.keys.auth import AuthTable
     from graphsvc.runtime import service_for
     from graphsvc.seed import load_seed
     from graphsvc.tokenizer import get_tokenizer

@@ -45,9 +45,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
-from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.settings import Settings  # noqa: E402

@@ -69,11 +69,11 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
-from graphsvc.auth import AuthTable  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.lucene import escape_term  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
+from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.ops.index import (  # noqa: E402
     FULLTEXT_ANALYZER,
     fulltext_index_state,

@@ -8,7 +8,7 @@ Run::
 
 Subject *r* (rank 1..``--subjects``) gets ``max(smallest, largest / r)`` atoms (Zipf,
 s = 1) of seeded sentences (``bench/ingest.texts``), loaded with ``graphsvc import``'s
-code (:func:`graphsvc.bulk_import.import_file`) with their real embeddings
+code (:func:`graphsvc.bulk.bulk_import.import_file`) with their real embeddings
 (all-MiniLM-L6-v2, computed once and cached under ``~/.cache/graphsvc/bench``, so the
 two Neo4j lines load the same vectors; ``--random-vectors``: seeded random unit
 vectors instead). ``--neo4j`` picks the managed Neo4j's release (the launcher's
@@ -57,7 +57,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j, rss_mb  # noqa: E402
 from bench.ingest import rows, texts  # noqa: E402  (path set up just above)
-from graphsvc.bulk_import import import_file  # noqa: E402
+from graphsvc.bulk.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402

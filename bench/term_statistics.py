@@ -36,8 +36,8 @@ from bench.harness import BenchNeo4j  # noqa: E402
 from bench.load import WORDS, seed_atoms  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
-from graphsvc.metrics import REGISTRY  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
+from graphsvc.telemetry.metrics import REGISTRY  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 _STATS_FACT = "termStatistics"  # graphsvc.store.retrieval's db.facts key

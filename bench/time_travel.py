@@ -1,6 +1,6 @@
 """Time travel latency (docs/time-travel.md): ``atom(asOf)`` and one-hop ``inspect(asOf)``
 against the same calls without ``asOf``, over real HTTP, on a corpus built with the
-project's bulk import (``graphsvc.bulk_import.import_file``).
+project's bulk import (``graphsvc.bulk.bulk_import.import_file``).
 
 The corpus: ``--atoms`` atoms, each linked (logical) to the one before it, then
 ``--revisions - 1`` rounds of revisions of every atom, each round one import file.
@@ -35,10 +35,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import BenchNeo4j
 from graphsvc.api.app import create_app
-from graphsvc.auth import AuthTable
-from graphsvc.bulk_import import import_file
+from graphsvc.bulk.bulk_import import import_file
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
+from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for
 from graphsvc.tokenizer import get_tokenizer
 

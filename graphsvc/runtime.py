@@ -41,11 +41,11 @@ from typing import TYPE_CHECKING
 from graphsvc.embed import Embedder
 from graphsvc.embed.lazy import LazyEmbedder
 from graphsvc.errors import GraphsvcError
+from graphsvc.keys.server_secret import load_or_create_secret
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.localdb import Instance, LocalNeo4j
-from graphsvc.server_secret import load_or_create_secret
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer, get_tokenizer
 
@@ -228,7 +228,7 @@ def instrument(service: Service) -> Service:
     """``service`` as an HTTP app serves it (:func:`graphsvc.api.app.create_app`): its
     embedder's calls timed in ``/metrics`` (once: an instrumented Service is left as
     it is) and its background jobs counted there. Returns the same Service."""
-    from graphsvc.metrics import TimedEmbedder, track_jobs
+    from graphsvc.telemetry.metrics import TimedEmbedder, track_jobs
 
     if not isinstance(service.embedder, TimedEmbedder):
         service.embedder = TimedEmbedder(service.embedder)

@@ -26,7 +26,7 @@ from importlib.resources.abc import Traversable
 from typing import Any
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 
 __all__ = [

@@ -21,9 +21,9 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
 from graphsvc.entities import extractor_for
-from graphsvc.inputs import HostInputIn
+from graphsvc.inputs.models import HostInputIn
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 

@@ -48,12 +48,12 @@ from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.page_headers import html_page
 from graphsvc.api.schema import build_schema
 from graphsvc.api.static_assets import graphiql_html, static_mount
-from graphsvc.auth import AuthTable
+from graphsvc.keys.auth import AuthTable
 from graphsvc.mcp_api.http import McpHttp
-from graphsvc.metrics import CONTENT_TYPE, exposition, observe_request
-from graphsvc.request_scope import RequestScope, current, new_request_id, scope
 from graphsvc.runtime import instrument
 from graphsvc.service import Service
+from graphsvc.telemetry.metrics import CONTENT_TYPE, exposition, observe_request
+from graphsvc.telemetry.request_scope import RequestScope, current, new_request_id, scope
 
 __all__ = ["create_app", "http_status_for"]
 

@@ -2,7 +2,7 @@
 
 Every resolver gets its Binding through :func:`binding_of`, which is also where a
 token's capabilities are enforced (``can`` in the auth file, see
-:mod:`graphsvc.auth`): the field being resolved names the capability it needs.
+:mod:`graphsvc.keys.auth`): the field being resolved names the capability it needs.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from dataclasses import dataclass, field
 from graphql import OperationType
 from strawberry.types import Info
 
-from graphsvc.auth import AuthTable, Grant, required_capability
 from graphsvc.core.binding import Binding
 from graphsvc.errors import UnauthenticatedError
+from graphsvc.keys.auth import AuthTable, Grant, required_capability
 from graphsvc.service import Service
 
 __all__ = ["Context", "binding_of", "service_of"]

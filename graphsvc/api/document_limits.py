@@ -75,8 +75,8 @@ from graphsvc.errors import (
     QueryTooComplexError,
     QueryTooDeepError,
 )
-from graphsvc.request_scope import current
 from graphsvc.settings import Settings
+from graphsvc.telemetry.request_scope import current
 
 __all__ = [
     "LIST_ESTIMATE",

@@ -20,7 +20,7 @@ from graphql import FieldNode, GraphQLError, OperationDefinitionNode, OperationT
 from strawberry.extensions import SchemaExtension
 
 from graphsvc.errors import GraphsvcError
-from graphsvc.request_scope import current
+from graphsvc.telemetry.request_scope import current
 
 __all__ = ["ErrorCodes", "operation_label"]
 

@@ -60,7 +60,6 @@ from graphsvc.api.document_limits import (
     select_operation,
     validation_rules,
 )
-from graphsvc.auth import AuthTable
 from graphsvc.errors import (
     BadRequestError,
     BatchNotSupportedError,
@@ -70,7 +69,8 @@ from graphsvc.errors import (
     UnauthenticatedError,
     UnsupportedMediaTypeError,
 )
-from graphsvc.text_input import check_json_values
+from graphsvc.inputs.text_input import check_json_values
+from graphsvc.keys.auth import AuthTable
 
 __all__ = ["FrontDoor", "Refusal", "status_of"]
 

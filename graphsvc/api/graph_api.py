@@ -22,6 +22,7 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.enums import LinkAt
 from graphsvc.api.graph_entities import Entity, EntityType, entities_connection, entity_by_key
 from graphsvc.api.graph_ids import decode_cursor, decode_id, encode_cursor
 from graphsvc.api.graph_loaders import loaders_of
@@ -38,7 +39,6 @@ from graphsvc.api.graph_types import (
     revision_from_row,
     source_from_row,
 )
-from graphsvc.api.types import LinkAt
 from graphsvc.core.instants import as_of_instant
 from graphsvc.errors import InvalidInputError
 

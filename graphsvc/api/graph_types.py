@@ -21,10 +21,10 @@ from typing import TYPE_CHECKING, Annotated, Any, Generic, TypeVar, cast
 import strawberry
 from strawberry.types import Info
 
+from graphsvc.api.enums import LinkAt, RangeUnit
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
 from graphsvc.api.graph_loaders import MISSING, GraphLoaders, cached, loaders_for, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
-from graphsvc.api.types import LinkAt, RangeUnit
 from graphsvc.core.instants import as_of_instant
 from graphsvc.core.signing import signature_status
 from graphsvc.errors import NotFoundError

@@ -42,7 +42,7 @@ from graphsvc.api.types import (
     input_to_json,
 )
 from graphsvc.api.write_limits import WriteBatchGate
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

@@ -13,10 +13,10 @@ from __future__ import annotations
 from starlette.types import ASGIApp
 
 from graphsvc.api.app import create_app
-from graphsvc.auth import AuthTable
-from graphsvc.logging_setup import configure_logging
+from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import build_service, serving
 from graphsvc.settings import Settings
+from graphsvc.telemetry.logging_setup import configure_logging
 
 __all__ = ["app"]
 

@@ -63,11 +63,11 @@ from graphsvc.errors import (
     StoreError,
     TierLockedError,
 )
-from graphsvc.inputs import parse_host_input
+from graphsvc.inputs.models import parse_host_input
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.ops.input_tokens import TokenClaims, open_token
 from graphsvc.ops.observe import observe
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.atomise import AtomiseSource, discard_input, read_source
 from graphsvc.store.connection import Database
 from graphsvc.store.jobs import JobHold

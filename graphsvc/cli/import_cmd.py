@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from graphsvc.bulk_import import (
+from graphsvc.bulk.bulk_import import (
     MAX_BATCH,
     ImportProgress,
     ImportSummary,

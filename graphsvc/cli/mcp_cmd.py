@@ -23,7 +23,7 @@ from graphsvc.errors import UnauthenticatedError
 from graphsvc.settings import Settings
 
 if TYPE_CHECKING:
-    from graphsvc.auth import Grant
+    from graphsvc.keys.auth import Grant
 
 __all__ = ["register"]
 
@@ -48,8 +48,8 @@ def _grant(args: argparse.Namespace, settings: Settings) -> Grant:
         UnauthenticatedError: no token, no auth file, or an unknown token.
         InvalidInputError: the auth file is malformed.
     """
-    from graphsvc.auth import AuthTable
     from graphsvc.cli.serve import demo_auth_path
+    from graphsvc.keys.auth import AuthTable
 
     token = (args.token or settings.mcp_token).strip()
     if not token:
@@ -69,10 +69,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     import anyio
 
     from graphsvc.localdb import LocalNeo4j
-    from graphsvc.logging_setup import configure_logging
     from graphsvc.mcp_api.server import build_server
     from graphsvc.mcp_api.stdio import serve_stdio
     from graphsvc.runtime import build_service, serving
+    from graphsvc.telemetry.logging_setup import configure_logging
 
     local = LocalNeo4j(settings, name="serve", progress=progress)
     started_here = settings.managed_neo4j and local.status() is None

@@ -73,10 +73,10 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from graphsvc.api.app import create_app
-    from graphsvc.auth import AuthTable
+    from graphsvc.keys.auth import AuthTable
     from graphsvc.localdb import LocalNeo4j
-    from graphsvc.logging_setup import configure_logging
     from graphsvc.runtime import build_service, serving
+    from graphsvc.telemetry.logging_setup import configure_logging
 
     settings = settings.with_(
         host=args.host or settings.host,

@@ -20,7 +20,7 @@ from graphsvc.cli.common import add_binding_args, binding_from_args, connected_s
 from graphsvc.cli.output import command, emit
 from graphsvc.core.write_plan import validate_plan
 from graphsvc.errors import InvalidInputError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

@@ -1,7 +1,7 @@
 """Ed25519 signing of lineage edges (SIG-1) and hash-chained signed events (SIG-2).
 
 Pure: keys come in as bytes, times come in as strings; no file I/O and no clock.
-Key storage lives in :mod:`graphsvc.signing_keys`.
+Key storage lives in :mod:`graphsvc.keys.signing_keys`.
 
 Signed lineage edge (SIG-1). The signature covers ``canonical_cbor`` of::
 

@@ -27,7 +27,7 @@ from graphsvc.atomise.transaction import event_from_row
 from graphsvc.core.binding import Binding
 from graphsvc.core.canonical import sha256_hex
 from graphsvc.forensics.bundle import bundle_bytes, write_bundle
-from graphsvc.signing_keys import KeyRing
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.store import export as store
 from graphsvc.store.connection import Database
 from graphsvc.store.export import BundleRevisionRow

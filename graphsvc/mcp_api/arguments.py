@@ -7,7 +7,7 @@ model's (:meth:`pydantic.BaseModel.model_json_schema`). Nothing is written twice
 
 - scalars and enums map to strict Python types (GraphQL ``Int`` keeps its 32-bit
   range, an enum its values, ``ID`` is a string);
-- the inputs that the GraphQL resolvers hand to :mod:`graphsvc.inputs` take that
+- the inputs that the GraphQL resolvers hand to :mod:`graphsvc.inputs.models` take that
   module's pydantic models instead of a translation of the GraphQL input type:
   ``ChangeInput`` is :class:`~graphsvc.inputs.ChangeIn` (what ``parse_changes``
   validates), ``AtomRefInput`` is :class:`~graphsvc.inputs.AtomRefIn`, and
@@ -38,7 +38,7 @@ from graphql import (
 from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
 from pydantic.json_schema import GenerateJsonSchema
 
-from graphsvc.inputs import AtomRefIn, ChangeIn, HostInputIn
+from graphsvc.inputs.models import AtomRefIn, ChangeIn, HostInputIn
 
 __all__ = ["ARGUMENT_CONFIG", "ToolSchema", "arguments_model"]
 
@@ -56,7 +56,7 @@ _SCALARS: dict[str, Any] = {
     # JSON arguments of the public operations are objects (a manifest, a policy).
     "JSON": dict[str, Any],
 }
-# GraphQL input types whose resolvers validate with graphsvc.inputs' models.
+# GraphQL input types whose resolvers validate with graphsvc.inputs.models' models.
 _INPUT_MODELS: dict[str, type[BaseModel]] = {"ChangeInput": ChangeIn, "AtomRefInput": AtomRefIn}
 # Arguments whose GraphQL type is JSON but whose value is validated as a model.
 _ARGUMENT_MODELS: dict[tuple[str, str], type[BaseModel]] = {("observe", "input"): HostInputIn}

@@ -3,7 +3,7 @@
 :class:`McpHttp` is an ASGI app in front of the SDK's session manager:
 
 - it authenticates every request with the same ``Authorization: Bearer <token>``
-  as GraphQL (:meth:`graphsvc.auth.AuthTable.grant_for`); a missing or unknown
+  as GraphQL (:meth:`graphsvc.keys.auth.AuthTable.grant_for`); a missing or unknown
   token is answered 401 with ``WWW-Authenticate: Bearer`` and a JSON-RPC error
   whose ``data`` carries ``{code: UNAUTHENTICATED, message}``, before the MCP
   layer runs; there is no default subject;
@@ -30,16 +30,16 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
 
-from graphsvc.auth import AuthTable, Grant
 from graphsvc.errors import UnauthenticatedError
+from graphsvc.keys.auth import AuthTable, Grant
 from graphsvc.mcp_api.server import build_server
-from graphsvc.request_scope import RequestScope, current
 from graphsvc.service import Service
+from graphsvc.telemetry.request_scope import RequestScope, current
 
 __all__ = ["McpHttp"]
 
 _GRANT = "graphsvc.grant"
-_SCOPE = "graphsvc.request_scope"
+_SCOPE = "graphsvc.telemetry.request_scope"
 _UNAUTHENTICATED = -32001  # JSON-RPC server-defined range
 
 

@@ -38,12 +38,12 @@ from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
 from graphsvc.api.schema import build_schema
-from graphsvc.auth import Grant
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
+from graphsvc.keys.auth import Grant
 from graphsvc.mcp_api.resources import TEMPLATES, read_resource
 from graphsvc.mcp_api.tools import Tool, build_tools
-from graphsvc.request_scope import RequestScope, entered, new_request_id, scope
 from graphsvc.service import Service
+from graphsvc.telemetry.request_scope import RequestScope, entered, new_request_id, scope
 
 __all__ = ["GrantOf", "ScopeOf", "build_server", "error_result"]
 

@@ -2,11 +2,11 @@
 
 :data:`TOOLS` names, for each tool, its GraphQL root field: the tool's description
 is that field's, its arguments are that field's (:mod:`graphsvc.mcp_api.arguments`)
-and the capability it needs is :func:`graphsvc.auth.required_capability` of that
+and the capability it needs is :func:`graphsvc.keys.auth.required_capability` of that
 field, so a token may call through MCP exactly what it may call through GraphQL.
 Arguments reach the Service under their snake_case names (``includeArchived`` →
 ``include_archived``); the few that need a conversion (a write's changes, observe's
-host input, recordUse's atoms) are converted by the same :mod:`graphsvc.inputs`
+host input, recordUse's atoms) are converted by the same :mod:`graphsvc.inputs.models`
 functions the GraphQL resolvers use.
 
 What a tool answers is the operation's JSON form (the CLI's ``--json``), except
@@ -25,14 +25,14 @@ from graphql import GraphQLSchema
 from pydantic import BaseModel, ValidationError
 
 from graphsvc.api.write_limits import check_batch_sizes
-from graphsvc.auth import required_capability
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import InvalidInputError
-from graphsvc.inputs import HostInputIn, parse_changes
+from graphsvc.inputs.models import HostInputIn, parse_changes
+from graphsvc.inputs.text_input import check_json_values
+from graphsvc.keys.auth import required_capability
 from graphsvc.mcp_api.arguments import ToolSchema, arguments_model
 from graphsvc.service import Service
-from graphsvc.text_input import check_json_values
 
 __all__ = ["TOOLS", "Tool", "ToolDef", "build_tools"]
 

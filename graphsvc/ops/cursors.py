@@ -25,9 +25,9 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
-from graphsvc.request_scope import remaining_s
 from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
+from graphsvc.telemetry.request_scope import remaining_s
 
 if TYPE_CHECKING:
     from graphsvc.settings import Settings

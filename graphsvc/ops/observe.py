@@ -20,7 +20,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.citations import check_range, parse_store_uri, source_key
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import DependencyInvalidError, InvalidInputError
-from graphsvc.inputs import HostInputIn
+from graphsvc.inputs.models import HostInputIn
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.ops.input_tokens import check_tokens_exist, issue_token, open_token
 from graphsvc.store.connection import Database

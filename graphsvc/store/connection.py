@@ -41,10 +41,10 @@ from neo4j.exceptions import (
 )
 
 from graphsvc.errors import DeadlineExceededError, GraphsvcError, StoreError
-from graphsvc.metrics import timed_query
-from graphsvc.request_scope import remaining_s
 from graphsvc.settings import Settings
 from graphsvc.store.queries import query, schema_statements
+from graphsvc.telemetry.metrics import timed_query
+from graphsvc.telemetry.request_scope import remaining_s
 
 __all__ = ["SCHEMA_VERSION", "Database", "Tx", "round_trips", "run"]
 

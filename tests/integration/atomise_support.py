@@ -28,7 +28,7 @@ from write_support import subject_counts as footprint
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

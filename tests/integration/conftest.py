@@ -20,9 +20,9 @@ import pytest
 import uvicorn
 
 from graphsvc.api.app import create_app
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
+from graphsvc.keys.auth import AuthTable
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

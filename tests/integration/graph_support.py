@@ -17,9 +17,9 @@ from write_support import new, ref, retire, revise, write
 
 from graphsvc.api.context import Context
 from graphsvc.api.schema import build_schema
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
+from graphsvc.keys.auth import AuthTable
 from graphsvc.service import Service
 
 __all__ = ["Small", "codes", "gql", "gql_ok", "small_graph"]

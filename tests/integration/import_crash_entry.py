@@ -14,7 +14,7 @@ import signal
 import sys
 from collections.abc import Sequence
 
-from graphsvc.bulk_import import install_batch_hook
+from graphsvc.bulk.bulk_import import install_batch_hook
 from graphsvc.cli import main as cli_main
 
 

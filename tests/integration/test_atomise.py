@@ -39,7 +39,6 @@ from graphsvc.atomise.usecase import (
     payload_sha256,
 )
 from graphsvc.atomise.worker import worker_for
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
 from graphsvc.core.signing import GENESIS_PREV_HASH, SignableLink, verify_chain, verify_link
 from graphsvc.core.write_models import AtomRef
@@ -53,10 +52,11 @@ from graphsvc.errors import (
     TierLockedError,
 )
 from graphsvc.forensics.bundle import verify_bundle_bytes
+from graphsvc.keys.auth import AuthTable
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 from graphsvc.store.views import load_views
 
@@ -505,7 +505,7 @@ def test_synchronous_policy_atomises_inside_the_write(
             "auto_atomise_max_atom_tokens": BUDGET,
         },
     )
-    from graphsvc.inputs import parse_changes
+    from graphsvc.inputs.models import parse_changes
 
     change = {"id": "a", "op": "create", "content": {"text": THREE_SENTENCES, "links": []}}
     outcome = rule.write(human, parse_changes([{**change, "sources": []}]))
@@ -568,7 +568,7 @@ def test_synchronous_failure_reports_failed_and_uses_the_namespace_retry_budget(
 
         llm.set_namespace_policy(human, {**policy, "auto_atomise_max_retries": 0})
         fake.bodies.clear()
-        from graphsvc.inputs import parse_changes
+        from graphsvc.inputs.models import parse_changes
 
         change = {"id": "a", "op": "create", "content": {"text": THREE_SENTENCES, "links": []}}
         outcome = llm.write(human, parse_changes([{**change, "sources": []}]))
@@ -598,7 +598,7 @@ def test_deferred_policy_returns_at_once_and_the_worker_atomises(
             "auto_atomise_max_atom_tokens": BUDGET,
         },
     )
-    from graphsvc.inputs import parse_changes
+    from graphsvc.inputs.models import parse_changes
 
     change = {"id": "a", "op": "create", "content": {"text": THREE_SENTENCES, "links": []}}
     outcome = rule.write(human, parse_changes([{**change, "sources": []}]))

@@ -27,9 +27,9 @@ from atomise_support import (
 from listener_support import CountingPort
 
 from graphsvc.core.binding import Binding
+from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.signing_keys import KeyRing
 from graphsvc.store.connection import Database
 
 

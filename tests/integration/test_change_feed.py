@@ -23,7 +23,7 @@ import pytest
 from atomise_support import THREE_SENTENCES, service_with
 from write_support import frozen_clock, new, ref, retire, revise, write
 
-from graphsvc.bulk_import import import_file
+from graphsvc.bulk.bulk_import import import_file
 from graphsvc.core.binding import Binding
 from graphsvc.service import Service
 

@@ -15,7 +15,7 @@ import pytest
 
 from graphsvc.cli import main
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

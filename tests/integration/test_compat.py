@@ -10,7 +10,7 @@ import pytest
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
 from graphsvc.errors import CursorInvalidError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

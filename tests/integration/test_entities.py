@@ -23,7 +23,7 @@ from graphsvc.core.entity_keys import Mention
 from graphsvc.core.write_models import AtomRef
 from graphsvc.entities import RuleExtractor
 from graphsvc.errors import EntityExtractorMismatchError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.entity_index import ensure_entity_extractor, rebuild_entities
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

@@ -24,7 +24,7 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.localdb.erasure_scan import scan
 from graphsvc.runtime import service_for

@@ -14,7 +14,7 @@ import networkx as nx
 import pytest
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 
 

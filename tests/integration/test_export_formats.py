@@ -25,7 +25,7 @@ from write_support import cypher
 from graphsvc.core.binding import Binding
 from graphsvc.core.views import ExportReport
 from graphsvc.errors import PurgePendingError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.export import unescape_xml_value
 from graphsvc.service import Service
 

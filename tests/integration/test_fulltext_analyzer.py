@@ -20,7 +20,7 @@ import pytest
 from atomise_support import cli_env
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.index import (
     FULLTEXT_ANALYZER,
     FULLTEXT_INDEX,
@@ -175,7 +175,7 @@ def test_cli_rebuilds_the_fulltext_index_with_a_json_report(
 
 
 def _analyzer_reads() -> int:
-    from graphsvc.metrics import REGISTRY
+    from graphsvc.telemetry.metrics import REGISTRY
 
     return sum(
         int(s.value)

@@ -35,7 +35,7 @@ from hypothesis_graphql import mutations, nodes, queries
 
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.service import Service
 
 EXAMPLES = int(os.environ.get("GRAPHSVC_FUZZ_EXAMPLES", "2000"))

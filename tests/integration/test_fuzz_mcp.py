@@ -35,7 +35,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_support import McpSession, http_session
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 
 EXAMPLES = int(os.environ.get("GRAPHSVC_MCP_FUZZ_EXAMPLES", "2000"))

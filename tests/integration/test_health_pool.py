@@ -9,7 +9,7 @@ from typing import Any
 
 from graphsvc.api.context import Context
 from graphsvc.api.schema import HEALTH_THREAD_PREFIX, build_schema
-from graphsvc.auth import AuthTable
+from graphsvc.keys.auth import AuthTable
 from graphsvc.service import Service
 
 

@@ -21,7 +21,7 @@ import pytest
 from atomise_support import cli_env
 from write_support import cypher, new, observe, ref, retire, revise, subject_counts, write
 
-from graphsvc.bulk_import import import_file
+from graphsvc.bulk.bulk_import import import_file
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
 from graphsvc.service import Service

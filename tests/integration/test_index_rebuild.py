@@ -22,14 +22,14 @@ from atomise_support import CliResult, cli_env
 from graphsvc.core.binding import Binding
 from graphsvc.embed.sentence import embed_query
 from graphsvc.errors import IndexRebuildError, InvalidInputError
-from graphsvc.inputs import parse_changes
-from graphsvc.metrics import REGISTRY
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.index import VECTOR_INDEX, rebuild_vector_index, vector_index_state
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.store.indexes import vector_filtered
 from graphsvc.store.retrieval import SemanticHits, semantic_candidates
+from graphsvc.telemetry.metrics import REGISTRY
 
 
 def _queries_sent() -> Counter[str]:

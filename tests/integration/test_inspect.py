@@ -21,7 +21,7 @@ from neo4j import RoutingControl
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.inspect import DEFAULT_RANGE_BYTES, byte_range
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

@@ -31,7 +31,7 @@ from graph_support import codes, gql
 from graphsvc.atomise.worker import worker_for
 from graphsvc.core.binding import Binding
 from graphsvc.errors import CasConflictError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store import jobs as job_store

@@ -14,7 +14,7 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.bm25 import SubjectStats, query_terms, score_bodies
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -221,7 +221,7 @@ def test_a_subject_over_the_statistics_bound_keeps_lucenes_statistics(
 
 
 def _statistics_reads() -> float:
-    from graphsvc.metrics import REGISTRY
+    from graphsvc.telemetry.metrics import REGISTRY
 
     value = REGISTRY.get_sample_value(
         "graphsvc_neo4j_query_duration_seconds_count", {"query": "search/term_statistics"}

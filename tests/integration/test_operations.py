@@ -21,13 +21,13 @@ from prometheus_client.parser import text_string_to_metric_families
 from serve_support import serving
 
 from graphsvc.api.app import create_app
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
-from graphsvc.logging_setup import build_handler
+from graphsvc.inputs.models import parse_changes
+from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.store.connection import Database
+from graphsvc.telemetry.logging_setup import build_handler
 
 WRITE = "mutation($c: [ChangeInput!]!) { write(changes: $c) { changes { atom { atomId rev } } } }"
 SEARCH = "query($q: String!) { search(query: $q) { hits { score } } }"

@@ -24,9 +24,9 @@ from serve_support import serving
 from write_support import cypher
 
 from graphsvc.api.app import create_app
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
+from graphsvc.keys.auth import AuthTable
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

@@ -24,7 +24,7 @@ from neo4j import RoutingControl
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.purge import STEPS, purge
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service

@@ -11,7 +11,7 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 
 CALLERS = 8

@@ -15,7 +15,7 @@ from dataclasses import replace
 from write_support import cypher, new
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.write import write as write_op
 from graphsvc.service import Service
 from graphsvc.store.connection import Database, _quiet, run

@@ -13,7 +13,7 @@ import pytest
 
 from graphsvc.core.activation import DEFAULT_PROPAGATION
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings

@@ -18,7 +18,7 @@ from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.read import ReadResult
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

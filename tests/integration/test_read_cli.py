@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from graphsvc.core.binding import Binding
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.tokenizer import count_tokens

@@ -23,7 +23,7 @@ import pytest
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
 from graphsvc.errors import EmbeddingModelMismatchError, InvalidInputError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.ops.embedding_model import reembed
 from graphsvc.runtime import build_service

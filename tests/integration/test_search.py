@@ -28,7 +28,7 @@ from graphsvc.errors import (
     DependencyInvalidError,
     PurgePendingError,
 )
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate
 from graphsvc.ops.search import SearchResult
 from graphsvc.runtime import service_for

@@ -20,7 +20,7 @@ import pytest
 from graphsvc.cli import search
 from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomView
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 

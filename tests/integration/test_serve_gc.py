@@ -14,7 +14,7 @@ from serve_support import serving
 
 from graphsvc.api.app import create_app
 from graphsvc.api.gc_policy import FROZEN_THRESHOLDS
-from graphsvc.auth import AuthTable
+from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.store.connection import Database

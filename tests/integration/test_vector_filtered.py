@@ -25,7 +25,7 @@ from neo4j import RoutingControl
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
 from graphsvc.errors import StoreError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.ops.index import rebuild_vector_index
 from graphsvc.runtime import service_for

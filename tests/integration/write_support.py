@@ -20,7 +20,7 @@ from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes, parse_host_input
+from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
 from graphsvc.store.connection import Database

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.api.app import http_status_for
-from graphsvc.auth import AuthTable, required_capability
 from graphsvc.errors import GraphsvcError, PermissionDeniedError, UnauthenticatedError
+from graphsvc.keys.auth import AuthTable, required_capability
 
 
 def _entry(kind: str, **extra: object) -> dict[str, object]:

@@ -14,8 +14,8 @@ import pytest
 from graphsvc.api.document_limits import DocumentLimits, Prepared
 from graphsvc.api.front_door import FrontDoor, Refusal
 from graphsvc.api.schema import build_schema
-from graphsvc.auth import AuthTable
 from graphsvc.core.binding import Binding
+from graphsvc.keys.auth import AuthTable
 from graphsvc.settings import Settings
 
 SEARCH = 'query($l: Int) { search(query: "x", limit: $l) { hits { score } } }'

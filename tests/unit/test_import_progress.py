@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import io
 
-from graphsvc.bulk_import import ImportProgress
+from graphsvc.bulk.bulk_import import ImportProgress
 from graphsvc.cli.import_cmd import ProgressBar
 
 

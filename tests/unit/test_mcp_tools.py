@@ -2,7 +2,7 @@
 
 Names, arguments, nullability, defaults and capabilities come from the GraphQL
 schema; every argument reaches a parameter of the facade method the tool calls;
-the write and observe schemas are graphsvc.inputs' models; arguments are checked
+the write and observe schemas are graphsvc.inputs.models' models; arguments are checked
 like the front door checks a GraphQL request.
 """
 
@@ -17,15 +17,15 @@ from graphql import GraphQLNonNull, Undefined
 from pydantic import ValidationError
 
 from graphsvc.api.schema import build_schema
-from graphsvc.auth import default_capabilities, required_capability
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
-from graphsvc.inputs import ChangeIn, HostInputIn
+from graphsvc.inputs.models import ChangeIn, HostInputIn
+from graphsvc.inputs.text_input import check_json_values
+from graphsvc.keys.auth import default_capabilities, required_capability
 from graphsvc.mcp_api.arguments import ToolSchema
 from graphsvc.mcp_api.stdio import _error_for
 from graphsvc.mcp_api.tools import TOOLS, Tool, build_tools
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.text_input import check_json_values
 
 SETTINGS = Settings()
 SCHEMA = build_schema(SETTINGS)._schema
@@ -41,7 +41,7 @@ SERVICE = Service(
     worker_of=cast(Any, None),
 )
 BUILT = build_tools(SCHEMA, SERVICE)
-# Arguments the tool converts before the call (graphsvc.inputs, as the resolvers do).
+# Arguments the tool converts before the call (graphsvc.inputs.models, as the resolvers do).
 CONVERTED = {("write", "changes"), ("write", "options"), ("observe", "input")}
 # The facade method's name where it is not the tool's.
 METHOD = {"observe": "observe", "record_use": "record_use"}

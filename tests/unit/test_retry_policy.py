@@ -12,8 +12,8 @@ import pytest
 from neo4j.exceptions import ServiceUnavailable, TransientError
 
 from graphsvc.errors import StoreError
-from graphsvc.request_scope import scope
 from graphsvc.store.connection import _deadlocked, _retryable, _retrying
+from graphsvc.telemetry.request_scope import scope
 
 
 class _Flaky:

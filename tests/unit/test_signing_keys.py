@@ -18,7 +18,7 @@ from graphsvc.core.signing import (
     verify_link,
 )
 from graphsvc.errors import SignerError
-from graphsvc.signing_keys import KeyRing
+from graphsvc.keys.signing_keys import KeyRing
 
 
 def mode_of(path: Path) -> int:

@@ -17,7 +17,7 @@ from graphsvc.core.citations import check_range, text_digest, unit_length
 from graphsvc.core.write_models import AtomRef, Change, LinkSpec
 from graphsvc.core.write_plan import Limits, plan_fingerprint, validate_plan
 from graphsvc.errors import GraphsvcError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 
 HUMAN = Binding("s1", "default", "human", "alice")
 AGENT = Binding("s1", "default", "agent", "bot")

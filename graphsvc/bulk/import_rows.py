@@ -1,6 +1,6 @@
 """The rows of an import file: reading, resolving local targets, the first pass.
 
-Part of ``graphsvc import`` (:mod:`graphsvc.bulk_import`): each non-blank line is
+Part of ``graphsvc import`` (:mod:`graphsvc.bulk.bulk_import`): each non-blank line is
 parsed by the same edge parser as ``write`` and every batch validated by the same
 ``validate_plan``; errors name the row (1-based line number) and the batch.
 """
@@ -20,7 +20,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.write_models import AtomRef, Change, LinkSpec
 from graphsvc.core.write_plan import Limits, validate_plan
 from graphsvc.errors import GraphsvcError, InvalidInputError
-from graphsvc.inputs import parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.write import limits_from_settings
 
 if TYPE_CHECKING:

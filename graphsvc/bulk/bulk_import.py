@@ -26,7 +26,7 @@ key, IDEM-1). A rerun of the same file with the same batch size finds the commit
 batches' results and replays them (their atom ids resolve later rows' local
 targets) and commits the rest, so each row is stored exactly once.
 
-Reading, resolving and the first pass are :mod:`graphsvc.import_rows`. This module
+Reading, resolving and the first pass are :mod:`graphsvc.bulk.import_rows`. This module
 lives beside ``seed.py``, not in ``ops/``: it runs a worker thread (joined
 before it returns), and the operations of the core stay free of threads (CORE-3).
 """
@@ -43,11 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
-from graphsvc.core.binding import Binding
-from graphsvc.core.write_models import AtomRef
-from graphsvc.core.write_plan import Limits
-from graphsvc.errors import GraphsvcError, IdempotencyConflictError
-from graphsvc.import_rows import (
+from graphsvc.bulk.import_rows import (
     MAX_BATCH,
     ImportFile,
     import_limits,
@@ -57,6 +53,10 @@ from graphsvc.import_rows import (
     scan,
     validated,
 )
+from graphsvc.core.binding import Binding
+from graphsvc.core.write_models import AtomRef
+from graphsvc.core.write_plan import Limits
+from graphsvc.errors import GraphsvcError, IdempotencyConflictError
 from graphsvc.ops.write import (
     WriteDeps,
     build_request,

@@ -16,7 +16,7 @@ import sys
 import time
 from typing import IO, Any
 
-from graphsvc.request_scope import current
+from graphsvc.telemetry.request_scope import current
 
 __all__ = ["JsonFormatter", "RequestIdFilter", "build_handler", "configure_logging"]
 
