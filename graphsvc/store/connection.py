@@ -18,7 +18,7 @@ import itertools
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from contextlib import AbstractContextManager, contextmanager, nullcontext
+from contextlib import contextmanager
 from typing import Any, TypeVar
 
 from neo4j import (
@@ -322,12 +322,9 @@ class Database:
     @contextmanager
     def _session(self, routing: RoutingControl) -> Iterator[Session]:
         mode = "READ" if routing == RoutingControl.READ else "WRITE"
-        with (
-            self.driver.session(
-                database=self.database, default_access_mode=mode, bookmark_manager=self.bookmarks
-            ) as s,
-            _pipelined_begin(s),
-        ):
+        with self.driver.session(
+            database=self.database, default_access_mode=mode, bookmark_manager=self.bookmarks
+        ) as s:
             yield s
 
     # ------------------------------------------------------------ schema / meta
@@ -379,18 +376,6 @@ class Database:
                 routing_=RoutingControl.WRITE,
             )
         return SCHEMA_VERSION
-
-
-def _pipelined_begin(session: Session) -> AbstractContextManager[object]:
-    """Send BEGIN together with the transaction's first query (one round trip less).
-
-    The driver does this for ``execute_query`` through the session's
-    ``_pipelined_begin`` flag; a round trip to Neo4j costs ~0.5 ms on a small VM and
-    a read opens up to five transactions. A driver without the flag gets the
-    plain (separate) BEGIN.
-    """
-    flag = getattr(session, "_pipelined_begin", None)
-    return flag if isinstance(flag, AbstractContextManager) else nullcontext()
 
 
 def _tx_timeout(label: str) -> float | None:

@@ -670,3 +670,34 @@ def test_only_the_composition_root_builds_key_rings_and_connections() -> None:
     assert {"KeyRing.load_or_create", "Database.for_settings", "JobWorker"} <= (
         _root_built_calls(_tree("graphsvc.runtime"))
     )
+
+
+def _private_reaches(tree: ast.Module) -> list[str]:
+    """``obj._name`` on anything but self/cls, and ``getattr(obj, "_name")``."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute):
+            owner = node.value
+            own = isinstance(owner, ast.Name) and owner.id in {"self", "cls"}
+            if node.attr.startswith("_") and not node.attr.startswith("__") and not own:
+                found.append(f"{ast.unparse(node)} (line {node.lineno})")
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name):
+            args = node.args
+            if node.func.id in {"getattr", "setattr", "hasattr"} and len(args) >= 2:
+                name = args[1]
+                if isinstance(name, ast.Constant) and str(name.value).startswith("_"):
+                    found.append(f"{node.func.id}(…, {name.value!r}) (line {node.lineno})")
+    return found
+
+
+def test_the_store_uses_no_private_driver_api() -> None:
+    # The driver's private attributes (a session's `_pipelined_begin`, a result's
+    # `_records`) change without notice between patch releases; the store keeps to the
+    # public API, and to its own objects' private parts only.
+    offenders = {
+        f"{m}: {hit}"
+        for m in MODULES
+        if m.startswith("graphsvc.store")
+        for hit in _private_reaches(_tree(m))
+    }
+    assert offenders == set()
