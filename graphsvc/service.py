@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.atomise.worker import JobWorker
+    from graphsvc.bulk.import_rows import ImportFile
+    from graphsvc.core.import_report import ImportProgress, ImportSummary
     from graphsvc.core.jobs import JobRow
     from graphsvc.core.views import ExportReport, ManifestReplay
     from graphsvc.core.write_plan import Limits
@@ -553,6 +555,33 @@ class Service:
             binding,
             atom_id,
             include_atomisation_chain=include_atomisation_chain,
+        )
+
+    @staticmethod
+    def scan_import(
+        settings: Settings, binding: Binding, path: Path, batch_size: int
+    ) -> ImportFile:
+        """``graphsvc import``'s first pass over ``path``, without the database: every
+        row checked as ``write`` checks it before Neo4j (``bulk.import_rows.scan``)."""
+        from graphsvc.bulk.import_rows import import_limits, scan
+
+        return scan(path, binding, import_limits(settings, batch_size))
+
+    def import_file(
+        self,
+        binding: Binding,
+        path: Path,
+        *,
+        batch_size: int,
+        scanned: ImportFile | None = None,
+        progress: Callable[[ImportProgress], None] | None = None,
+    ) -> ImportSummary:
+        """``graphsvc import``: ``path`` in batches through the write path; see
+        :func:`graphsvc.bulk.bulk_import.import_file`."""
+        from graphsvc.bulk.bulk_import import import_file
+
+        return import_file(
+            self, binding, path, batch_size=batch_size, scanned=scanned, progress=progress
         )
 
     @staticmethod

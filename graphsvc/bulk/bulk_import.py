@@ -39,12 +39,11 @@ import queue
 import threading
 import time
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Protocol
 
 from graphsvc.bulk.import_rows import (
-    MAX_BATCH,
     ImportFile,
     import_limits,
     located,
@@ -54,6 +53,7 @@ from graphsvc.bulk.import_rows import (
     validated,
 )
 from graphsvc.core.binding import Binding
+from graphsvc.core.import_report import MAX_BATCH, ImportProgress, ImportSummary
 from graphsvc.core.write_models import AtomRef
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import GraphsvcError, IdempotencyConflictError
@@ -94,63 +94,6 @@ __all__ = [
     "import_limits",
     "scan",
 ]
-
-
-@dataclass(frozen=True)
-class ImportProgress:
-    """Reported after each batch (committed or replayed)."""
-
-    rows_done: int
-    rows: int
-    batch: int
-    batches: int
-    elapsed_s: float
-
-
-@dataclass
-class ImportSummary:
-    """The outcome of one ``import`` run."""
-
-    file: str
-    digest: str
-    subject: str
-    rows: int
-    batch_size: int
-    batches: int
-    committed_batches: int = 0
-    replayed_batches: int = 0
-    committed_rows: int = 0
-    replayed_rows: int = 0
-    links: int = 0
-    citations: int = 0
-    seconds: float = 0.0
-    embed_seconds: float = 0.0
-    commit_seconds: float = 0.0
-    notes: list[str] = field(default_factory=list)
-
-    def to_json(self) -> dict[str, Any]:
-        rate = self.committed_rows / self.seconds if self.seconds > 0 else 0.0
-        return {
-            "file": self.file,
-            "digest": self.digest,
-            "subject": self.subject,
-            "rows": self.rows,
-            "batchSize": self.batch_size,
-            "batches": self.batches,
-            "committedBatches": self.committed_batches,
-            "replayedBatches": self.replayed_batches,
-            "committedRows": self.committed_rows,
-            "replayedRows": self.replayed_rows,
-            "links": self.links,
-            "citations": self.citations,
-            "seconds": round(self.seconds, 3),
-            "embedSeconds": round(self.embed_seconds, 3),
-            "commitSeconds": round(self.commit_seconds, 3),
-            "atomsPerSecond": round(rate, 1),
-            "indexing": "complete",
-            "resumeKey": f"import:{self.digest}:{self.batch_size}",
-            "notes": list(self.notes),
-        }
 
 
 # ------------------------------------------------------------------ the pipeline

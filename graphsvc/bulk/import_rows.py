@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.import_report import MAX_BATCH
 from graphsvc.core.write_models import AtomRef, Change, LinkSpec
 from graphsvc.core.write_plan import Limits, validate_plan
 from graphsvc.errors import GraphsvcError, InvalidInputError
@@ -37,7 +38,6 @@ __all__ = [
     "validated",
 ]
 
-MAX_BATCH = 20_000
 _COMPACT = {"id", "text", "links", "sources", "input"}
 
 

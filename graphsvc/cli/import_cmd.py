@@ -16,16 +16,9 @@ import time
 from pathlib import Path
 from typing import Any, TextIO
 
-from graphsvc.bulk.bulk_import import (
-    MAX_BATCH,
-    ImportProgress,
-    ImportSummary,
-    import_file,
-    import_limits,
-    scan,
-)
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
 from graphsvc.cli.output import command, emit
+from graphsvc.core.import_report import MAX_BATCH, ImportProgress, ImportSummary
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 
@@ -95,12 +88,14 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     path = Path(args.file)
     batch = args.batch or settings.import_batch
     # Everything checkable without the database fails before Neo4j is started.
-    scanned = scan(path, binding, import_limits(settings, batch))
+    from graphsvc.service import Service  # the facade, only once a command runs
+
+    scanned = Service.scan_import(settings, binding, path, batch)
     summary: ImportSummary | None = None
     with connected_service(settings) as service:
         try:
-            summary = import_file(
-                service, binding, path, batch_size=batch, scanned=scanned, progress=ProgressBar()
+            summary = service.import_file(
+                binding, path, batch_size=batch, scanned=scanned, progress=ProgressBar()
             )
         except GraphsvcError as exc:
             exc.details.setdefault("rows", scanned.rows)

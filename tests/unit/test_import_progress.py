@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import io
 
-from graphsvc.bulk.bulk_import import ImportProgress
 from graphsvc.cli.import_cmd import ProgressBar
+from graphsvc.core.import_report import ImportProgress
 
 
 def test_progress_bar_prints_count_rate_and_eta_and_always_the_last_line() -> None:
