@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from graphsvc.bulk.import_rows import ImportFile
     from graphsvc.core.import_report import ImportProgress, ImportSummary
     from graphsvc.core.jobs import JobRow
+    from graphsvc.core.lineage_views import LineageGraphView
     from graphsvc.core.views import ExportReport, ManifestReplay
     from graphsvc.core.write_plan import Limits
     from graphsvc.forensics.bundle import VerifyReport
@@ -490,7 +491,7 @@ class Service:
         atom_id: str,
         depth: int | None = None,
         as_of: str | None = None,
-    ) -> dict[str, Any]:
+    ) -> LineageGraphView:
         """``lineageGraph``: the lineage neighbourhood as nodes and edges, each
         derives_from edge's signature verified; see
         :func:`graphsvc.atomise.verified_lineage.lineage_graph`."""

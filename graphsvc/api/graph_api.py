@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 from datetime import datetime
 from enum import Enum
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated
 
 import strawberry
 from strawberry.types import Info
@@ -41,6 +41,9 @@ from graphsvc.api.graph_types import (
 )
 from graphsvc.core.instants import as_of_instant
 from graphsvc.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from graphsvc.core.lineage_views import LineageGraphView
 
 __all__ = ["GraphQuery", "LineageGraph", "LineageGraphEdge", "LineageGraphNode"]
 
@@ -105,41 +108,41 @@ class LineageGraph:
     edges: list[LineageGraphEdge] = strawberry.field(description="Edges between them.")
 
 
-def _lineage_graph(doc: dict[str, Any], as_of: str | None = None) -> LineageGraph:
+def _lineage_graph(view: LineageGraphView, as_of: str | None = None) -> LineageGraph:
     return LineageGraph(
-        root=strawberry.ID(doc["root"]),
-        depth=int(doc["depth"]),
-        truncated=bool(doc["truncated"]),
+        root=strawberry.ID(view.root),
+        depth=view.depth,
+        truncated=view.truncated,
         nodes=[
             LineageGraphNode(
-                atom_id=strawberry.ID(n["id"]),
-                rev=int(n["rev"]),
-                state=AtomState(n["state"]),
-                excerpt=n["text"],
-                kind=LineageNodeKind(n["kind"]),
-                level=n["level"],
-                atomised_into=n.get("atomisedInto"),
-                archived_at=n.get("archivedAt"),
+                atom_id=strawberry.ID(n.atom_id),
+                rev=n.rev,
+                state=AtomState(n.state),
+                excerpt=n.excerpt,
+                kind=LineageNodeKind(n.kind),
+                level=n.level,
+                atomised_into=n.atomised_into,
+                archived_at=n.archived_at,
                 as_of=as_of,
             )
-            for n in doc["nodes"]
+            for n in view.nodes
         ],
         edges=[
             LineageGraphEdge(
-                source=strawberry.ID(e["source"]),
-                target=strawberry.ID(e["target"]),
-                kind=LineageEdgeKind(e["type"]),
-                from_rev=e.get("fromRev"),
-                to_rev=e.get("toRev"),
-                key_id=e.get("keyId"),
-                signed_at=e.get("signedAt"),
-                signature_status=SignatureStatus(e["signatureStatus"])
-                if e.get("signatureStatus")
+                source=strawberry.ID(e.source),
+                target=strawberry.ID(e.target),
+                kind=LineageEdgeKind(e.kind),
+                from_rev=e.from_rev,
+                to_rev=e.to_rev,
+                key_id=e.key_id,
+                signed_at=e.signed_at,
+                signature_status=SignatureStatus(e.signature_status)
+                if e.signature_status
                 else None,
-                role=e.get("role"),
-                at=LinkAt(e["at"]) if e.get("at") else None,
+                role=e.role,
+                at=LinkAt(e.at) if e.at else None,
             )
-            for e in doc["edges"]
+            for e in view.edges
         ],
     )
 
@@ -274,5 +277,5 @@ class GraphQuery:
         binding = binding_of(info)
         service = service_of(info)
         at = as_of_instant(as_of)
-        doc = await asyncio.to_thread(service.lineage_graph, binding, str(atom_id), depth, at)
-        return _lineage_graph(doc, at)
+        view = await asyncio.to_thread(service.lineage_graph, binding, str(atom_id), depth, at)
+        return _lineage_graph(view, at)

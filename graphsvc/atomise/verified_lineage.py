@@ -7,10 +7,10 @@ against them lives here, next to :func:`graphsvc.atomise.lineage.lineage`.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from graphsvc.atomise.lineage import lineage
 from graphsvc.core.binding import Binding
+from graphsvc.core.lineage_views import LineageGraphView, lineage_graph_view
 from graphsvc.core.signing import signature_status
 from graphsvc.ops.guards import refuse_if_purge_pending
 from graphsvc.store.connection import Database
@@ -26,7 +26,7 @@ def lineage_graph(
     atom_id: str,
     depth: int | None = None,
     as_of: str | None = None,
-) -> dict[str, Any]:
+) -> LineageGraphView:
     """API-5's lineage graph with every derives_from edge's signature checked.
 
     Args:
@@ -38,10 +38,9 @@ def lineage_graph(
         depth: derives_from hops from the root (see :func:`lineage`).
         as_of: the graph as of this instant (docs/time-travel.md); None: now.
 
-    Returns :func:`graphsvc.atomise.lineage.lineage`'s ``{root, depth, truncated,
-    nodes, edges}`` where each derives_from edge also carries ``signature`` (the
-    stored hex) and ``signatureStatus`` (``verified`` | ``invalid`` |
-    ``unknown_key``).
+    Returns :func:`graphsvc.atomise.lineage.lineage`'s graph as a typed view, each
+    derives_from edge with ``signature`` (the stored hex) and ``signature_status``
+    (``verified`` | ``invalid`` | ``unknown_key``).
 
     Raises:
         InvalidInputError: depth out of range.
@@ -63,4 +62,4 @@ def lineage_graph(
         e["signatureStatus"] = (
             signature_status(binding.subject, found[0], keys) if found else "invalid"
         )
-    return graph
+    return lineage_graph_view(graph)
