@@ -38,7 +38,6 @@ class LineageEdgeView:
     to_rev: int | None
     key_id: str | None
     signed_at: str | None
-    signature: str | None
     signature_status: str | None
     role: str | None
     at: str | None
@@ -54,7 +53,7 @@ class LineageGraphView:
 
 
 def lineage_graph_view(doc: dict[str, Any]) -> LineageGraphView:
-    """The view of a lineage document whose derives_from edges carry ``signature`` and
+    """The view of a lineage document whose derives_from edges carry their checked
     ``signatureStatus``."""
     return LineageGraphView(
         root=str(doc["root"]),
@@ -82,7 +81,6 @@ def lineage_graph_view(doc: dict[str, Any]) -> LineageGraphView:
                 to_rev=e.get("toRev"),
                 key_id=e.get("keyId"),
                 signed_at=e.get("signedAt"),
-                signature=e.get("signature"),
                 signature_status=e.get("signatureStatus") or None,
                 role=e.get("role"),
                 at=e.get("at") or None,
