@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.frozen_payload import decode_payload, encode_payload
 from graphsvc.core.mac import open_sealed, seal
 from graphsvc.errors import CursorExpiredError, PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
@@ -161,7 +162,7 @@ class Pager:
             self.db,
             subject=frozen.subject,
             eval_id=frozen.eval_id,
-            payload=json.dumps(frozen.payload, separators=(",", ":")),
+            payload=encode_payload(frozen.payload),
             expires_at=frozen.expires_at,
             now=frozen.now,
             purge_epoch=frozen.purge_epoch,
@@ -235,7 +236,7 @@ class Pager:
             },
         )
 
-    def _load(self, subject: str, eval_id: str) -> str | None:
+    def _load(self, subject: str, eval_id: str) -> str | bytes | None:
         """The stored evaluation, once its save (here or on another replica) is done."""
         _wait_saving(eval_id)
         payload = store.load_evaluation(self.db, subject, eval_id)
@@ -275,7 +276,7 @@ class Pager:
         payload = self._load(binding.subject, str(claims.get("e")))
         if payload is None:
             raise CursorExpiredError("the evaluation behind this cursor is gone")
-        return json.loads(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
+        return decode_payload(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
 
 
 def _wait_saving(eval_id: str) -> None:

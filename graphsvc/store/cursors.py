@@ -33,12 +33,12 @@ def save_evaluation(
     *,
     subject: str,
     eval_id: str,
-    payload: str,
+    payload: bytes,
     expires_at: float,
     now: float,
     purge_epoch: int,
 ) -> bool:
-    """Store one frozen evaluation (``payload`` already JSON) as its own transaction;
+    """Store one frozen evaluation (``payload`` already encoded) as its own transaction;
     False when a purge of the subject is unfinished or has moved its epoch since."""
     rows = db.write(
         "cursor/save_evaluation",
@@ -52,7 +52,7 @@ def save_evaluation(
     return bool(rows and rows[0]["saved"])
 
 
-def load_evaluation(db: Database, subject: str, eval_id: str) -> str | None:
-    """The JSON payload of a stored evaluation; None when it is gone or never was."""
+def load_evaluation(db: Database, subject: str, eval_id: str) -> str | bytes | None:
+    """The encoded payload of a stored evaluation; None when it is gone or never was."""
     rows = db.read("cursor/load_evaluation", subject=subject, evalId=eval_id)
     return rows[0]["payload"] if rows else None
