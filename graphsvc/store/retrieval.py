@@ -564,6 +564,10 @@ def _subject_stats_soon(
     def read() -> SubjectStats | None:
         if not terms:
             return None
+        cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
+        kept = _kept_totals_with_new_terms(db, cache, subject, terms, stats_max)
+        if kept is not None:
+            return kept
         rows = db.read_rows(
             "search/term_statistics",
             subject=subject,
@@ -575,11 +579,39 @@ def _subject_stats_soon(
         row = rows[0]
         docs, words = int(row["docs"]), int(row["words"] or 0)
         df = {t: int(n) for t, n in row["dfs"]}
-        cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
         cache.put(subject, generation_of(row), stats_max, docs, words, df)
         return SubjectStats(docs, words / docs if docs else 0.0, df)
 
     return db.soon(read, label="search/term_statistics").result
+
+
+def _kept_totals_with_new_terms(
+    db: Database, cache: StatisticsCache, subject: str, terms: Mapping[str, str], stats_max: int
+) -> SubjectStats | None:
+    """The statistics of ``terms`` from the subject's kept totals and the document
+    frequencies of the terms not kept yet (search/term_frequencies: no read of every
+    body); None when no totals are kept, every term is (the caller reads because the
+    generation moved), or the generation moved since the totals were read (the caller
+    then reads everything, search/term_statistics)."""
+    kept_at = cache.totals(subject, stats_max)
+    if kept_at is None:
+        return None
+    new = cache.missing(subject, list(terms))
+    if not new:
+        # Every term is kept, so the caller reads because the generation moved.
+        return None
+    rows = db.read_rows(
+        "search/term_frequencies",
+        subject=subject,
+        terms=[[t, term_query(terms[t], subject)] for t in new],
+    )
+    # The row's generation is what proves the kept totals current.
+    if not rows or generation_of(rows[0]) != kept_at:
+        return None
+    df = {t: int(n) for t, n in rows[0]["dfs"]}
+    if not cache.add_terms(subject, kept_at, stats_max, df):
+        return None
+    return cache.stats(subject, list(terms), kept_at)
 
 
 def _lexical_semantic(acq: Acquired, query: list[float]) -> None:

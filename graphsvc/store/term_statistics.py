@@ -8,7 +8,10 @@ or a fulltext rebuild, which moves the index generation. search/term_statistics
 returns those three numbers from the same transaction as the counts, and every
 search's fulltext query returns them too (search/fulltext_candidates), so a search
 whose terms are all known for the current generation reads no statistics at all;
-another replica's writes move the numbers it reads as well.
+another replica's writes move the numbers it reads as well. A search with terms not
+seen yet at a generation whose totals are kept reads only those terms' document
+frequencies (search/term_frequencies), not the body count and length, which cost a
+read of every body of the subject.
 """
 
 from __future__ import annotations
@@ -66,6 +69,36 @@ class StatisticsCache:
                 return None
             self._entries.move_to_end(subject)
             return entry.generation
+
+    def totals(self, subject: str, stats_max: int) -> Generation | None:
+        """The generation whose body count and length are known for ``subject`` (so a
+        query with new terms needs only their document frequencies), if any."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            if entry is None or entry.stats_max != stats_max:
+                return None
+            return entry.generation
+
+    def missing(self, subject: str, terms: list[str]) -> list[str]:
+        """Those of ``terms`` whose document frequency is not kept for ``subject``."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            return list(terms) if entry is None else [t for t in terms if t not in entry.df]
+
+    def add_terms(
+        self, subject: str, generation: Generation, stats_max: int, df: Mapping[str, int]
+    ) -> bool:
+        """Keep more document frequencies read at ``generation``; False (nothing kept)
+        when the subject's kept totals are not of that generation."""
+        with self._lock:
+            entry = self._entries.get(subject)
+            if entry is None or entry.generation != generation or entry.stats_max != stats_max:
+                return False
+            if len(entry.df) + len(df) > _TERMS:
+                return False
+            entry.df.update(df)
+            self._entries.move_to_end(subject)
+            return True
 
     def stats(self, subject: str, terms: list[str], generation: Generation) -> SubjectStats | None:
         """The statistics of ``terms`` if they are known at ``generation``."""

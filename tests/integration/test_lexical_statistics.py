@@ -50,11 +50,12 @@ def _assert_own_bm25(
     ids: dict[str, str],
     texts: dict[str, str],
     stats: SubjectStats,
+    query: str = QUERY,
 ) -> None:
     """Each body's lexical signal is its BM25 under ``stats``, normalised by the best."""
     keys = list(texts)
     raw, _ = score_bodies(
-        query_terms(QUERY, service.settings.lexical_proximity),
+        query_terms(query, service.settings.lexical_proximity),
         [texts[k] for k in keys],
         stats,
         slop=service.settings.lexical_proximity,
@@ -220,11 +221,11 @@ def test_a_subject_over_the_statistics_bound_keeps_lucenes_statistics(
     assert {h.atom.atom_id for h in over.hits} == {h.atom.atom_id for h in within.hits}
 
 
-def _statistics_reads() -> float:
+def _statistics_reads(query: str = "search/term_statistics") -> float:
     from graphsvc.telemetry.metrics import REGISTRY
 
     value = REGISTRY.get_sample_value(
-        "graphsvc_neo4j_query_duration_seconds_count", {"query": "search/term_statistics"}
+        "graphsvc_neo4j_query_duration_seconds_count", {"query": query}
     )
     return value or 0.0
 
@@ -249,6 +250,18 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
     words = sum(len(t.split(" ")) for t in texts.values())
     stats = SubjectStats(6, words / 6, {"row": 2, "boat": 1, "harbour": 3, "keeper": 2})
     _assert_own_bm25(service, got, ids, texts, stats)
-    # A query with a term not seen yet reads again, even at the same generation.
-    service.search(mine, "lighthouse fog", depth=0, limit=5)
-    assert _statistics_reads() == reads + 2
+    # A query with a term not seen yet reads that term's document frequency, even at
+    # the same generation, but not the body count and length again (kept with it).
+    frequencies = _statistics_reads("search/term_frequencies")
+    fog = service.search(mine, "lighthouse fog", depth=0, limit=10)
+    assert _statistics_reads() == reads + 1
+    assert _statistics_reads("search/term_frequencies") == frequencies + 1
+    fog_lexical = {h.atom.atom_id: h.breakdown["lexical"] or 0.0 for h in fog.hits}
+    _assert_own_bm25(
+        service,
+        fog_lexical,
+        ids,
+        texts,
+        SubjectStats(6, words / 6, {"lighthous": 1, "fog": 1}),
+        query="lighthouse fog",
+    )
