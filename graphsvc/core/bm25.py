@@ -158,7 +158,7 @@ def bm25_idf(docs: int, df: int) -> float:
 
 
 def _sloppy_freq(
-    positions: Mapping[str, list[int]], a: str, b: str, offset: int, slop: int
+    positions: Mapping[str, Sequence[int]], a: str, b: str, offset: int, slop: int
 ) -> float:
     """Σ over the occurrences of ``a`` of ``1 / (1 + d)`` for its closest ``b``, where
     ``d = |pos_b − pos_a − offset|`` (reversed order costs distance) and ``d ≤ slop``."""
@@ -171,6 +171,23 @@ def _sloppy_freq(
         if best <= slop:
             freq += 1.0 / (1.0 + best)
     return freq
+
+
+# A search scores the same bodies again and again (its pool of Lucene hits, then its
+# candidates; the next search of the subject most of them once more), and a body's
+# analysis is most of BM25's cost: each distinct text is analysed once while it stays
+# among the most recently scored. Revisions are immutable, so a text's entry never
+# goes stale. What is kept is derived from text, like the stemmer's cache above:
+# process memory only, never stored or queryable.
+@functools.lru_cache(maxsize=16_384)
+def _indexed(text: str) -> tuple[Mapping[str, tuple[int, ...]], int]:
+    """``text``'s term positions (term → positions, never mutated by a caller) and
+    its :func:`body_length`."""
+    a = analyse(text)
+    by_term: dict[str, list[int]] = {}
+    for term, pos in zip(a.terms, a.positions, strict=True):
+        by_term.setdefault(term, []).append(pos)
+    return {t: tuple(p) for t, p in by_term.items()}, body_length(text)
 
 
 def score_bodies(
@@ -194,13 +211,8 @@ def score_bodies(
     """
     if stats.docs < 0 or not stats.avg_length >= 0 or k1 < 0 or not 0.0 <= b <= 1.0:
         raise InvalidInputError("BM25 statistics and parameters must be non-negative")
-    analysed = [analyse(text) for text in bodies]
-    positions: list[dict[str, list[int]]] = []
-    for a in analysed:
-        by_term: dict[str, list[int]] = {}
-        for term, pos in zip(a.terms, a.positions, strict=True):
-            by_term.setdefault(term, []).append(pos)
-        positions.append(by_term)
+    indexed = [_indexed(text) for text in bodies]
+    positions = [by_term for by_term, _ in indexed]
     distinct = set(query.terms)
     df = {t: max(int(stats.df.get(t, 0)), sum(1 for p in positions if t in p)) for t in distinct}
     docs = max([stats.docs, len(bodies), *df.values()])
@@ -208,8 +220,8 @@ def score_bodies(
     avg = stats.avg_length if stats.avg_length > 0 else 1.0
     bound = sum(idf[t] for t in query.terms) + sum(idf[x] + idf[y] for x, y, _ in query.pairs)
     scores: list[float] = []
-    for text, by_term in zip(bodies, positions, strict=True):
-        norm = k1 * (1.0 - b + b * body_length(text) / avg)
+    for by_term, length in indexed:
+        norm = k1 * (1.0 - b + b * length / avg)
         score = 0.0
         for t in query.terms:
             tf = len(by_term.get(t, ()))

@@ -11,6 +11,7 @@ from graphsvc.core.bm25 import (
     ANALYZER,
     ENGLISH_STOP_WORDS,
     SubjectStats,
+    _indexed,
     analyse,
     bm25_idf,
     body_length,
@@ -118,3 +119,17 @@ def test_normalising_by_a_bound_keeps_a_weak_best_hit_weak() -> None:
 def test_term_query_names_one_word_and_the_subject() -> None:
     assert term_query("caroline", 's"1') == 'text:(caroline) AND subject:"s\\"1"'
     assert term_query("a:b", "s") == 'text:(a\\:b) AND subject:"s"'
+
+
+@pytest.mark.req("ACT-1")
+def test_a_body_scored_again_is_not_analysed_again_and_scores_the_same() -> None:
+    bodies = [f"The keeper rowed boat number {i} to the harbour" for i in range(5)]
+    q = query_terms("keeper boat harbour", 3)
+    stats = SubjectStats(5, 9.0, {"keeper": 5, "boat": 5, "harbour": 5})
+    first, _ = score_bodies(q, bodies, stats, slop=3)
+    before = _indexed.cache_info()
+    again, _ = score_bodies(q, list(reversed(bodies)), stats, slop=3)
+    after = _indexed.cache_info()
+    assert again == list(reversed(first))
+    assert after.hits - before.hits == len(bodies)
+    assert after.misses == before.misses
