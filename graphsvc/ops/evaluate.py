@@ -132,20 +132,26 @@ class Evaluation:
 
     def ranked_rows(self, *, breakdown: bool = False) -> list[dict[str, Any]]:
         """The atoms with a positive score, ranked: what a cursor's pages come from."""
+        total = self._a_total()
         return [
             {
                 "atomId": self.atom_ids[i],
                 "rev": self.revs[i],
                 "score": self.scores[i],
-                **({"breakdown": self.breakdown(i)} if breakdown else {}),
+                **({"breakdown": self.breakdown(i, total)} if breakdown else {}),
             }
             for i in self.ranked()
             if self.scores[i] > 0
         ]
 
-    def breakdown(self, i: int) -> dict[str, Any]:
-        """The analysts' view of one node's score."""
-        a_total = float(np.sum(self.result.a)) if self.result is not None else 0.0
+    def _a_total(self) -> float:
+        return float(np.sum(self.result.a)) if self.result is not None else 0.0
+
+    def breakdown(self, i: int, a_total: float | None = None) -> dict[str, Any]:
+        """The analysts' view of one node's score (``a_total``: Σa, when the caller
+        has it already; every row of a ranking shares it)."""
+        if a_total is None:
+            a_total = self._a_total()
         own = self.b[i] / a_total if a_total > 0 else 0.0
         return {
             "match": self.m[i],
