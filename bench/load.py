@@ -4,7 +4,8 @@ Run::
 
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
                                    [--processes 1,2] [--atoms 300]
-                                   [--mix 20,60,10,10] [--warmup 15] [--json PATH]
+                                   [--mix 20,60,10,10] [--warmup 15] [--sample S]
+                                   [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
 short atoms into one subject, then for each ``--processes`` value and each
@@ -23,7 +24,9 @@ It prints, per configuration: throughput, p50/p95/p99 per operation, errors by c
 their idle latency measured on the same server before the load (the baseline of the
 ratio), and writes ``bench/results/load.json``. The first configuration is the
 baseline of the throughput ratio. Clients and server share the machine (and Neo4j);
-the load average is recorded.
+the load average is recorded. With ``--sample S`` (a soak) it also prints, every S
+seconds of the timed run, the requests/s of that interval and the resident memory of
+the serving processes (with their children) and of the managed Neo4j.
 """
 
 from __future__ import annotations
@@ -169,6 +172,8 @@ async def run_load(
     ) as client:
         idle = [await probe_once(client) for _ in range(20)]
         latencies: dict[str, list[float]] = defaultdict(list)
+        done_at: list[float] = []  # monotonic completion time of every ok request
+        samples: list[dict[str, Any]] = []
         errors: Counter[str] = Counter()
         probes: list[tuple[float, float]] = []
         stop_at = time.monotonic() + seconds
@@ -207,6 +212,7 @@ async def run_load(
                         errors[f"{op}:HTTP {r.status_code}"] += 1
                     else:
                         latencies[op].append(took)
+                        done_at.append(time.monotonic())
                 except httpx.HTTPError as exc:
                     errors[f"{op}:{type(exc).__name__}"] += 1
 
@@ -215,8 +221,23 @@ async def run_load(
                 probes.append(await probe_once(client))
                 await asyncio.sleep(0.1)
 
+        async def sampler() -> None:
+            # Resident memory of the serving processes and of Neo4j every interval.
+            while time.monotonic() < stop_at:
+                await asyncio.sleep(args.sample)
+                samples.append(
+                    {
+                        "at": round(time.monotonic() - started, 1),
+                        "serveRssMb": round(tree_rss_mb(args.serve_pid), 1),
+                        "neo4jRssMb": round(tree_rss_mb(args.neo4j_pid), 1),
+                    }
+                )
+
         started = time.monotonic()
-        await asyncio.gather(prober(), *(one_client(k) for k in range(args.clients)))
+        tasks = [prober(), *(one_client(k) for k in range(args.clients))]
+        if args.sample > 0:
+            tasks.append(sampler())
+        await asyncio.gather(*tasks)
         elapsed = time.monotonic() - started
     ok = sum(len(v) for v in latencies.values())
     return {
@@ -244,7 +265,39 @@ async def run_load(
             "loadP95Ms": pct([b for _, b in probes], 0.95),
         },
         "loadAverage": [round(x, 2) for x in os.getloadavg()],
+        "timeline": timeline(done_at, samples, started, args.sample),
     }
+
+
+def tree_rss_mb(pid: int | None) -> float:
+    """Resident memory of ``pid`` and its descendants (MB; 0 when unknown)."""
+    if pid is None:
+        return 0.0
+    total, todo = 0.0, [pid]
+    while todo:
+        p = todo.pop()
+        try:
+            status = Path(f"/proc/{p}/status").read_text()
+            total += next(
+                int(line.split()[1]) for line in status.splitlines() if line.startswith("VmRSS")
+            )
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, StopIteration, ValueError):
+            continue
+    return total / 1024
+
+
+def timeline(
+    done_at: list[float], samples: list[dict[str, Any]], started: float, every: float
+) -> list[dict[str, Any]]:
+    """Per sampling interval: requests/s and the memory sampled at its end."""
+    out = []
+    for s in samples:
+        lo = s["at"] - every
+        n = sum(1 for t in done_at if lo <= t - started < s["at"])
+        out.append({**s, "requestsPerSecond": round(n / every, 1)})
+    return out
 
 
 def main() -> int:
@@ -257,8 +310,16 @@ def main() -> int:
     p.add_argument("--atoms", type=int, default=300)
     p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
     p.add_argument("--seed", type=int, default=7)
+    p.add_argument(
+        "--sample",
+        type=float,
+        default=0.0,
+        help="a soak: every SAMPLE seconds, requests/s and the serving processes' and "
+        "Neo4j's resident memory (0: off)",
+    )
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
     args = p.parse_args()
+    args.serve_pid, args.neo4j_pid = None, None
     args.mix = [int(x) for x in args.mix.split(",")]
     if len(args.mix) != 4 or min(args.mix) < 0 or sum(args.mix) == 0:
         p.error("--mix is four non-negative percentages: read,search,inspect,write")
@@ -307,6 +368,7 @@ def main() -> int:
             }
             print(f"{name}: starting graphsvc serve...", file=sys.stderr, flush=True)
             proc = start_server(env, port, procs)
+            args.serve_pid, args.neo4j_pid = proc.pid, neo.pid
             url = f"http://127.0.0.1:{port}"
             try:
                 if args.warmup > 0:
@@ -320,6 +382,12 @@ def main() -> int:
                 except subprocess.TimeoutExpired:
                     proc.kill()
             results[name] = out
+            for row in out["timeline"]:
+                print(
+                    f"  {row['at']:7.1f} s: {row['requestsPerSecond']:6.1f} req/s, "
+                    f"serve {row['serveRssMb']:7.1f} MB, Neo4j {row['neo4jRssMb']:7.1f} MB",
+                    flush=True,
+                )
             ops = ", ".join(
                 f"{op} p50/p95/p99 {v['p50Ms']}/{v['p95Ms']}/{v['p99Ms']} ms"
                 for op, v in out["operations"].items()
