@@ -58,7 +58,7 @@ class BenchNeo4j:
     def database(self) -> Database:
         """A Database on the run's Neo4j with the settings' driver timeouts."""
         s = self.settings
-        return Database.for_settings(s, s.neo4j_uri, s.neo4j_user, s.neo4j_password)
+        return Database.for_settings(s, s.neo4j.uri, s.neo4j.user, s.neo4j.password)
 
     def close(self) -> None:
         """Stop the managed Neo4j (if one was started) and remove the state folder."""
