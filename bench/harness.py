@@ -27,7 +27,7 @@ class BenchNeo4j:
     Args:
         name: names the temporary folder and the managed instance (``bench-<name>``).
         heap, pagecache: the managed Neo4j's memory unless the environment sets it.
-        **overrides: further Settings fields (``state`` may be used in them through
+        **overrides: further settings by name (``neo4j_heap=...``) (``state`` may be used in them through
             :attr:`state` after construction; pass paths relative to it instead).
     """
 

@@ -158,7 +158,7 @@ class Service:
         """ATM-4: atomisation needs a curator tier (checked before connecting).
 
         Raises:
-            TierLockedError: ``settings.curator`` is ``none``.
+            TierLockedError: ``settings.atomise.curator`` is ``none``.
         """
         from graphsvc.atomise.usecase import require_curator_tier
 

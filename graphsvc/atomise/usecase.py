@@ -201,7 +201,7 @@ def require_curator_tier(settings: Settings) -> None:
     """ATM-4: keyword tier (no curator) refuses atomisation. Reads nothing.
 
     Raises:
-        TierLockedError: ``settings.curator`` is ``none``.
+        TierLockedError: ``settings.atomise.curator`` is ``none``.
     """
     _require_tier(settings.atomise.curator)
 

@@ -128,7 +128,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None:
-    """Serve from ``settings.serve_workers`` processes (uvicorn's supervisor).
+    """Serve from ``settings.http.serve_workers`` processes (uvicorn's supervisor).
 
     The workers read their settings from the environment (spawned, not forked: the
     model and the driver's threads do not survive a fork), so this process hands

@@ -571,7 +571,7 @@ def _version_of(lib: Path) -> str:
 
 
 def _find_java(home: str) -> str:
-    """``<home>/bin/java`` (``Settings.java_home``), else ``java`` on PATH."""
+    """``<home>/bin/java`` (``settings.paths.java_home``), else ``java`` on PATH."""
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")
     java = shutil.which("java")
