@@ -27,8 +27,8 @@ class BenchNeo4j:
     Args:
         name: names the temporary folder and the managed instance (``bench-<name>``).
         heap, pagecache: the managed Neo4j's memory unless the environment sets it.
-        **overrides: further settings by name (``neo4j_heap=...``) (``state`` may be used in them through
-            :attr:`state` after construction; pass paths relative to it instead).
+        **overrides: further settings, by name (``state`` may be used in them
+            through :attr:`state` after construction; pass paths relative to it instead).
     """
 
     def __init__(
