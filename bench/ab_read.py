@@ -160,7 +160,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     inst = local.start(die_with_parent=True)
     workers: list[Worker] = []
     try:
-        db = Database(inst.uri, "", "", settings.neo4j_database)
+        db = Database(inst.uri, "", "", settings.neo4j.database)
         db.apply_schema()
         subject = f"bench-ab-{uuid.uuid4().hex[:8]}"
         print(f"loading {args.size} atoms into {subject}...", file=sys.stderr, flush=True)

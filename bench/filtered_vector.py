@@ -227,7 +227,7 @@ def run_version(
             os.environ.pop("JAVA_HOME", None)
         else:
             os.environ["JAVA_HOME"] = saved
-    db = Database(inst.uri, "", "", settings.neo4j_database)
+    db = Database(inst.uri, "", "", settings.neo4j.database)
     try:
         server = db.server_info()
         print(f"{server['version']}: loading {sum(sizes)} vectors...", file=sys.stderr, flush=True)

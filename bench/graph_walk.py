@@ -305,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     # One event loop for the whole run with the served default executor, as in
     # `graphsvc serve` (a loop per walk would time thread start-ups, not the walk).
     loop = asyncio.new_event_loop()
-    pool = ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="bench-worker")
+    pool = ThreadPoolExecutor(settings.http.worker_threads, thread_name_prefix="bench-worker")
     loop.set_default_executor(pool)
     try:
         db.apply_schema()

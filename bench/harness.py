@@ -27,8 +27,8 @@ class BenchNeo4j:
     Args:
         name: names the temporary folder and the managed instance (``bench-<name>``).
         heap, pagecache: the managed Neo4j's memory unless the environment sets it.
-        **overrides: further Settings fields (``state`` may be used in them through
-            :attr:`state` after construction; pass paths relative to it instead).
+        **overrides: further settings, by name (``state`` may be used in them
+            through :attr:`state` after construction; pass paths relative to it instead).
     """
 
     def __init__(
@@ -58,7 +58,7 @@ class BenchNeo4j:
     def database(self) -> Database:
         """A Database on the run's Neo4j with the settings' driver timeouts."""
         s = self.settings
-        return Database.for_settings(s, s.neo4j_uri, s.neo4j_user, s.neo4j_password)
+        return Database.for_settings(s, s.neo4j.uri, s.neo4j.user, s.neo4j.password)
 
     def close(self) -> None:
         """Stop the managed Neo4j (if one was started) and remove the state folder."""

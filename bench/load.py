@@ -358,10 +358,10 @@ def main() -> int:
             port = free_port()
             env = {
                 **os.environ,
-                "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
+                "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
                 "GRAPHSVC_STATE_DIR": str(state),
-                "GRAPHSVC_SECRET_FILE": settings.secret_file,
-                "GRAPHSVC_KEY_FILE": settings.key_file,
+                "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
+                "GRAPHSVC_KEY_FILE": settings.paths.key_file,
                 "GRAPHSVC_AUTH_FILE": str(auth),
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_LOG_LEVEL": "WARNING",

@@ -159,7 +159,7 @@ def main() -> None:
     headers = {"Authorization": f"Bearer {token}"}
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": neo.settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": neo.settings.neo4j.uri,
         "GRAPHSVC_STATE_DIR": str(neo.state),
         "GRAPHSVC_AUTH_FILE": str(auth_file),
         "GRAPHSVC_MCP_TOKEN": token,

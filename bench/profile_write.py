@@ -147,7 +147,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         local = LocalNeo4j(base, name="bench-profile", port=0, auth=False)
         settings = base.with_(neo4j_uri=local.start(die_with_parent=True).uri)
     db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+        settings.neo4j.uri, settings.neo4j.user, settings.neo4j.password, settings.neo4j.database
     )
     try:
         db.apply_schema()

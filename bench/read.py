@@ -405,7 +405,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         neo4j_pid = inst.pid
         settings = base.with_(neo4j_uri=inst.uri)
     db = Database(
-        settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password, settings.neo4j_database
+        settings.neo4j.uri, settings.neo4j.user, settings.neo4j.password, settings.neo4j.database
     )
     results: dict[str, Any] = {}
     ratio = 1.0
@@ -509,7 +509,7 @@ def write_report(
         "settings": {
             "budget": args.budget,
             "depth": args.depth,
-            "limit": settings.read_limit,
+            "limit": settings.read.read_limit,
             "reads": args.reads,
             "warmupReads": args.warmup,
             "linksPerAtom": LINKS_PER_ATOM,

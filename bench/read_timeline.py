@@ -117,10 +117,10 @@ def main(argv: list[str] | None = None) -> int:
             inst = local.start(die_with_parent=True)
             settings, pid = base.with_(neo4j_uri=inst.uri), inst.pid
         db = Database(
-            settings.neo4j_uri,
-            settings.neo4j_user,
-            settings.neo4j_password,
-            settings.neo4j_database,
+            settings.neo4j.uri,
+            settings.neo4j.user,
+            settings.neo4j.password,
+            settings.neo4j.database,
         )
         try:
             db.apply_schema()

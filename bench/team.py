@@ -218,12 +218,12 @@ def main(argv: Sequence[str] | None = None) -> int:
             "loadSeconds": round(load_s, 1),
             "loadAverage": [round(x, 2) for x in os.getloadavg()],
             "settings": {
-                "propagation": settings.propagation,
-                "roleWeights": settings.role_weights,
-                "entities": settings.entities,
-                "entityWeight": settings.entity_weight,
-                "entityMaxDegree": settings.entity_max_degree,
-                "entityQueryWeight": settings.entity_query_weight,
+                "propagation": settings.ranking.propagation,
+                "roleWeights": settings.ranking.role_weights,
+                "entities": settings.ranking.entities,
+                "entityWeight": settings.ranking.entity_weight,
+                "entityMaxDegree": settings.ranking.entity_max_degree,
+                "entityQueryWeight": settings.ranking.entity_query_weight,
             },
             "systems": {n: s.summary() for n, s in systems.items()},
             # Per question: which evidence atoms text alone (fusion) and graphsvc put in

@@ -125,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         hood = Neighbourhoods(
             ((local.get(r["s"], r["s"]), local.get(r["d"], r["d"])) for r in links),
             ((local.get(r["a"], r["a"]), r["k"]) for r in mentions),
-            settings.entity_max_degree,
+            settings.ranking.entity_max_degree,
         )
         binding = Binding(subject, "default", "human", "bench")
         rows: dict[str, list[list[float]]] = defaultdict(list)
@@ -165,7 +165,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "questions": len(doc["questions"]),
             "topTextHitIsEvidence": top1_evidence,
-            "entityMaxDegree": settings.entity_max_degree,
+            "entityMaxDegree": settings.ranking.entity_max_degree,
             "systems": {
                 n: {
                     "recall@5": round(float(np.mean([x[0] for x in v])), 3),

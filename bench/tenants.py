@@ -161,17 +161,22 @@ def measure_subject(
     db = service.db
     embedder = service.embedder
     binding = Binding(subject, "default", "human", "bench")
-    k = settings.max_seeds * settings.candidate_oversample
+    k = settings.ranking.max_seeds * settings.ranking.candidate_oversample
     picked = [query_text(own[int(i)]) for i in rng.integers(len(own), size=queries + 3)]
     warm, picked = picked[:3], picked[3:]
     for q in warm:  # plans and page cache, untimed
         service.search(binding, q, limit=LIMIT)
-        service.read(binding, q, settings.read_budget)
+        service.read(binding, q, settings.read.read_budget)
     search_t: list[float] = []
     read_t: list[float] = []
     search_modes: dict[str, int] = {}
     legs: dict[str, dict[str, Any]] = {
-        "service": {"t": [], "recall": [], "modes": {}, "exactMax": settings.vector_exact_max},
+        "service": {
+            "t": [],
+            "recall": [],
+            "modes": {},
+            "exactMax": settings.ranking.vector_exact_max,
+        },
         "indexOnly": {"t": [], "recall": [], "modes": {}, "exactMax": 0},
     }
     exact_t: list[float] = []
@@ -180,7 +185,7 @@ def measure_subject(
         search_t.append(ms)
         mode = result.diagnostics.get("acquisition", {}).get("vectorMode", "?")
         search_modes[mode] = search_modes.get(mode, 0) + 1
-        ms, _ = timed(lambda q=q: service.read(binding, q, settings.read_budget))
+        ms, _ = timed(lambda q=q: service.read(binding, q, settings.read.read_budget))
         read_t.append(ms)
         qv = embedder.embed([q])[0]
         ms, truth = timed(
@@ -213,7 +218,7 @@ def measure_subject(
         "subject": subject,
         "atoms": len(own),
         "search": {**summary(search_t), "vectorModes": search_modes},
-        "read": {**summary(read_t), "budget": settings.read_budget},
+        "read": {**summary(read_t), "budget": settings.read.read_budget},
         "vectorLeg": {
             name: {
                 **summary(leg["t"]),
@@ -289,7 +294,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             f"{load_s:.0f} s; in-index filter: {filtered}",
             flush=True,
         )
-        exact_max = settings.vector_exact_max
+        exact_max = settings.ranking.vector_exact_max
         at_most = next((r for r, n in enumerate(sizes, start=1) if n <= exact_max), len(sizes))
         picks = {
             "largest": 1,
@@ -341,8 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         "embedSeconds": round(embed_s, 1),
         "loadSeconds": round(load_s, 1),
         "atomsPerSecond": round(sum(sizes) / load_s, 1),
-        "candidateK": settings.max_seeds * settings.candidate_oversample,
-        "vectorExactMax": settings.vector_exact_max,
+        "candidateK": settings.ranking.max_seeds * settings.ranking.candidate_oversample,
+        "vectorExactMax": settings.ranking.vector_exact_max,
         "subjects": results,
         "neo4jRssMb": neo4j_rss,
         "serviceRssMb": rss_mb(),

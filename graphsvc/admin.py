@@ -133,4 +133,4 @@ class Admin:
         """``graphsvc erasure status``: purges awaiting a compact, and which are overdue."""
         from graphsvc.ops.erasure import erasure_status
 
-        return erasure_status(self.db, self.settings.erasure_max_delay_s, self.clock())
+        return erasure_status(self.db, self.settings.operations.erasure_max_delay_s, self.clock())

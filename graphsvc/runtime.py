@@ -77,12 +77,12 @@ def secret_of(settings: Settings) -> bytes:
     Raises:
         InvalidInputError: the file is readable by group/others or malformed.
     """
-    return load_or_create_secret(settings.secret_path)
+    return load_or_create_secret(settings.paths.secret_path)
 
 
 def signing_key_path(settings: Settings) -> Path:
     """Where the deployment's signing key ring lives (SIG-4)."""
-    return settings.signing_key_path
+    return settings.paths.signing_key_path
 
 
 @dataclass
@@ -122,7 +122,7 @@ class Parts:
             embedder=embedder
             if embedder is not None
             else LazyEmbedder(
-                model=settings.embedding_model, query_precision=settings.query_precision
+                model=settings.embedding.model, query_precision=settings.embedding.query_precision
             ),
             tokenizer=tokenizer if tokenizer is not None else get_tokenizer(),
             secret=secret_of(settings),
@@ -197,13 +197,13 @@ def connect(
         LauncherError: the managed Neo4j cannot be started.
     """
     managed: Instance | None = None
-    if settings.managed_neo4j:
+    if settings.neo4j.managed:
         local = LocalNeo4j(settings, name="serve", progress=progress)
         managed = local.start(die_with_parent=die_with_parent)
         db = Database.for_settings(settings, managed.uri, managed.user, managed.password)
     else:
         db = Database.for_settings(
-            settings, settings.neo4j_uri, settings.neo4j_user, settings.neo4j_password
+            settings, settings.neo4j.uri, settings.neo4j.user, settings.neo4j.password
         )
     return Runtime(settings=settings, db=db, managed=managed)
 
@@ -221,7 +221,7 @@ def instance_database(settings: Settings, instance: Instance) -> Database:
     """A connection to a managed instance this process started (``graphsvc compact``'s
     source and target): the driver's default timeouts, ``settings``' database name."""
     password = instance.password if instance.auth else ""
-    return Database(instance.uri, instance.user, password, settings.neo4j_database)
+    return Database(instance.uri, instance.user, password, settings.neo4j.database)
 
 
 def instrument(service: Service) -> Service:
@@ -301,7 +301,7 @@ def build_service(
         model, dimension = parts.embedder.model_name, parts.embedder.dimension
         rt.db.apply_schema(embedding_dimension=dimension)
         ensure_embedding_model(rt.db, model, dimension, progress=progress)
-        ensure_entity_extractor(rt.db, extractor_for(settings.entities), progress=progress)
+        ensure_entity_extractor(rt.db, extractor_for(settings.ranking.entities), progress=progress)
         old = fulltext_needs_rebuild(rt.db)
         if old is not None:
             progress(
@@ -336,7 +336,7 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
         service.secret,
         service.signing_keys().active_key_id,
         service.clock,
-        lease_s=service.settings.replica_lease_s,
+        lease_s=service.settings.operations.replica_lease_s,
     )
     lease.acquire()
     stop = threading.Event()
@@ -351,7 +351,7 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
     thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
     thread.start()
     worker = service.job_worker()
-    worker.start_polling(service.settings.job_poll_s)
+    worker.start_polling(service.settings.jobs.poll_s)
     try:
         yield
     finally:

@@ -97,7 +97,7 @@ class Service:
         self.worker_of = worker_of
         self.clock = clock
         # The entity extractor of GRAPHSVC_ENTITIES (None: no entity index, SPEC §16).
-        self.extractor = extractor_for(settings.entities)
+        self.extractor = extractor_for(settings.ranking.entities)
         # The background-job worker (job_worker), made on first use.
         self._worker: JobWorker | None = None
         self._worker_lock = threading.Lock()
@@ -131,7 +131,7 @@ class Service:
                 "queryRuntime": getattr(self.embedder, "query_runtime", "torch"),
             },
             "tokenizer": self.tokenizer.name,
-            "curator": self.settings.curator,
+            "curator": self.settings.atomise.curator,
             "entities": {"extractor": None if self.extractor is None else self.extractor.version},
         }
 
@@ -158,7 +158,7 @@ class Service:
         """ATM-4: atomisation needs a curator tier (checked before connecting).
 
         Raises:
-            TierLockedError: ``settings.curator`` is ``none``.
+            TierLockedError: ``settings.atomise.curator`` is ``none``.
         """
         from graphsvc.atomise.usecase import require_curator_tier
 
@@ -189,7 +189,7 @@ class Service:
 
     def atomise_deps(self) -> AtomiseDeps:
         """What the host layer uses (:class:`graphsvc.atomise.usecase.AtomiseDeps`)."""
-        from graphsvc.atomise.usecase import AtomiseConfig, AtomiseDeps
+        from graphsvc.atomise.usecase import AtomiseDeps
 
         return AtomiseDeps(
             db=self.db,
@@ -197,7 +197,8 @@ class Service:
             tokenizer=self.tokenizer,
             secret=self.secret,
             clock=self.clock,
-            config=AtomiseConfig.from_settings(self.settings),
+            config=self.settings.atomise,
+            token_lifetime_s=self.settings.lifetimes.token_lifetime_s,
             signing_keys=self.signing_keys,
             extractor=self.extractor,
         )
@@ -223,10 +224,10 @@ class Service:
         worker = self.job_worker()
         planned: list[job_store.NewJob] = []
         plan = jobs_for(
-            self.settings.curator,
+            self.settings.atomise.curator,
             policy,
             owner=worker.owner,
-            lease_until=self.clock() + self.settings.job_lease_s,
+            lease_until=self.clock() + self.settings.jobs.lease_s,
         )
 
         def jobs(revisions: Sequence[NewRevision]) -> list[job_store.NewJob]:
@@ -239,7 +240,9 @@ class Service:
             binding,
             changes,
             idempotency_key,
-            defer_embedding=embedding_deferral(self.settings.curator, self.tokenizer, policy),
+            defer_embedding=embedding_deferral(
+                self.settings.atomise.curator, self.tokenizer, policy
+            ),
             jobs_for=None if plan is None else jobs,
         )
 
@@ -264,7 +267,12 @@ class Service:
         from graphsvc.ops.observe import observe
 
         return observe(
-            self.db, self.secret, self.clock, self.settings.token_lifetime_s, binding, host_input
+            self.db,
+            self.secret,
+            self.clock,
+            self.settings.lifetimes.token_lifetime_s,
+            binding,
+            host_input,
         )
 
     def search(
@@ -441,7 +449,7 @@ class Service:
         from graphsvc.ops.replay import replay_manifest
 
         return replay_manifest(
-            self.db, self.clock(), self.settings.manifest_lifetime_s, binding, manifest_id
+            self.db, self.clock(), self.settings.lifetimes.manifest_lifetime_s, binding, manifest_id
         )
 
     def changes(
@@ -462,16 +470,16 @@ class Service:
             since=since,
             until=until,
             after=after,
-            first=self.settings.graph_first_default if first is None else first,
-            max_first=self.settings.graph_first_max,
+            first=self.settings.graphql.default_first if first is None else first,
+            max_first=self.settings.graphql.max_first,
         )
 
     def graph_reader(self, binding: Binding) -> GraphReader:
         """The typed graph's batched reads for ``binding`` (docs/graphql.md), which the
         GraphQL DataLoaders call; see :class:`graphsvc.ops.graph.GraphReader`."""
-        from graphsvc.ops.graph import GraphReader, PageSizes
+        from graphsvc.ops.graph import GraphReader
 
-        return GraphReader(self.db, binding, PageSizes.from_settings(self.settings))
+        return GraphReader(self.db, binding, self.settings.graphql)
 
     def public_keys(self) -> dict[str, bytes]:
         """keyId → public key of the deployment's signing keys (current and retired),

@@ -5,24 +5,69 @@ This is the only module that reads the environment (``JAVA_HOME`` included, as
 :func:`offline_model_environment`). Every value has a safe
 default (SPEC §15); ``Settings.from_env()`` validates and returns a frozen object
 that the rest of the code receives explicitly.
+
+Settings come in sections (``settings.neo4j``, ``settings.ranking``, ...), each a
+frozen dataclass that a use case can take as it is. A field's annotation says what
+it accepts: its type, its choices (``Literal``) and its range (:class:`Range`); one
+check reads them (no hand-written checks per field). The environment stays flat:
+every field has one name, ``GRAPHSVC_<NAME>``: the section's ``prefix`` and the
+field's name (``neo4j.uri`` is ``GRAPHSVC_NEO4J_URI``), or the name the field gives
+(:func:`named`). :data:`NAMES` maps each name to its section and field; the
+environment reader, :meth:`Settings.with_` and :meth:`Settings.export` all go
+through it.
+
+The sections are plain dataclasses, not pydantic models: `graphsvc search` through
+a running server imports no pydantic (docs/cli.md, "A running server"), and every
+command reads its settings first.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import (
+    TYPE_CHECKING,
+    Annotated,
+    Any,
+    ClassVar,
+    Literal,
+    TypeVar,
+    get_args,
+    get_origin,
+    get_type_hints,
+)
 
 from graphsvc.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
 
-    Section = TypeVar("Section", bound=DataclassInstance)
+    Projection = TypeVar("Projection", bound=DataclassInstance)
 
-__all__ = ["Settings", "default_cache_dir", "default_state_dir", "offline_model_environment"]
+__all__ = [
+    "NAMES",
+    "AtomiseSettings",
+    "ClientSettings",
+    "EmbeddingSettings",
+    "GraphQLSettings",
+    "HttpSettings",
+    "JobSettings",
+    "LifetimeSettings",
+    "Neo4jSettings",
+    "OperationsSettings",
+    "PathSettings",
+    "RankingSettings",
+    "ReadSettings",
+    "Settings",
+    "WriteSettings",
+    "default_cache_dir",
+    "default_state_dir",
+    "fill",
+    "offline_model_environment",
+]
 
 # Set for the Hugging Face libraries before the embedding model loads: no code path
 # may reach a model hub, and the tokenizers' own threads stay off (embed/sentence.py).
@@ -57,251 +102,113 @@ def offline_model_environment() -> None:
 
 
 @dataclass(frozen=True)
-class Settings:
-    """Every tunable of graphsvc. Field ``x_y`` is read from ``GRAPHSVC_X_Y``."""
+class Range:
+    """The range of a numeric setting (``Annotated[int, Range(ge=0, le=32)]``); NaN
+    is outside every range."""
 
-    # Neo4j; an empty URI means "start the managed local Neo4j".
-    neo4j_uri: str = ""
-    neo4j_user: str = "neo4j"
-    neo4j_password: str = ""
-    neo4j_database: str = "neo4j"
-    neo4j_port: int = 7687
+    ge: float | None = None
+    gt: float | None = None
+    le: float | None = None
+    lt: float | None = None
+
+    def holds(self, value: float) -> bool:
+        return (
+            (self.ge is None or value >= self.ge)
+            and (self.gt is None or value > self.gt)
+            and (self.le is None or value <= self.le)
+            and (self.lt is None or value < self.lt)
+        )
+
+    def describe(self, integral: bool) -> str:
+        """What a value must be, as the error says it."""
+        if self.gt == 0 and self.le is None and self.lt is None:
+            return "positive"
+        if self.le is None and self.lt is None:
+            return f">= {self.ge:g}"
+        if integral:
+            return f"in {self.ge:g}..{self.le:g}"
+        upper = f"{self.le:g}]" if self.le is not None else f"{self.lt:g})"
+        return f"in [{self.ge or 0:g}, {upper}"
+
+
+Positive = Annotated[int, Range(gt=0)]
+PositiveFloat = Annotated[float, Range(gt=0)]
+Weight = Annotated[float, Range(ge=0.0, le=100.0)]
+
+
+def named(name: str) -> dict[str, str]:
+    """The metadata of a field whose setting has its own ``name`` (not the section's
+    prefix + the field's name)."""
+    return {"name": name}
+
+
+@dataclass(frozen=True)
+class Section:
+    """One section of the settings: frozen, every value checked against its
+    annotation when it is built."""
+
+    # Prefix of the settings' names (``neo4j_``: ``uri`` is ``GRAPHSVC_NEO4J_URI``).
+    prefix: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for f in dataclasses.fields(self):
+            _check_value(type(self), f.name, getattr(self, f.name))
+        self.check()
+
+    def check(self) -> None:
+        """Checks across fields (the per-field ones come from the annotations)."""
+
+
+@dataclass(frozen=True)
+class Neo4jSettings(Section):
+    """The Neo4j graphsvc talks to (``GRAPHSVC_NEO4J_*``); an empty URI means "start
+    the managed local Neo4j"."""
+
+    prefix: ClassVar[str] = "neo4j_"
+
+    uri: str = ""
+    user: str = "neo4j"
+    password: str = ""
+    database: str = "neo4j"
+    # Bolt port of the managed Neo4j.
+    port: int = 7687
     # The Neo4j the managed launcher fetches (a Maven version or range): pinned to the
     # release the suite is tested on, so a fresh machine runs what CI ran.
-    neo4j_version_range: str = "[5.26.30]"
-    neo4j_heap: str = "1g"
-    neo4j_pagecache: str = "512m"
-    neo4j_start_timeout_s: float = 120.0
+    version_range: str = "[5.26.30]"
+    heap: str = "1g"
+    pagecache: str = "512m"
+    start_timeout_s: float = 120.0
     # Outages (docs/operations.md): an unreachable Neo4j answers STORE_UNAVAILABLE
     # within about connect + retry time instead of the driver's 30 s retry loop.
-    neo4j_connection_timeout_s: float = 1.0
-    neo4j_acquisition_timeout_s: float = 2.0
-    neo4j_max_retry_time_s: float = 0.5
+    connection_timeout_s: PositiveFloat = 1.0
+    acquisition_timeout_s: PositiveFloat = 2.0
+    max_retry_time_s: float = 0.5
     # Deadlocks and other transient errors are retried this long (within the
-    # request's deadline); a lost connection is not (see neo4j_max_retry_time_s).
-    neo4j_transient_retry_s: float = 10.0
+    # request's deadline); a lost connection is not (see max_retry_time_s).
+    transient_retry_s: float = 10.0
     # Connections of this process: the worker pool + Database.soon's 8 side threads
     # + readiness checks must fit, or requests wait for a connection.
-    neo4j_max_pool_size: int = 64
+    max_pool_size: Positive = 64
+
+    @property
+    def managed(self) -> bool:
+        """True when graphsvc must start its own local Neo4j."""
+        return not self.uri
+
+
+@dataclass(frozen=True)
+class PathSettings(Section):
+    """Files and folders of this machine: caches, state, the JDK, keys and tokens."""
+
     cache_dir: Path = field(default_factory=default_cache_dir)
     state_dir: Path = field(default_factory=default_state_dir)
-
-    # HTTP
-    host: str = "127.0.0.1"
-    port: int = 8000
-    auth_file: str = ""
-    # `graphsvc mcp` (stdio): the API token of the auth file the process acts as
-    # (docs/agents.md); `--token` overrides it.
-    mcp_token: str = field(default="", repr=False)
-    key_file: str = ""
-    secret_file: str = ""
-    # `graphsvc search`, `read` and `inspect` ask a running `graphsvc serve` at this URL
-    # over HTTP instead of opening the database (docs/cli.md, "A running server"); the
-    # commands' `--server` overrides it, `--server ''` opens the database. The token is
-    # `server_token`, else the entry of the auth file (`auth_file`, else serve's demo
-    # file) whose subject, policy and actor kind are the command's binding flags.
-    server_url: str = ""
-    server_token: str = field(default="", repr=False)
-    # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
-    # has its own. Each holds at most one Neo4j connection plus side work.
-    worker_threads: int = 16
-    # Processes of `graphsvc serve` (--workers), each with its threads, model and pool.
-    serve_workers: int = 1
-    # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
-    # keeps the startup heap (the model) out of every collection; "default" is
-    # CPython's collector unchanged.
-    gc_policy: str = "frozen"
-    # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
-    retry_after_s: int = 2
-    # "json" (one object per line) or "text"; level as in logging.
-    log_format: str = "json"
-    log_level: str = "INFO"
-
-    # Host layer
-    curator: str = "none"
-    ollama_url: str = "http://127.0.0.1:11434"
-    ollama_model: str = "gemma3:4b"
-
-    # Limits (SPEC §15)
-    max_batch_changes: int = 256
-    max_body_bytes: int = 65_536
-    max_links_per_atom: int = 128
-    max_sources_per_atom: int = 128
-    max_write_bytes: int = 2 * 1024 * 1024
-    max_request_bytes: int = 4 * 1024 * 1024
-    # What one GraphQL document may ask for (graphsvc/api/document_limits.py, all
-    # measured in time linear in the document, before it is validated): field depth;
-    # tokens and bracket nesting of the text; fragments spreading fragments; aliases and
-    # fields once fragments are spread; nesting of the request's JSON.
-    max_query_depth: int = 12
-    max_query_tokens: int = 20_000
-    max_query_nesting: int = 64
-    max_fragment_depth: int = 16
-    max_query_aliases: int = 30
-    max_query_fields: int = 10_000
-    max_json_depth: int = 64
-    # The request's cost budget (docs/operations.md, "Request limits"): the objects its
-    # answer may hold (a connection's subtree times its `first`) plus what each root
-    # field costs from its arguments (a read's budget, limit and depth, ...).
-    max_query_cost: int = 250_000
-    graph_first_default: int = 20
-    graph_first_max: int = 100
-    request_timeout_s: float = 30.0
-    token_lifetime_s: int = 300
-    cursor_lifetime_s: int = 300
-    receipt_lifetime_s: int = 3600
-    # Read manifests (observation records) are kept this long for observe/recordUse.
-    manifest_lifetime_s: int = 86_400
-
-    # Ranking / read (SPEC §5, §15)
-    search_limit: int = 10
-    read_limit: int = 24
-    inspect_limit: int = 20
-    max_limit: int = 10_000
-    read_budget: int = 4096
-    max_read_budget: int = 1_000_000
-    depth: int = 2
-    max_depth: int = 32
-    max_seeds: int = 64
-    max_nodes: int = 512
-    max_edges: int = 4096
-    evaluation_work: int = 500_000
-    packing_work: int = 2_000_000
-    beta: float = 0.3
-    # 0.3 with the entity index and in-fan link weighting (docs/search-quality.md, "The
-    # entity index in ranking"); it was 0.1 before the index, not the reference
-    # implementation's 0.5 (graphsvc.core.activation keeps that as DEFAULT_PROPAGATION,
-    # ACT-7's worked check): with every declared link weighing 1, 0.5 let the
-    # neighbours of weak matches crowd out the evidence on LoCoMo (recall@5 0.534 vs
-    # 0.592 at 0.1). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
-    propagation: float = 0.3
-    convergence_tol: float = 1e-6
-    # Each index is asked for max_seeds × this many hits, then filtered by subject.
-    # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
-    # with k=128, 0.972 with k=256 (quantised HNSW); k=128 costs ~20 ms, k=256 ~25 ms.
-    candidate_oversample: int = 2
-    # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
-    role_weights: str = ""
-    # How a link's role weight is divided by the fan of its role around it in the
-    # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
-    # "out", "in" or "sym" (docs/search-quality.md).
-    link_weighting: str = "in"
-    # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
-    # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
-    # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
-    lexical_proximity: int = 3
-    # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
-    # "subject" scores each candidate with its subject's own body count, average length
-    # and term document frequencies, so a subject's ranking does not depend on other
-    # subjects' data; "index" keeps Lucene's score (statistics of the whole index).
-    lexical_statistics: str = "subject"
-    # ... for subjects of at most this many current bodies: reading the statistics is
-    # linear in the subject's size; a larger subject keeps Lucene's index-wide ones
-    # (it dominates them anyway; diagnostics `lexicalStatistics: index`).
-    lexical_statistics_max: int = 10_000
-    # "max": lexical = score / best score among the candidates; "bound": score / the
-    # query's BM25 upper bound (needs lexical_statistics=subject).
-    lexical_normalisation: str = "max"
-    # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
-    # max_seeds of them by the subject's own BM25 become the lexical candidates.
-    lexical_pool: int = 256
-    # "hits": only the lexical candidates get a lexical score; "candidates": every
-    # candidate whose body is read (the semantic ones too), with subject statistics.
-    lexical_scope: str = "candidates"
-    # A subject with at most this many current bodies is scanned exactly by the vector
-    # leg instead of asking the shared (approximate) index: its semantic candidates are
-    # then its own, whatever other subjects hold (0: always the index first).
-    vector_exact_max: int = 2000
-    # "fallback": ask Lucene for the index's top hits without the subject clause and
-    # again with it when too few were the subject's; "first": with the clause at once.
-    fulltext_subject_clause: str = "fallback"
-
-    # The entity index (SPEC §16, docs/entities.md): "rules" derives entities from every
-    # head's text (graphsvc.core.entity_rules; the database records the extractor's
-    # version), "off" keeps no index, and ranking is exactly §5.
-    entities: str = "rules"
-    # Activation through entities (ENT-4): a head's edge to each entity it mentions
-    # weighs entity_weight (a declared link weighs 1); an entity passes what reaches it
-    # on to the heads that mention it, evenly, and one mentioned by more than
-    # entity_max_degree heads is not traversed at all (it names too much to say
-    # anything). An entity the query names (an exact key of one of its word n-grams,
-    # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
-    # candidate's base activation. Both weights 0: ranking is exactly §5.
-    entity_weight: float = 4.0
-    entity_max_degree: int = 32
-    entity_query_weight: float = 0.0
-    # Derived edges of a second kind, measured and off (docs/search-quality.md): each
-    # seed's this many most similar heads by stored embedding, linked with this weight.
-    similar_heads: int = 0
-    similar_weight: float = 1.0
-
-    # Embedding: the model (graphsvc.embed.models: all-MiniLM-L6-v2 or
-    # all-mpnet-base-v2). A database keeps the model its embeddings came from;
-    # `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
-    # unknown name is refused when the service is built (graphsvc.embed.lazy).
-    embedding_model: str = "all-MiniLM-L6-v2"
-    # What embeds a search query: "int8", the model's ONNX graph quantised (about a
-    # quarter of fp32's time, cosine to it >= 0.99, recall unchanged within noise:
-    # bench/query_encoder.py), or "fp32". Bodies are always embedded in fp32.
-    query_precision: str = "int8"
-
-    # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
-    # from the managed Neo4j's files within this many seconds, i.e. `graphsvc
-    # compact` runs at least this often; `graphsvc erasure status` reports a purge
-    # older than this as overdue.
-    erasure_max_delay_s: float = 86_400.0
-    # Replicas (ops/replicas.py): how long a `graphsvc serve` registration holds
-    # without renewal; after a crash, replicas with other keys wait this long.
-    replica_lease_s: float = 30.0
-    # Background jobs (the outbox of deferred atomisation and embeddings,
-    # store/jobs.py, atomise/worker.py, docs/operations.md): a worker holds a job
-    # this long and renews the hold while it runs; a job whose worker died is taken
-    # again after it runs out.
-    # `graphsvc serve` looks for such jobs every `job_poll_s`; a job is given up
-    # (`failed`, `graphsvc jobs retry` puts it back) after `job_max_attempts` claims.
-    job_lease_s: float = 60.0
-    job_poll_s: float = 5.0
-    job_max_attempts: int = 5
-    # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
-    # transaction each).
-    import_batch: int = 2_000
-
-    # Atomisation host layer (SPEC §11): "module:attribute" naming an AtomiseHooks
-    # object (or a callable returning one) whose governance hooks run on every
-    # atomisation; empty means no configured hooks.
-    atomise_hooks: str = ""
-
     # The JDK that runs the managed Neo4j and the Lucene reader: ``GRAPHSVC_JAVA_HOME``,
     # else the standard ``JAVA_HOME``; empty means ``java`` on PATH.
     java_home: str = ""
-
-    @classmethod
-    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
-        """Read ``GRAPHSVC_*`` variables, then apply ``overrides``.
-
-        Raises:
-            InvalidInputError: a variable does not parse as its field's type.
-        """
-        source = os.environ if env is None else env
-        values: dict[str, Any] = {}
-        for f in fields(cls):
-            raw = source.get("GRAPHSVC_" + f.name.upper())
-            if raw is None:
-                continue
-            values[f.name] = _parse(f.name, str(f.type), raw)
-        if "java_home" not in values and source.get("JAVA_HOME"):
-            values["java_home"] = source["JAVA_HOME"]
-        values.update(overrides)
-        settings = cls(**values)
-        settings.validate()
-        return settings
-
-    def export(self, *names: str) -> None:
-        """Put these fields into this process's environment as ``GRAPHSVC_*`` variables,
-        for processes it spawns that read their settings from there (``serve
-        --workers``)."""
-        for name in names:
-            os.environ["GRAPHSVC_" + name.upper()] = str(getattr(self, name))
+    # API tokens → bindings (SPEC API-2); empty: `serve` writes demo tokens.
+    auth_file: str = ""
+    key_file: str = ""
+    secret_file: str = ""
 
     @property
     def signing_key_path(self) -> Path:
@@ -315,118 +222,411 @@ class Settings:
         in the state folder."""
         return Path(self.secret_file) if self.secret_file else self.state_dir / "server-secret"
 
-    def section(self, cls: type[Section], **given: Any) -> Section:
-        """The dataclass ``cls`` (a use case's limits) with every field that names a
-        setting taken from it; ``given`` supplies the others (computed or renamed).
-        A field that is neither has to have a default, else construction fails."""
-        known = {f.name for f in fields(self)}
-        taken = {
-            f.name: getattr(self, f.name)
-            for f in fields(cls)
-            if f.init and f.name in known and f.name not in given
-        }
-        return cls(**taken, **given)
 
-    def with_(self, **changes: Any) -> Settings:
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+@dataclass(frozen=True)
+class HttpSettings(Section):
+    """The serving process: its listener, threads, request bounds and logs."""
 
-    def validate(self) -> None:
-        """Reject values that would make the service unsafe or meaningless.
+    host: str = "127.0.0.1"
+    port: int = 8000
+    # Threads that run resolvers (asyncio.to_thread); /healthz needs none, /readyz
+    # has its own. Each holds at most one Neo4j connection plus side work.
+    worker_threads: Positive = 16
+    # Processes of `graphsvc serve` (--workers), each with its threads, model and pool.
+    serve_workers: int = 1
+    # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
+    # keeps the startup heap (the model) out of every collection; "default" is
+    # CPython's collector unchanged.
+    gc_policy: Literal["frozen", "default"] = "frozen"
+    # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
+    retry_after_s: int = 2
+    max_request_bytes: int = 4 * 1024 * 1024
+    # Timeout of a request and of each Neo4j transaction.
+    request_timeout_s: PositiveFloat = 30.0
+    # "json" (one object per line) or "text"; level as in logging.
+    log_format: Literal["json", "text"] = "json"
+    log_level: str = "INFO"
 
-        Raises:
-            InvalidInputError: a value is out of range.
-        """
-        if not 0.0 <= self.propagation < 1.0:
-            raise InvalidInputError("GRAPHSVC_PROPAGATION must be in [0, 1)")
-        if not 0 <= self.lexical_proximity <= 32:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_PROXIMITY must be in 0..32")
-        if self.lexical_statistics not in {"subject", "index"}:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS must be subject or index")
-        if self.lexical_normalisation not in {"max", "bound"}:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_NORMALISATION must be max or bound")
-        if self.lexical_scope not in {"hits", "candidates"}:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_SCOPE must be hits or candidates")
-        if self.fulltext_subject_clause not in {"first", "fallback"}:
-            raise InvalidInputError("GRAPHSVC_FULLTEXT_SUBJECT_CLAUSE must be first or fallback")
-        if self.lexical_statistics_max < 0:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_STATISTICS_MAX must be >= 0")
-        if self.vector_exact_max < 0:
-            raise InvalidInputError("GRAPHSVC_VECTOR_EXACT_MAX must be >= 0")
-        if not 0 <= self.lexical_pool <= 4096:
-            raise InvalidInputError("GRAPHSVC_LEXICAL_POOL must be in 0..4096")
-        if not 0 <= self.graph_first_default <= self.graph_first_max:
-            raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
-        if self.link_weighting not in {"role", "out", "in", "sym"}:
-            raise InvalidInputError("GRAPHSVC_LINK_WEIGHTING must be role, out, in or sym")
-        if self.entities not in {"rules", "off"}:
-            raise InvalidInputError("GRAPHSVC_ENTITIES must be rules or off")
-        for name in ("entity_weight", "entity_query_weight"):
-            value = getattr(self, name)
-            if not 0.0 <= value <= 100.0:  # NaN fails too
-                raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be in [0, 100]")
-        if not 0 <= self.similar_heads <= 64:
-            raise InvalidInputError("GRAPHSVC_SIMILAR_HEADS must be in 0..64")
-        if not 0.0 <= self.similar_weight <= 100.0:  # NaN fails too
-            raise InvalidInputError("GRAPHSVC_SIMILAR_WEIGHT must be in [0, 100]")
-        if self.entity_max_degree < 1:
-            raise InvalidInputError("GRAPHSVC_ENTITY_MAX_DEGREE must be positive")
-        if self.query_precision not in {"int8", "fp32"}:
-            raise InvalidInputError("GRAPHSVC_QUERY_PRECISION must be int8 or fp32")
-        if self.curator not in {"none", "rule", "ollama"}:
-            raise InvalidInputError("GRAPHSVC_CURATOR must be none, rule or ollama")
-        if not self.erasure_max_delay_s > 0:  # NaN fails too
-            raise InvalidInputError("GRAPHSVC_ERASURE_MAX_DELAY_S must be positive")
-        if self.gc_policy not in {"frozen", "default"}:
-            raise InvalidInputError("GRAPHSVC_GC_POLICY must be frozen or default")
+
+@dataclass(frozen=True)
+class ClientSettings(Section):
+    """graphsvc as a client of a running `graphsvc serve`."""
+
+    # `graphsvc search`, `read` and `inspect` ask a running `graphsvc serve` at this URL
+    # over HTTP instead of opening the database (docs/cli.md, "A running server"); the
+    # commands' `--server` overrides it, `--server ''` opens the database. The token is
+    # `server_token`, else the entry of the auth file (`auth_file`, else serve's demo
+    # file) whose subject, policy and actor kind are the command's binding flags.
+    server_url: str = ""
+    server_token: str = field(default="", repr=False)
+    # `graphsvc mcp` (stdio): the API token of the auth file the process acts as
+    # (docs/agents.md); `--token` overrides it.
+    mcp_token: str = field(default="", repr=False)
+
+    def check(self) -> None:
         if self.server_url and not self.server_url.startswith(("http://", "https://")):
             raise InvalidInputError("GRAPHSVC_SERVER_URL must start with http:// or https://")
-        if self.log_format not in {"json", "text"}:
-            raise InvalidInputError("GRAPHSVC_LOG_FORMAT must be json or text")
-        for name in (
-            "max_batch_changes",
-            "max_body_bytes",
-            "read_budget",
-            "max_nodes",
-            "worker_threads",
-            "neo4j_max_pool_size",
-            "request_timeout_s",
-            "neo4j_connection_timeout_s",
-            "neo4j_acquisition_timeout_s",
-            "max_query_cost",
-            "max_query_depth",
-            "max_query_tokens",
-            "max_query_nesting",
-            "max_fragment_depth",
-            "max_query_aliases",
-            "max_query_fields",
-            "max_json_depth",
-            "graph_first_max",
-            "replica_lease_s",
-            "job_lease_s",
-            "job_poll_s",
-            "job_max_attempts",
-        ):
-            if getattr(self, name) <= 0:
-                raise InvalidInputError(f"GRAPHSVC_{name.upper()} must be positive")
-
-    @property
-    def managed_neo4j(self) -> bool:
-        """True when graphsvc must start its own local Neo4j."""
-        return not self.neo4j_uri
 
 
-def _parse(name: str, type_name: str, raw: str) -> Any:
+@dataclass(frozen=True)
+class AtomiseSettings(Section):
+    """Atomisation's host layer (SPEC §11): the curator and the governance hooks."""
+
+    curator: Literal["none", "rule", "ollama"] = "none"
+    ollama_url: str = "http://127.0.0.1:11434"
+    ollama_model: str = "gemma3:4b"
+    # "module:attribute" naming an AtomiseHooks object (or a callable returning one)
+    # whose governance hooks run on every atomisation; empty means no configured hooks.
+    hooks: str = field(default="", metadata=named("atomise_hooks"))
+
+
+@dataclass(frozen=True)
+class WriteSettings(Section):
+    """The limits of one write (SPEC §15), as :class:`graphsvc.core.write_plan.Limits`
+    names them."""
+
+    max_changes: Positive = field(default=256, metadata=named("max_batch_changes"))
+    max_body_bytes: Positive = 65_536
+    max_links: int = field(default=128, metadata=named("max_links_per_atom"))
+    max_sources: int = field(default=128, metadata=named("max_sources_per_atom"))
+    max_write_bytes: int = 2 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class GraphQLSettings(Section):
+    """What one GraphQL request may ask for (graphsvc/api/document_limits.py, all
+    measured in time linear in the document, before it is validated): field depth;
+    tokens and bracket nesting of the text; fragments spreading fragments; aliases and
+    fields once fragments are spread; nesting of the request's JSON; and the pages
+    of the typed graph."""
+
+    max_query_depth: Positive = 12
+    max_tokens: Positive = field(default=20_000, metadata=named("max_query_tokens"))
+    max_nesting: Positive = field(default=64, metadata=named("max_query_nesting"))
+    max_fragment_depth: Positive = 16
+    max_aliases: Positive = field(default=30, metadata=named("max_query_aliases"))
+    max_fields: Positive = field(default=10_000, metadata=named("max_query_fields"))
+    max_json_depth: Positive = 64
+    # The request's cost budget (docs/operations.md, "Request limits"): the objects its
+    # answer may hold (a connection's subtree times its `first`) plus what each root
+    # field costs from its arguments (a read's budget, limit and depth, ...).
+    max_cost: Positive = field(default=250_000, metadata=named("max_query_cost"))
+    # A connection's default and largest page size.
+    default_first: int = field(default=20, metadata=named("graph_first_default"))
+    max_first: Positive = field(default=100, metadata=named("graph_first_max"))
+
+    def check(self) -> None:
+        if not 0 <= self.default_first <= self.max_first:
+            raise InvalidInputError("GRAPHSVC_GRAPH_FIRST_DEFAULT must be in 0..graph_first_max")
+
+
+@dataclass(frozen=True)
+class ReadSettings(Section):
+    """Defaults and largest values of search, read and inspect (SPEC §5, §15)."""
+
+    search_limit: int = 10
+    read_limit: int = 24
+    inspect_limit: int = 20
+    max_limit: int = 10_000
+    read_budget: Positive = 4096
+    max_read_budget: int = 1_000_000
+    depth: int = 2
+
+
+@dataclass(frozen=True)
+class RankingSettings(Section):
+    """What an evaluation's ranking depends on (SPEC §5, §15, §16): the retrieval
+    graph's bounds, the fusion of its signals and the activation solve."""
+
+    max_depth: int = 32
+    max_seeds: int = 64
+    max_nodes: Positive = 512
+    max_edges: int = 4096
+    evaluation_work: int = 500_000
+    packing_work: int = 2_000_000
+    beta: float = 0.3
+    # 0.3 with the entity index and in-fan link weighting (docs/search-quality.md, "The
+    # entity index in ranking"); it was 0.1 before the index, not the reference
+    # implementation's 0.5 (graphsvc.core.activation keeps that as DEFAULT_PROPAGATION,
+    # ACT-7's worked check): with every declared link weighing 1, 0.5 let the
+    # neighbours of weak matches crowd out the evidence on LoCoMo (recall@5 0.534 vs
+    # 0.592 at 0.1). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
+    propagation: Annotated[float, Range(ge=0.0, lt=1.0)] = 0.3
+    convergence_tol: float = 1e-6
+    # Each index is asked for max_seeds × this many hits, then filtered by subject.
+    # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
+    # with k=128, 0.972 with k=256 (quantised HNSW); k=128 costs ~20 ms, k=256 ~25 ms.
+    candidate_oversample: int = 2
+    # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
+    role_weights: str = ""
+    # How a link's role weight is divided by the fan of its role around it in the
+    # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
+    # "out", "in" or "sym" (docs/search-quality.md).
+    link_weighting: Literal["role", "out", "in", "sym"] = "in"
+    # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
+    # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
+    # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
+    lexical_proximity: Annotated[int, Range(ge=0, le=32)] = 3
+    # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
+    # "subject" scores each candidate with its subject's own body count, average length
+    # and term document frequencies, so a subject's ranking does not depend on other
+    # subjects' data; "index" keeps Lucene's score (statistics of the whole index).
+    lexical_statistics: Literal["subject", "index"] = "subject"
+    # ... for subjects of at most this many current bodies: reading the statistics is
+    # linear in the subject's size; a larger subject keeps Lucene's index-wide ones
+    # (it dominates them anyway; diagnostics `lexicalStatistics: index`).
+    lexical_statistics_max: Annotated[int, Range(ge=0)] = 10_000
+    # "max": lexical = score / best score among the candidates; "bound": score / the
+    # query's BM25 upper bound (needs lexical_statistics=subject).
+    lexical_normalisation: Literal["max", "bound"] = "max"
+    # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
+    # max_seeds of them by the subject's own BM25 become the lexical candidates.
+    lexical_pool: Annotated[int, Range(ge=0, le=4096)] = 256
+    # "hits": only the lexical candidates get a lexical score; "candidates": every
+    # candidate whose body is read (the semantic ones too), with subject statistics.
+    lexical_scope: Literal["hits", "candidates"] = "candidates"
+    # A subject with at most this many current bodies is scanned exactly by the vector
+    # leg instead of asking the shared (approximate) index: its semantic candidates are
+    # then its own, whatever other subjects hold (0: always the index first).
+    vector_exact_max: Annotated[int, Range(ge=0)] = 2000
+    # "fallback": ask Lucene for the index's top hits without the subject clause and
+    # again with it when too few were the subject's; "first": with the clause at once.
+    fulltext_subject_clause: Literal["first", "fallback"] = "fallback"
+    # The entity index (SPEC §16, docs/entities.md): "rules" derives entities from every
+    # head's text (graphsvc.core.entity_rules; the database records the extractor's
+    # version), "off" keeps no index, and ranking is exactly §5.
+    entities: Literal["rules", "off"] = "rules"
+    # Activation through entities (ENT-4): a head's edge to each entity it mentions
+    # weighs entity_weight (a declared link weighs 1); an entity passes what reaches it
+    # on to the heads that mention it, evenly, and one mentioned by more than
+    # entity_max_degree heads is not traversed at all (it names too much to say
+    # anything). An entity the query names (an exact key of one of its word n-grams,
+    # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
+    # candidate's base activation. Both weights 0: ranking is exactly §5.
+    entity_weight: Weight = 4.0
+    entity_max_degree: Positive = 32
+    entity_query_weight: Weight = 0.0
+    # Derived edges of a second kind, measured and off (docs/search-quality.md): each
+    # seed's this many most similar heads by stored embedding, linked with this weight.
+    similar_heads: Annotated[int, Range(ge=0, le=64)] = 0
+    similar_weight: Weight = 1.0
+
+
+@dataclass(frozen=True)
+class LifetimeSettings(Section):
+    """How long what the service hands out stays valid (seconds)."""
+
+    token_lifetime_s: int = 300
+    cursor_lifetime_s: int = 300
+    receipt_lifetime_s: int = 3600
+    # Read manifests (observation records) are kept this long for observe/recordUse.
+    manifest_lifetime_s: int = 86_400
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings(Section):
+    """The embedding model (graphsvc.embed.models: all-MiniLM-L6-v2 or
+    all-mpnet-base-v2). A database keeps the model its embeddings came from;
+    `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
+    unknown name is refused when the service is built (graphsvc.embed.lazy)."""
+
+    model: str = field(default="all-MiniLM-L6-v2", metadata=named("embedding_model"))
+    # What embeds a search query: "int8", the model's ONNX graph quantised (about a
+    # quarter of fp32's time, cosine to it >= 0.99, recall unchanged within noise:
+    # bench/query_encoder.py), or "fp32". Bodies are always embedded in fp32.
+    query_precision: Literal["int8", "fp32"] = "int8"
+
+
+@dataclass(frozen=True)
+class JobSettings(Section):
+    """Background jobs (``GRAPHSVC_JOB_*``: the outbox of deferred atomisation and
+    embeddings, store/jobs.py, atomise/worker.py, docs/operations.md): a worker holds
+    a job ``lease_s`` and renews the hold while it runs; a job whose worker died is
+    taken again after it runs out. `graphsvc serve` looks for such jobs every
+    ``poll_s``; a job is given up (`failed`, `graphsvc jobs retry` puts it back) after
+    ``max_attempts`` claims."""
+
+    prefix: ClassVar[str] = "job_"
+
+    lease_s: PositiveFloat = 60.0
+    poll_s: PositiveFloat = 5.0
+    max_attempts: Positive = 5
+
+
+@dataclass(frozen=True)
+class OperationsSettings(Section):
+    """Erasure, replicas and bulk import (docs/operations.md, docs/ingest.md)."""
+
+    # Disk erasure (docs/erasure.md): the bytes of a finished purge must be gone
+    # from the managed Neo4j's files within this many seconds, i.e. `graphsvc
+    # compact` runs at least this often; `graphsvc erasure status` reports a purge
+    # older than this as overdue.
+    erasure_max_delay_s: PositiveFloat = 86_400.0
+    # Replicas (ops/replicas.py): how long a `graphsvc serve` registration holds
+    # without renewal; after a crash, replicas with other keys wait this long.
+    replica_lease_s: PositiveFloat = 30.0
+    # Bulk import (``graphsvc import``, docs/ingest.md): rows per batch (one
+    # transaction each).
+    import_batch: int = 2_000
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every tunable of graphsvc, by section. Each field of a section is read from
+    ``GRAPHSVC_<NAME>`` (see :data:`NAMES`)."""
+
+    neo4j: Neo4jSettings = field(default_factory=Neo4jSettings)
+    paths: PathSettings = field(default_factory=PathSettings)
+    http: HttpSettings = field(default_factory=HttpSettings)
+    client: ClientSettings = field(default_factory=ClientSettings)
+    atomise: AtomiseSettings = field(default_factory=AtomiseSettings)
+    write: WriteSettings = field(default_factory=WriteSettings)
+    graphql: GraphQLSettings = field(default_factory=GraphQLSettings)
+    read: ReadSettings = field(default_factory=ReadSettings)
+    ranking: RankingSettings = field(default_factory=RankingSettings)
+    lifetimes: LifetimeSettings = field(default_factory=LifetimeSettings)
+    embedding: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    jobs: JobSettings = field(default_factory=JobSettings)
+    operations: OperationsSettings = field(default_factory=OperationsSettings)
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Read ``GRAPHSVC_*`` variables, then apply ``overrides`` (by setting name).
+
+        Raises:
+            InvalidInputError: a variable does not parse as its field's type, or a
+                value is not one of its choices or out of its range.
+        """
+        source = os.environ if env is None else env
+        values = {n: source[_env(n)] for n in NAMES if _env(n) in source}
+        if "java_home" not in values and source.get("JAVA_HOME"):
+            values["java_home"] = source["JAVA_HOME"]
+        return cls().with_(**values, **overrides)
+
+    def with_(self, **changes: Any) -> Settings:
+        """A copy with some settings changed, by their names (``GRAPHSVC_*``,
+        lowercase); a string is parsed as the field's type.
+
+        Raises:
+            InvalidInputError: a value does not parse, is not one of its choices or
+                is out of its range.
+        """
+        by_section: dict[str, dict[str, Any]] = {}
+        for name, value in changes.items():
+            if name not in NAMES:
+                raise TypeError(f"no setting named {name!r}")
+            section, name_in_section = NAMES[name]
+            kind = _hints(type(getattr(self, section)))[name_in_section][0]
+            if isinstance(value, str) and kind is not str and get_origin(kind) is not Literal:
+                value = _parse(name, kind, value)
+            by_section.setdefault(section, {})[name_in_section] = value
+        return dataclasses.replace(
+            self,
+            **{s: dataclasses.replace(getattr(self, s), **v) for s, v in by_section.items()},
+        )
+
+    def export(self, *names: str) -> None:
+        """Put these settings into this process's environment as ``GRAPHSVC_*``
+        variables, for processes it spawns that read their settings from there
+        (``serve --workers``)."""
+        for name in names:
+            section, name_in_section = NAMES[name]
+            os.environ[_env(name)] = str(getattr(getattr(self, section), name_in_section))
+
+
+def fill(cls: type[Projection], *sections: Section, **given: Any) -> Projection:
+    """The dataclass ``cls`` (a use case's limits) with each field taken from the
+    first of ``sections`` that has a field of its name; ``given`` supplies the others
+    (computed or renamed). A field that is neither has to have a default, else
+    construction fails."""
+    taken: dict[str, Any] = {}
+    for f in dataclasses.fields(cls):
+        if not f.init or f.name in given:
+            continue
+        for section in sections:
+            if f.name in _hints(type(section)):
+                taken[f.name] = getattr(section, f.name)
+                break
+    return cls(**taken, **given)
+
+
+def _env(name: str) -> str:
+    return "GRAPHSVC_" + name.upper()
+
+
+_HINTS: dict[type, dict[str, tuple[Any, Range | None]]] = {}
+
+
+def _hints(section: type) -> dict[str, tuple[Any, Range | None]]:
+    """Each field of ``section`` → (its type, its range or None)."""
+    if section not in _HINTS:
+        hints = get_type_hints(section, include_extras=True)
+        out: dict[str, tuple[Any, Range | None]] = {}
+        for f in dataclasses.fields(section):
+            hint = hints[f.name]
+            if get_origin(hint) is Annotated:
+                kind, *extras = get_args(hint)
+                out[f.name] = (kind, next((e for e in extras if isinstance(e, Range)), None))
+            else:
+                out[f.name] = (hint, None)
+        _HINTS[section] = out
+    return _HINTS[section]
+
+
+def _parse(name: str, kind: Any, raw: str) -> Any:
+    """``raw`` (a variable's text) as a value of type ``kind``.
+
+    Raises:
+        InvalidInputError: it does not parse.
+    """
     try:
-        if type_name == "int":
+        if kind is int:
             return int(raw)
-        if type_name == "float":
+        if kind is float:
             return float(raw)
-        if type_name == "Path":
+        if kind is Path:
             return Path(raw).expanduser()
-
-        return raw
     except ValueError as exc:
+        type_name = getattr(kind, "__name__", str(kind))
+        raise InvalidInputError(f"{_env(name)}={raw!r} is not a valid {type_name}") from exc
+    return raw
+
+
+def _check_value(section: type[Section], name_in_section: str, value: Any) -> None:
+    """Raise if ``value`` is not one of the field's choices or is out of its range.
+
+    Raises:
+        InvalidInputError: naming the ``GRAPHSVC_*`` variable and what it must be.
+    """
+    kind, bounds = _hints(section)[name_in_section]
+    if get_origin(kind) is Literal:
+        choices = [str(c) for c in get_args(kind)]
+        if value not in choices:
+            must = f"{', '.join(choices[:-1])} or {choices[-1]}"
+            raise InvalidInputError(f"{_env(_name_of(section, name_in_section))} must be {must}")
+    elif bounds is not None and not bounds.holds(value):  # NaN fails too
         raise InvalidInputError(
-            f"GRAPHSVC_{name.upper()}={raw!r} is not a valid {type_name}"
-        ) from exc
+            f"{_env(_name_of(section, name_in_section))} must be "
+            + bounds.describe(integral=kind is int)
+        )
+
+
+def _name_of(section: type[Section], name_in_section: str) -> str:
+    """The setting's name of a section's field."""
+    f = next(f for f in dataclasses.fields(section) if f.name == name_in_section)
+    return str(f.metadata.get("name", section.prefix + name_in_section))
+
+
+def _names() -> dict[str, tuple[str, str]]:
+    """Each setting's name → (section, field)."""
+    names: dict[str, tuple[str, str]] = {}
+    for section, hint in get_type_hints(Settings).items():
+        for f in dataclasses.fields(hint):
+            name = _name_of(hint, f.name)
+            assert name not in names, f"two settings named {name}"
+            names[name] = (section, f.name)
+    return names
+
+
+# The one map from the flat ``GRAPHSVC_*`` names to the sections.
+NAMES: Mapping[str, tuple[str, str]] = _names()

@@ -331,14 +331,14 @@ def create_app(
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
-    graphql = _GraphQL(service, auth, settings.retry_after_s)
+    graphql = _GraphQL(service, auth, settings.http.retry_after_s)
     front_door = FrontDoor(
         cast(strawberry.Schema, graphql.schema)._schema,
         auth,
         DocumentLimits.from_settings(settings),
-        max_json_depth=settings.max_json_depth,
+        max_json_depth=settings.graphql.max_json_depth,
     )
-    health = Health(service, settings.retry_after_s)
+    health = Health(service, settings.http.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
     mcp = McpHttp(service, auth)
 
@@ -352,10 +352,12 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         # Resolvers run in asyncio.to_thread, i.e. the loop's default executor: sized
         # here on purpose instead of Python's min(32, cores + 4).
-        pool = ThreadPoolExecutor(settings.worker_threads, thread_name_prefix="graphsvc-worker")
+        pool = ThreadPoolExecutor(
+            settings.http.worker_threads, thread_name_prefix="graphsvc-worker"
+        )
         asyncio.get_running_loop().set_default_executor(pool)
         # Everything is loaded now (the model too): keep it out of later collections.
-        apply_gc_policy(settings.gc_policy)
+        apply_gc_policy(settings.http.gc_policy)
         with serving() if serving is not None else nullcontext():
             try:
                 async with mcp.running():
@@ -381,4 +383,4 @@ def create_app(
         ],
         lifespan=lifespan,
     )
-    return _Http(app, settings.max_request_bytes, settings.request_timeout_s, front_door)
+    return _Http(app, settings.http.max_request_bytes, settings.http.request_timeout_s, front_door)

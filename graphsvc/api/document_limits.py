@@ -75,7 +75,7 @@ from graphsvc.errors import (
     QueryTooComplexError,
     QueryTooDeepError,
 )
-from graphsvc.settings import Settings
+from graphsvc.settings import Settings, fill
 from graphsvc.telemetry.request_scope import current
 
 __all__ = [
@@ -126,22 +126,14 @@ class DocumentLimits:
 
     @classmethod
     def from_settings(cls, s: Settings) -> DocumentLimits:
-        return cls(
-            max_tokens=s.max_query_tokens,
-            max_nesting=s.max_query_nesting,
-            max_depth=s.max_query_depth,
-            max_fragment_depth=s.max_fragment_depth,
-            max_aliases=s.max_query_aliases,
-            max_fields=s.max_query_fields,
-            max_cost=s.max_query_cost,
-            default_first=s.graph_first_default,
-            search_limit=s.search_limit,
-            read_limit=s.read_limit,
-            inspect_limit=s.inspect_limit,
-            max_limit=s.max_limit,
-            depth=s.depth,
-            max_retrieval_depth=s.max_depth,
-            max_read_budget=s.max_read_budget,
+        # The GraphQL limits and the read defaults of their names; two depths are
+        # renamed (a document's field depth, the retrieval's largest depth).
+        return fill(
+            cls,
+            s.graphql,
+            s.read,
+            max_depth=s.graphql.max_query_depth,
+            max_retrieval_depth=s.ranking.max_depth,
         )
 
 

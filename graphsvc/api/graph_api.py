@@ -183,8 +183,10 @@ class GraphQuery:
         self, info: Info, ids: list[strawberry.ID], as_of: AsOf = None
     ) -> list[Node | None]:
         loaders = loaders_of(info)
-        if len(ids) > service_of(info).settings.graph_first_max:
-            raise InvalidInputError(f"ids: at most {service_of(info).settings.graph_first_max} ids")
+        if len(ids) > service_of(info).settings.graphql.max_first:
+            raise InvalidInputError(
+                f"ids: at most {service_of(info).settings.graphql.max_first} ids"
+            )
         at = as_of_instant(as_of)
         return list(await loaders.opened(asyncio.gather(*(_node(info, str(i), at) for i in ids))))
 

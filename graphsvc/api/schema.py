@@ -220,7 +220,7 @@ def build_schema(settings: Settings) -> strawberry.Schema:
     # document (strawberry's depth limiter walks every fragment spread again).
     extensions: list[Any] = [
         ErrorCodes,
-        lambda: MaxTokensLimiter(max_token_count=settings.max_query_tokens),
+        lambda: MaxTokensLimiter(max_token_count=settings.graphql.max_tokens),
         lambda: DocumentGate(limits=limits),
         lambda: WriteBatchGate(limits=Service.write_limits(settings)),
     ]

@@ -25,6 +25,6 @@ def app() -> ASGIApp:
     """The HTTP surface of one worker (the environment names its database and tokens)."""
     settings = Settings.from_env()
     service, runtime = build_service(settings, load_model=True)
-    auth = AuthTable.from_file(settings.auth_file)
-    configure_logging(settings.log_format, settings.log_level)
+    auth = AuthTable.from_file(settings.paths.auth_file)
+    configure_logging(settings.http.log_format, settings.http.log_level)
     return create_app(service, auth, serving=lambda: serving(service), close=runtime.close)

@@ -67,7 +67,7 @@ from graphsvc.inputs.models import parse_host_input
 from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.ops.input_tokens import TokenClaims, open_token
 from graphsvc.ops.observe import observe
-from graphsvc.settings import Settings
+from graphsvc.settings import AtomiseSettings, Settings
 from graphsvc.store.atomise import AtomiseSource, discard_input, read_source
 from graphsvc.store.connection import Database
 from graphsvc.store.jobs import JobHold
@@ -76,7 +76,6 @@ from graphsvc.tokenizer import Tokenizer
 __all__ = [
     "EVENT_ATOMISATION_COMPLETE",
     "MAX_ATOM_DEPTH",
-    "AtomiseConfig",
     "AtomiseDeps",
     "AtomiseHooks",
     "AtomiseOutcome",
@@ -172,38 +171,19 @@ class AtomiseOutcome:
 
 
 @dataclass(frozen=True)
-class AtomiseConfig:
-    """The settings an atomisation reads (curator, hooks, token lifetime)."""
-
-    curator: str
-    ollama_url: str
-    ollama_model: str
-    hooks: str
-    token_lifetime_s: float
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> AtomiseConfig:
-        return cls(
-            curator=settings.curator,
-            ollama_url=settings.ollama_url,
-            ollama_model=settings.ollama_model,
-            hooks=settings.atomise_hooks,
-            token_lifetime_s=settings.token_lifetime_s,
-        )
-
-
-@dataclass(frozen=True)
 class AtomiseDeps:
-    """What an atomisation uses: the store, the models, the token secret, time, config
-    and the loader of the signing key ring (:meth:`graphsvc.runtime.Parts.signing_keys`:
-    it creates the ring on first use, mode 0600)."""
+    """What an atomisation uses: the store, the models, the token secret, time, its
+    settings (curator, hooks), the InputTokens' lifetime and the loader of the signing
+    key ring (:meth:`graphsvc.runtime.Parts.signing_keys`: it creates the ring on first
+    use, mode 0600)."""
 
     db: Database
     embedder: Embedder
     tokenizer: Tokenizer
     secret: bytes
     clock: Callable[[], float]
-    config: AtomiseConfig
+    config: AtomiseSettings
+    token_lifetime_s: float
     signing_keys: Callable[[], KeyRing]
     # The entity extractor (SPEC §16); None: the entity index is off.
     extractor: EntityExtractor | None = None
@@ -221,12 +201,12 @@ def require_curator_tier(settings: Settings) -> None:
     """ATM-4: keyword tier (no curator) refuses atomisation. Reads nothing.
 
     Raises:
-        TierLockedError: ``settings.curator`` is ``none``.
+        TierLockedError: ``settings.atomise.curator`` is ``none``.
     """
-    _require_tier(settings.curator)
+    _require_tier(settings.atomise.curator)
 
 
-def build_curator(config: AtomiseConfig, retries: int) -> Curator:
+def build_curator(config: AtomiseSettings, retries: int) -> Curator:
     """The curator the configuration names (ATM-3); ``retries`` applies to the LLM curator.
 
     Raises:
@@ -372,7 +352,7 @@ def _atomised(plan: AtomisePlan, budgeted: BudgetOutcome, sequence: int) -> Atom
 
 
 def _check_arguments(
-    config: AtomiseConfig, max_atom_tokens: int | None, retries: int, hooks: AtomiseHooks | None
+    config: AtomiseSettings, max_atom_tokens: int | None, retries: int, hooks: AtomiseHooks | None
 ) -> tuple[int, list[AtomiseHooks]]:
     """The tier (first, ATM-4), the budget and retries, and the hooks to run.
 
@@ -433,9 +413,7 @@ def _observe_parent(
             "payloadDigest": payload_digest,
         }
     )
-    token = observe(
-        deps.db, deps.secret, deps.clock, deps.config.token_lifetime_s, binding, host_input
-    )
+    token = observe(deps.db, deps.secret, deps.clock, deps.token_lifetime_s, binding, host_input)
     return open_token(deps.secret, binding, token, now=None)
 
 

@@ -283,14 +283,14 @@ class JobWorker:
         settings = host.settings
         db = host.db
         now = self._clock()
-        job = store.claim(db, job_id, self.owner, now, settings.job_lease_s)
+        job = store.claim(db, job_id, self.owner, now, settings.jobs.lease_s)
         if job is None:
             return None
-        if job.attempts > settings.job_max_attempts:
+        if job.attempts > settings.jobs.max_attempts:
             self._finish(db, job, "failed", error="ATTEMPTS_EXHAUSTED")
             log.warning("background job %s given up after %d claims", job_id, job.attempts - 1)
             return JobResult(job.atom_id, "failed", "ATTEMPTS_EXHAUSTED", job_id)
-        with _Renewal(db, job.job_id, self.owner, settings.job_lease_s, self._clock):
+        with _Renewal(db, job.job_id, self.owner, settings.jobs.lease_s, self._clock):
             return self._execute(host, job)
 
     def _execute(self, host: JobHost, job: store.ClaimedJob) -> JobResult:

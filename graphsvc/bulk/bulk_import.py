@@ -228,7 +228,7 @@ def _import(
 ) -> ImportSummary:
     settings = service.settings
     deps = service.write_deps()
-    size = batch_size or settings.import_batch
+    size = batch_size or settings.operations.import_batch
     limits = import_limits(settings, size)
     file = scanned or scan(path, binding, limits)
     summary = ImportSummary(

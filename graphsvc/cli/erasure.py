@@ -118,7 +118,7 @@ def _scan(args: argparse.Namespace, settings: Settings) -> dict[str, Any]:
     local = LocalNeo4j(settings, name="serve", progress=progress)
     if args.path:
         root = Path(args.path)
-    elif settings.managed_neo4j:
+    elif settings.neo4j.managed:
         root = local.home
     else:
         raise InvalidInputError("--scan of a Neo4j you run needs --path (its folder)")

@@ -86,7 +86,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     """
     binding = binding_from_args(args)
     path = Path(args.file)
-    batch = args.batch or settings.import_batch
+    batch = args.batch or settings.operations.import_batch
     # Everything checkable without the database fails before Neo4j is started.
     from graphsvc.service import Service  # the facade, only once a command runs
 

@@ -80,7 +80,7 @@ def _rebuild_entities(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.entities import extractor_for
     from graphsvc.errors import InvalidInputError
 
-    extractor = extractor_for(settings.entities)
+    extractor = extractor_for(settings.ranking.entities)
     if extractor is None:
         raise InvalidInputError("the entity index is off (GRAPHSVC_ENTITIES=off): nothing to build")
     with connected_admin(settings) as admin:

@@ -106,8 +106,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             while worker.drain_once():
                 ran = worker.done + worker.failed
         else:
-            progress(f"graphsvc: running background jobs (every {settings.job_poll_s:g} s)")
-            worker.start_polling(settings.job_poll_s)
+            progress(f"graphsvc: running background jobs (every {settings.jobs.poll_s:g} s)")
+            worker.start_polling(settings.jobs.poll_s)
             try:
                 while True:
                     time.sleep(3600)

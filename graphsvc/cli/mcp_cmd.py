@@ -51,11 +51,11 @@ def _grant(args: argparse.Namespace, settings: Settings) -> Grant:
     from graphsvc.cli.serve import demo_auth_path
     from graphsvc.keys.auth import AuthTable
 
-    token = (args.token or settings.mcp_token).strip()
+    token = (args.token or settings.client.mcp_token).strip()
     if not token:
         raise UnauthenticatedError("no API token: set GRAPHSVC_MCP_TOKEN (or pass --token)")
-    path = settings.auth_file or str(demo_auth_path(settings))
-    if not settings.auth_file and not demo_auth_path(settings).exists():
+    path = settings.paths.auth_file or str(demo_auth_path(settings))
+    if not settings.paths.auth_file and not demo_auth_path(settings).exists():
         raise UnauthenticatedError("no API tokens are configured (set GRAPHSVC_AUTH_FILE)")
     return AuthTable.from_file(path).grant_for(f"Bearer {token}")
 
@@ -75,12 +75,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.telemetry.logging_setup import configure_logging
 
     local = LocalNeo4j(settings, name="serve", progress=progress)
-    started_here = settings.managed_neo4j and local.status() is None
+    started_here = settings.neo4j.managed and local.status() is None
     service, runtime = build_service(
         settings, progress=progress, die_with_parent=True, load_model=True
     )
     try:
-        configure_logging(settings.log_format, settings.log_level)
+        configure_logging(settings.http.log_format, settings.http.log_level)
         server = build_server(service, lambda _ctx: grant)
         progress(
             f"graphsvc: MCP on stdio as subject {b.subject!r}, {b.actor_kind} {b.actor_id!r} "

@@ -58,7 +58,7 @@ def register(sub: Any) -> None:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    budget = settings.read_budget if args.budget is None else args.budget
+    budget = settings.read.read_budget if args.budget is None else args.budget
     server = server_for(args, settings)
     if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
         payload = read_json(

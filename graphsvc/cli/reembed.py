@@ -43,7 +43,7 @@ def _reembed(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.embed.models import model_spec
     from graphsvc.embed.sentence import get_embedder
 
-    spec = model_spec(args.model or settings.embedding_model)  # before Neo4j starts
+    spec = model_spec(args.model or settings.embedding.model)  # before Neo4j starts
     check_durations(0.0, args.timeout)
     embedder = get_embedder(spec.key)
     with connected_admin(settings) as admin:

@@ -164,7 +164,7 @@ def server_for(args: argparse.Namespace, settings: Settings) -> Server | None:
         InvalidInputError: the URL is not http(s), or ``--subject`` is not the token's.
         UnauthenticatedError: no token for the binding flags.
     """
-    url = settings.server_url if args.server is None else args.server
+    url = settings.client.server_url if args.server is None else args.server
     url = url.strip()
     if not url:
         return None
@@ -173,13 +173,13 @@ def server_for(args: argparse.Namespace, settings: Settings) -> Server | None:
         raise InvalidInputError(f"--server {url!r}: not an http:// or https:// URL")
     endpoint = url if parts.path.rstrip("/") else url.rstrip("/") + "/graphql"
     token = _token(args, settings)
-    return Server(endpoint, token, settings.request_timeout_s + 5.0)
+    return Server(endpoint, token, settings.http.request_timeout_s + 5.0)
 
 
 def _auth_path(settings: Settings) -> Path:
     from graphsvc.cli.serve import demo_auth_path
 
-    return Path(settings.auth_file) if settings.auth_file else demo_auth_path(settings)
+    return Path(settings.paths.auth_file) if settings.paths.auth_file else demo_auth_path(settings)
 
 
 def _entries(path: Path) -> dict[str, dict[str, Any]]:
@@ -197,7 +197,7 @@ def _entries(path: Path) -> dict[str, dict[str, Any]]:
 def _token(args: argparse.Namespace, settings: Settings) -> str:
     path = _auth_path(settings)
     entries = _entries(path)
-    token = settings.server_token.strip()
+    token = settings.client.server_token.strip()
     if token:
         subject = entries.get(token, {}).get("subject")
         if subject is not None and subject != args.subject:

@@ -45,7 +45,7 @@ def register(sub: Any) -> None:
 
 def demo_auth_path(settings: Settings) -> Path:
     """Where ``serve`` keeps the demo tokens when ``GRAPHSVC_AUTH_FILE`` is not set."""
-    return settings.state_dir / "demo-auth.json"
+    return settings.paths.state_dir / "demo-auth.json"
 
 
 def _demo_auth_file(settings: Settings) -> Path:
@@ -79,20 +79,20 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     from graphsvc.telemetry.logging_setup import configure_logging
 
     settings = settings.with_(
-        host=args.host or settings.host,
-        port=args.port or settings.port,
-        serve_workers=args.workers or settings.serve_workers,
+        host=args.host or settings.http.host,
+        port=args.port or settings.http.port,
+        serve_workers=args.workers or settings.http.serve_workers,
     )
-    if settings.serve_workers < 1:
+    if settings.http.serve_workers < 1:
         raise InvalidInputError("--workers must be at least 1")
     local = LocalNeo4j(settings, name="serve", progress=progress)
-    started_here = settings.managed_neo4j and local.status() is None
-    one = settings.serve_workers == 1
+    started_here = settings.neo4j.managed and local.status() is None
+    one = settings.http.serve_workers == 1
     service, runtime = build_service(
         settings, progress=progress, die_with_parent=True, load_model=one or args.seed
     )
     try:
-        auth_path = settings.auth_file or str(_demo_auth_file(settings))
+        auth_path = settings.paths.auth_file or str(_demo_auth_file(settings))
         auth = AuthTable.from_file(auth_path)
         if args.seed:
             from graphsvc.cli.seed import progress_bar
@@ -100,19 +100,21 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
             report = load_seed(service, progress=progress_bar)
             progress(f"graphsvc: demo corpora: {report['atoms']} atoms in subject 'demo'")
-        if not settings.auth_file:
+        if not settings.paths.auth_file:
             progress(f"graphsvc: API tokens for subject 'demo' are in {auth_path}")
-        progress(f"graphsvc: GraphQL on http://{settings.host}:{settings.port}/graphql")
-        progress(f"graphsvc: explorer on http://{settings.host}:{settings.port}/explore")
-        progress(f"graphsvc: MCP (streamable HTTP) on http://{settings.host}:{settings.port}/mcp")
-        configure_logging(settings.log_format, settings.log_level)
+        progress(f"graphsvc: GraphQL on http://{settings.http.host}:{settings.http.port}/graphql")
+        progress(f"graphsvc: explorer on http://{settings.http.host}:{settings.http.port}/explore")
+        progress(
+            f"graphsvc: MCP (streamable HTTP) on http://{settings.http.host}:{settings.http.port}/mcp"
+        )
+        configure_logging(settings.http.log_format, settings.http.log_level)
         if one:
             # graphsvc writes its own access line (no query string, with the request id).
             with serving(service, progress=progress):
                 uvicorn.run(
                     create_app(service, auth),
-                    host=settings.host,
-                    port=settings.port,
+                    host=settings.http.host,
+                    port=settings.http.port,
                     log_config=None,
                     access_log=False,
                 )
@@ -126,7 +128,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None:
-    """Serve from ``settings.serve_workers`` processes (uvicorn's supervisor).
+    """Serve from ``settings.http.serve_workers`` processes (uvicorn's supervisor).
 
     The workers read their settings from the environment (spawned, not forked: the
     model and the driver's threads do not survive a fork), so this process hands
@@ -139,13 +141,13 @@ def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None
         settings = settings.with_(neo4j_uri=m.uri, neo4j_user=m.user, neo4j_password=m.password)
     settings = settings.with_(auth_file=auth_path)
     settings.export("neo4j_uri", "neo4j_user", "neo4j_password", "auth_file", "state_dir")
-    progress(f"graphsvc: serving from {settings.serve_workers} worker processes")
+    progress(f"graphsvc: serving from {settings.http.serve_workers} worker processes")
     uvicorn.run(
         app="graphsvc.api.worker_app:app",
         factory=True,
-        host=settings.host,
-        port=settings.port,
-        workers=settings.serve_workers,
+        host=settings.http.host,
+        port=settings.http.port,
+        workers=settings.http.serve_workers,
         log_config=None,
         access_log=False,
     )

@@ -150,17 +150,17 @@ class LocalNeo4j:
         self.settings = settings
         self.extra_conf = extra_conf
         self.name = name
-        self.port = settings.neo4j_port if port is None else port
+        self.port = settings.neo4j.port if port is None else port
         self.auth = auth
         self.progress = progress
-        self.home = settings.state_dir / f"neo4j-{name}"
+        self.home = settings.paths.state_dir / f"neo4j-{name}"
         self.state_file = self.home / "instance.json"
-        self.lib_root = settings.cache_dir / "neo4j"
+        self.lib_root = settings.paths.cache_dir / "neo4j"
 
     # ------------------------------------------------------------------ fetch
     def lib_dir(self) -> Path | None:
         """The cached jar folder for the configured range, or None if not fetched."""
-        marker = self.lib_root / _slug(self.settings.neo4j_version_range) / "complete.json"
+        marker = self.lib_root / _slug(self.settings.neo4j.version_range) / "complete.json"
         if not marker.exists():
             return None
         return Path(json.loads(marker.read_text())["lib"])
@@ -181,15 +181,15 @@ class LocalNeo4j:
                 "Maven (mvn) is needed once to fetch Neo4j from Maven Central; install it "
                 "(e.g. apt-get install maven) or set GRAPHSVC_NEO4J_URI to an existing Neo4j"
             )
-        slot = self.lib_root / _slug(self.settings.neo4j_version_range)
+        slot = self.lib_root / _slug(self.settings.neo4j.version_range)
         slot.mkdir(parents=True, exist_ok=True)
         self.progress(
-            f"graphsvc: fetching Neo4j {self.settings.neo4j_version_range} from Maven Central "
+            f"graphsvc: fetching Neo4j {self.settings.neo4j.version_range} from Maven Central "
             f"into {slot} (once; ~130 MB)..."
         )
         with tempfile.TemporaryDirectory(dir=slot) as tmp:
             pom = Path(tmp) / "pom.xml"
-            pom.write_text(_POM.format(version=self.settings.neo4j_version_range))
+            pom.write_text(_POM.format(version=self.settings.neo4j.version_range))
             out = Path(tmp) / "lib"
             cmd = [
                 mvn,
@@ -204,7 +204,7 @@ class LocalNeo4j:
             returncode, output = _run_with_progress(cmd, self.progress)
             if returncode != 0:
                 raise LauncherError(
-                    f"Maven could not fetch org.neo4j:neo4j:{self.settings.neo4j_version_range}",
+                    f"Maven could not fetch org.neo4j:neo4j:{self.settings.neo4j.version_range}",
                     details={"mavenOutput": output[-2000:]},
                 )
             version = _version_of(out)
@@ -264,7 +264,7 @@ class LocalNeo4j:
                 f"an interrupted `graphsvc compact` left {self.home / SWAP_JOURNAL}; "
                 "run `graphsvc compact` again to finish it before starting Neo4j"
             )
-        java = _find_java(self.settings.java_home)
+        java = _find_java(self.settings.paths.java_home)
         lib, version = self.fetch()
         port = self.port or _free_port()
         if not _port_free(port):
@@ -278,8 +278,8 @@ class LocalNeo4j:
         log_path = self.home / "logs" / "console.log"
         cmd = [
             java,
-            f"-Xms{self.settings.neo4j_heap}",
-            f"-Xmx{self.settings.neo4j_heap}",
+            f"-Xms{self.settings.neo4j.heap}",
+            f"-Xmx{self.settings.neo4j.heap}",
             *_JVM_FLAGS,
             "-cp",
             f"{lib}/*",
@@ -366,7 +366,7 @@ class LocalNeo4j:
             f"server.directories.run={self.home / 'run'}",
             f"server.directories.import={self.home / 'import'}",
             f"server.directories.plugins={self.home / 'plugins'}",
-            f"server.memory.pagecache.size={self.settings.neo4j_pagecache}",
+            f"server.memory.pagecache.size={self.settings.neo4j.pagecache}",
             "db.tx_log.preallocate=false",
             # Small transaction logs keep the data folder small on test machines.
             "db.tx_log.rotation.retention_policy=2 files",
@@ -383,7 +383,7 @@ class LocalNeo4j:
             # segments for 111k vectors (a k=128 query took 22 ms in Neo4j), a third
             # of a 2g heap left one (3 ms); see graphsvc/ops/index.py.
             "internal.dbms.index.vector.population_ram_buffer_size="
-            f"{population_buffer_mb(self.settings.neo4j_heap)}",
+            f"{population_buffer_mb(self.settings.neo4j.heap)}",
             *self.extra_conf,
         ]
         (conf_dir / "neo4j.conf").write_text("\n".join(lines) + "\n")
@@ -393,7 +393,7 @@ class LocalNeo4j:
         from neo4j import GraphDatabase
         from neo4j.exceptions import AuthError, Neo4jError, ServiceUnavailable
 
-        deadline = time.monotonic() + self.settings.neo4j_start_timeout_s
+        deadline = time.monotonic() + self.settings.neo4j.start_timeout_s
         last_err = ""
         while time.monotonic() < deadline:
             if proc.poll() is not None:
@@ -418,7 +418,7 @@ class LocalNeo4j:
                 last_err = str(exc)
             time.sleep(0.5)
         raise StartTimeoutError(
-            f"Neo4j did not answer within {self.settings.neo4j_start_timeout_s:.0f}s "
+            f"Neo4j did not answer within {self.settings.neo4j.start_timeout_s:.0f}s "
             f"(last error: {last_err})",
             details={"logTail": self._log_tail()},
         )
@@ -571,7 +571,7 @@ def _version_of(lib: Path) -> str:
 
 
 def _find_java(home: str) -> str:
-    """``<home>/bin/java`` (``Settings.java_home``), else ``java`` on PATH."""
+    """``<home>/bin/java`` (``settings.paths.java_home``), else ``java`` on PATH."""
     if home and (Path(home) / "bin" / "java").exists():
         return str(Path(home) / "bin" / "java")
     java = shutil.which("java")

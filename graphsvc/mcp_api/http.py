@@ -54,7 +54,7 @@ class McpHttp:
             app=server,
             json_response=True,
             stateless=True,
-            max_request_body_size=service.settings.max_request_bytes,
+            max_request_body_size=service.settings.http.max_request_bytes,
         )
 
     @asynccontextmanager

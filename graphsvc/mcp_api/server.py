@@ -96,7 +96,7 @@ def build_server(
             (default: the settings' ``max_request_bytes``, the HTTP body limit).
     """
     settings = service.settings
-    limit = settings.max_request_bytes if max_call_bytes is None else max_call_bytes
+    limit = settings.http.max_request_bytes if max_call_bytes is None else max_call_bytes
     handlers = _Handlers(service, grant_of, scope_of, limit)
     tools = handlers.tools
     return Server(
@@ -133,7 +133,7 @@ class _Handlers:
             with entered(sc):
                 yield sc
         else:
-            with scope(new_request_id(), self.service.settings.request_timeout_s) as own:
+            with scope(new_request_id(), self.service.settings.http.request_timeout_s) as own:
                 yield own
 
     async def list_tools(

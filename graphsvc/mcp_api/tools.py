@@ -281,7 +281,7 @@ def build_tools(schema: GraphQLSchema, service: Service) -> dict[str, Tool]:
             arguments=arguments_model(d.name, field, dict(d.arguments)),
             definition=d,
             batch_limits=batch_limits if d.field == "write" else None,
-            max_json_depth=service.settings.max_json_depth,
+            max_json_depth=service.settings.graphql.max_json_depth,
         )
     return out
 

@@ -75,14 +75,14 @@ def compact(
         StoreError: Neo4j failed during the copy.
     """
     say = progress or (lambda _msg: None)
-    if not settings.managed_neo4j:
+    if not settings.neo4j.managed:
         raise CompactError(
             "graphsvc compact rebuilds the managed Neo4j only; for a Neo4j you run "
             "(GRAPHSVC_NEO4J_URI), see docs/erasure.md"
         )
     live, target, auth = _instances(settings, name, say)
     leftovers = _finish_interrupted(live, target, say)
-    database = settings.neo4j_database
+    database = settings.neo4j.database
     if not (live.home / "data" / "databases" / database).is_dir():
         raise CompactError(f"the managed Neo4j '{name}' has no database {database!r} yet")
     was_running = live.status() is not None
@@ -235,7 +235,7 @@ def _finish_interrupted(live: LocalNeo4j, target: LocalNeo4j, say: Progress) -> 
     if journal.exists():
         say("graphsvc: compact: finishing the swap an earlier run began...")
         doc = json.loads(journal.read_text())
-        database = live.settings.neo4j_database
+        database = live.settings.neo4j.database
         _do_swap(live, target, database, Path(doc["trash"]))
         journal.unlink()
     for old in sorted(live.home.glob("erased-*")) if live.home.is_dir() else []:

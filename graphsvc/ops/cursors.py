@@ -71,7 +71,7 @@ def digest(doc: Any) -> str:
 
 def ranking_hash(settings: Settings) -> str:
     """The hash of the settings a ranking depends on (a cursor binds it)."""
-    return digest({f: getattr(settings, f) for f in _RANKING_FIELDS})
+    return digest({f: getattr(settings.ranking, f) for f in _RANKING_FIELDS})
 
 
 def generation_of(state: Mapping[str, Any], model_name: str) -> str:
@@ -103,7 +103,7 @@ class CursorLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> CursorLimits:
-        return cls(settings.cursor_lifetime_s, ranking_hash(settings))
+        return cls(settings.lifetimes.cursor_lifetime_s, ranking_hash(settings))
 
 
 @dataclass(frozen=True)

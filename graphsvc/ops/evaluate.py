@@ -41,6 +41,7 @@ from graphsvc.core.entity_keys import query_keys
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import generation_of
+from graphsvc.settings import fill
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.retrieval import (
     Acquired,
@@ -97,8 +98,8 @@ class EvaluationLimits:
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EvaluationLimits:
-        # Every field is the setting of its name, except the entity switch.
-        return settings.section(cls, entities=settings.entities != "off")
+        # Every field is the ranking setting of its name, except the entity switch.
+        return fill(cls, settings.ranking, entities=settings.ranking.entities != "off")
 
 
 @dataclass

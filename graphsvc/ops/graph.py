@@ -29,7 +29,6 @@ Decisions this module makes (each is tested):
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
@@ -42,23 +41,11 @@ from graphsvc.store import graph as store
 from graphsvc.store.connection import Database
 
 if TYPE_CHECKING:
-    from graphsvc.settings import Settings
+    from graphsvc.settings import GraphQLSettings
 
-__all__ = ["GraphReader", "PageSizes", "page_size"]
+__all__ = ["GraphReader", "page_size"]
 
 Row = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class PageSizes:
-    """A connection's default and largest page size."""
-
-    first_default: int
-    first_max: int
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> PageSizes:
-        return cls(settings.graph_first_default, settings.graph_first_max)
 
 
 def _stamp(row: Row, as_of: str) -> Row:
@@ -74,16 +61,16 @@ def _stamp(row: Row, as_of: str) -> Row:
     return row
 
 
-def page_size(sizes: PageSizes, first: int | None) -> int:
+def page_size(sizes: GraphQLSettings, first: int | None) -> int:
     """The validated page size of a connection.
 
     Raises:
-        InvalidInputError: ``first`` outside ``0..first_max``.
+        InvalidInputError: ``first`` outside ``0..max_first``.
     """
     if first is None:
-        return sizes.first_default
-    if isinstance(first, bool) or not 0 <= first <= sizes.first_max:
-        raise InvalidInputError(f"first must be in 0..{sizes.first_max}")
+        return sizes.default_first
+    if isinstance(first, bool) or not 0 <= first <= sizes.max_first:
+        raise InvalidInputError(f"first must be in 0..{sizes.max_first}")
     return first
 
 
@@ -93,11 +80,11 @@ class GraphReader:
     Args:
         db: the store.
         binding: the caller.
-        pages: the page sizes of connections.
+        pages: the page sizes of connections (``default_first``, ``max_first``).
     """
 
     def __init__(
-        self, db: Database, binding: Binding, pages: PageSizes, as_of: str | None = None
+        self, db: Database, binding: Binding, pages: GraphQLSettings, as_of: str | None = None
     ) -> None:
         self.db = db
         self.binding = binding

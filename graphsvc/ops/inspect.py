@@ -50,6 +50,7 @@ from graphsvc.core.mac import seal
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
+from graphsvc.settings import fill
 from graphsvc.store.connection import Database
 from graphsvc.store.entity_views import entities_of_atoms
 from graphsvc.store.inspect import (
@@ -199,11 +200,8 @@ class InspectLimits:
     @classmethod
     @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> InspectLimits:
-        return cls(
-            settings.inspect_limit,
-            settings.max_limit,
-            settings.receipt_lifetime_s,
-            CursorLimits.from_settings(settings),
+        return fill(
+            cls, settings.read, settings.lifetimes, cursors=CursorLimits.from_settings(settings)
         )
 
 

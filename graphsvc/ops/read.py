@@ -36,6 +36,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, FrozenEvaluation, Pager, digest
 from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
+from graphsvc.settings import fill
 from graphsvc.store.closure import cited_texts, required_two_levels
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.manifests import NewManifest, save_manifest
@@ -92,8 +93,11 @@ class ReadLimits:
     @classmethod
     @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> ReadLimits:
-        return settings.section(
+        return fill(
             cls,
+            settings.read,
+            settings.ranking,
+            settings.lifetimes,
             evaluation=EvaluationLimits.from_settings(settings),
             cursors=CursorLimits.from_settings(settings),
         )

@@ -17,6 +17,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
 from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
+from graphsvc.settings import fill
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.views import load_views
 
@@ -40,12 +41,11 @@ class SearchLimits:
     @classmethod
     @functools.lru_cache(maxsize=16)  # one Settings per process; built once, not per call
     def from_settings(cls, settings: Settings) -> SearchLimits:
-        return cls(
-            settings.depth,
-            settings.search_limit,
-            settings.max_limit,
-            EvaluationLimits.from_settings(settings),
-            CursorLimits.from_settings(settings),
+        return fill(
+            cls,
+            settings.read,
+            evaluation=EvaluationLimits.from_settings(settings),
+            cursors=CursorLimits.from_settings(settings),
         )
 
 

@@ -9,6 +9,7 @@ everything else) → views of the committed revisions.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import uuid
@@ -103,13 +104,7 @@ class WriteOutcome:
 
 def limits_from_settings(s: Settings) -> Limits:
     """The configured write limits (SPEC §15)."""
-    return Limits(
-        max_changes=s.max_batch_changes,
-        max_body_bytes=s.max_body_bytes,
-        max_links=s.max_links_per_atom,
-        max_sources=s.max_sources_per_atom,
-        max_write_bytes=s.max_write_bytes,
-    )
+    return Limits(**dataclasses.asdict(s.write))
 
 
 def idempotency_scope(binding: Binding, key: str) -> str:

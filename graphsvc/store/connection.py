@@ -202,12 +202,12 @@ class Database:
             uri,
             user,
             password,
-            settings.neo4j_database,
-            connection_timeout_s=settings.neo4j_connection_timeout_s,
-            acquisition_timeout_s=settings.neo4j_acquisition_timeout_s,
-            max_retry_time_s=settings.neo4j_max_retry_time_s,
-            transient_retry_s=settings.neo4j_transient_retry_s,
-            max_pool_size=settings.neo4j_max_pool_size,
+            settings.neo4j.database,
+            connection_timeout_s=settings.neo4j.connection_timeout_s,
+            acquisition_timeout_s=settings.neo4j.acquisition_timeout_s,
+            max_retry_time_s=settings.neo4j.max_retry_time_s,
+            transient_retry_s=settings.neo4j.transient_retry_s,
+            max_pool_size=settings.neo4j.max_pool_size,
         )
 
     def close(self) -> None:

@@ -190,13 +190,13 @@ def cli_env(settings: Settings, state_dir: Path, **extra: str) -> dict[str, str]
     """Environment for a CLI subprocess on the test Neo4j, sharing the signing key."""
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
     env.update(
-        GRAPHSVC_NEO4J_URI=settings.neo4j_uri,
-        GRAPHSVC_NEO4J_USER=settings.neo4j_user,
-        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j_password,
-        GRAPHSVC_NEO4J_DATABASE=settings.neo4j_database,
+        GRAPHSVC_NEO4J_URI=settings.neo4j.uri,
+        GRAPHSVC_NEO4J_USER=settings.neo4j.user,
+        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j.password,
+        GRAPHSVC_NEO4J_DATABASE=settings.neo4j.database,
         GRAPHSVC_STATE_DIR=str(state_dir),
-        GRAPHSVC_KEY_FILE=settings.key_file,
-        GRAPHSVC_SECRET_FILE=settings.secret_file,
+        GRAPHSVC_KEY_FILE=settings.paths.key_file,
+        GRAPHSVC_SECRET_FILE=settings.paths.secret_file,
         GRAPHSVC_CURATOR="rule",
     )
     env.update(extra)

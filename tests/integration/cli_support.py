@@ -50,13 +50,13 @@ def run_cli(env: dict[str, str], *args: str) -> tuple[int, str, str, list[str]]:
 def direct_env(settings: Settings, state: Path) -> dict[str, str]:
     """The environment of a command that opens the test session's database itself."""
     return {
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password,
+        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j.database,
         "GRAPHSVC_STATE_DIR": str(state),
-        "GRAPHSVC_KEY_FILE": settings.key_file,
-        "GRAPHSVC_SECRET_FILE": settings.secret_file,
+        "GRAPHSVC_KEY_FILE": settings.paths.key_file,
+        "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
         "GRAPHSVC_SERVER_URL": "",
     }
 

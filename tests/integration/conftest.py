@@ -60,10 +60,10 @@ def test_settings(neo4j_uri: str, tmp_path_factory: pytest.TempPathFactory) -> S
 @pytest.fixture(scope="session")
 def db(test_settings: Settings) -> Iterator[Database]:
     database = Database(
-        test_settings.neo4j_uri,
-        test_settings.neo4j_user,
-        test_settings.neo4j_password,
-        test_settings.neo4j_database,
+        test_settings.neo4j.uri,
+        test_settings.neo4j.user,
+        test_settings.neo4j.password,
+        test_settings.neo4j.database,
     )
     database.apply_schema()
     yield database

@@ -43,10 +43,10 @@ def stdio_env(settings: Settings, auth_file: Path, state_dir: Path) -> dict[str,
     MAC secret and signing key (as a replica of the in-process service)."""
     return {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
         "GRAPHSVC_STATE_DIR": str(state_dir),
-        "GRAPHSVC_SECRET_FILE": str(settings.secret_file),
-        "GRAPHSVC_KEY_FILE": str(settings.key_file),
+        "GRAPHSVC_SECRET_FILE": str(settings.paths.secret_file),
+        "GRAPHSVC_KEY_FILE": str(settings.paths.key_file),
         "GRAPHSVC_AUTH_FILE": str(auth_file),
         "GRAPHSVC_LOG_LEVEL": "WARNING",
     }

@@ -665,7 +665,7 @@ def test_llm_curator_through_the_service_against_an_ollama_like_server(
         outcome = llm.atomise(human, parent.atom_id, max_atom_tokens=BUDGET)
     assert outcome.atom_count == 2
     body = fake.bodies[0]
-    assert body["model"] == llm.settings.ollama_model and body["stream"] is False
+    assert body["model"] == llm.settings.atomise.ollama_model and body["stream"] is False
     assert "2 ≤ N ≤ 10" in body["system"] and THREE_SENTENCES in body["prompt"]
     event = event_from_row(subject, events_of(db, subject)[0])
     assert event.payload["curator"] == "ollama"
@@ -728,7 +728,7 @@ def test_graphql_atomise_lineage_policy_and_bundle_in_process(
 def test_atomise_over_http_at_keyword_tier_is_tier_locked(
     live_server: Any, human: Binding, test_settings: Settings
 ) -> None:
-    if test_settings.curator != "none":
+    if test_settings.atomise.curator != "none":
         pytest.skip("the session service has a curator configured")
     token = live_server.token_for(human)
     body = live_server.gql('mutation { atomise(atomId: "x") }', token=token)

@@ -163,12 +163,12 @@ def _cli_env(service: Service, tmp: Path) -> dict[str, str]:
     s = service.settings
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
     env.update(
-        GRAPHSVC_NEO4J_URI=s.neo4j_uri,
-        GRAPHSVC_NEO4J_USER=s.neo4j_user,
-        GRAPHSVC_NEO4J_PASSWORD=s.neo4j_password,
-        GRAPHSVC_NEO4J_DATABASE=s.neo4j_database,
+        GRAPHSVC_NEO4J_URI=s.neo4j.uri,
+        GRAPHSVC_NEO4J_USER=s.neo4j.user,
+        GRAPHSVC_NEO4J_PASSWORD=s.neo4j.password,
+        GRAPHSVC_NEO4J_DATABASE=s.neo4j.database,
         GRAPHSVC_STATE_DIR=str(tmp),
-        GRAPHSVC_SECRET_FILE=s.secret_file,
+        GRAPHSVC_SECRET_FILE=s.paths.secret_file,
         PYTHONPATH=str(Path(__file__).resolve().parents[2]),
     )
     return env

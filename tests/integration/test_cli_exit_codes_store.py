@@ -25,13 +25,13 @@ def cli_settings(
     test_settings: Settings, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> Settings:
     for name, value in {
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": test_settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j_database,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": test_settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j.password,
+        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j.database,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
-        "GRAPHSVC_KEY_FILE": test_settings.key_file,
-        "GRAPHSVC_SECRET_FILE": test_settings.secret_file,
+        "GRAPHSVC_KEY_FILE": test_settings.paths.key_file,
+        "GRAPHSVC_SECRET_FILE": test_settings.paths.secret_file,
         "GRAPHSVC_CURATOR": "rule",
     }.items():
         monkeypatch.setenv(name, value)

@@ -44,10 +44,10 @@ def test_analysts_examples_run_on_the_demo_corpus(
     env = {
         **os.environ,
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": test_settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j_database,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": test_settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j.password,
+        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j.database,
         "GRAPHSVC_STATE_DIR": str(tmp_path / "state"),
     }
     monkeypatch.chdir(tmp_path)

@@ -285,12 +285,12 @@ def test_rebuild_indexes_heads_written_before_the_index(
 def _cli_env(settings: Settings, tmp: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
     env.update(
-        GRAPHSVC_NEO4J_URI=settings.neo4j_uri,
-        GRAPHSVC_NEO4J_USER=settings.neo4j_user,
-        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j_password,
-        GRAPHSVC_NEO4J_DATABASE=settings.neo4j_database,
+        GRAPHSVC_NEO4J_URI=settings.neo4j.uri,
+        GRAPHSVC_NEO4J_USER=settings.neo4j.user,
+        GRAPHSVC_NEO4J_PASSWORD=settings.neo4j.password,
+        GRAPHSVC_NEO4J_DATABASE=settings.neo4j.database,
         GRAPHSVC_STATE_DIR=str(tmp),
-        GRAPHSVC_SECRET_FILE=settings.secret_file,
+        GRAPHSVC_SECRET_FILE=settings.paths.secret_file,
         PYTHONPATH=str(REPO),
     )
     return env

@@ -91,9 +91,9 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
     env.update(
         GRAPHSVC_STATE_DIR=str(tmp_path),
         GRAPHSVC_NEO4J_PORT=str(port),
-        GRAPHSVC_NEO4J_HEAP=settings.neo4j_heap,
-        GRAPHSVC_NEO4J_PAGECACHE=settings.neo4j_pagecache,
-        GRAPHSVC_CACHE_DIR=str(settings.cache_dir),
+        GRAPHSVC_NEO4J_HEAP=settings.neo4j.heap,
+        GRAPHSVC_NEO4J_PAGECACHE=settings.neo4j.pagecache,
+        GRAPHSVC_CACHE_DIR=str(settings.paths.cache_dir),
     )
     try:
         db = Database(inst.uri, "neo4j", "", "neo4j")

@@ -153,7 +153,7 @@ def test_node_and_nodes_resolve_global_ids_of_every_kind(service: Service, human
     assert one == {"node": {"id": ids["revision"]}}
     _, errors = gql(service, human, 'query { node(id: "not an id") { id } }')
     assert codes(errors) == ["INVALID_INPUT"]
-    too_many = [missing] * (service.settings.graph_first_max + 1)
+    too_many = [missing] * (service.settings.graphql.max_first + 1)
     _, errors = gql(service, human, "query($ids: [ID!]!) { nodes(ids: $ids) { id } }", ids=too_many)
     assert codes(errors) == ["INVALID_INPUT"]
 
@@ -312,7 +312,7 @@ def test_atoms_connection_pages_first_zero_past_the_end_and_bad_cursors(
     for bad in ("not-a-cursor", encode_cursor("links", 3), encode_cursor("atoms", 7), ""):
         _, errors = gql(service, human, PAGE, first=2, after=bad)
         assert codes(errors) == ["INVALID_INPUT"], bad
-    for first in (-1, service.settings.graph_first_max + 1):
+    for first in (-1, service.settings.graphql.max_first + 1):
         _, errors = gql(service, human, PAGE, first=first)
         assert codes(errors) == ["INVALID_INPUT"], first
 
@@ -634,7 +634,7 @@ def test_cost_limit_refuses_before_any_round_trip(service: Service, human: Bindi
     assert round_trips() == before
     assert data is None and codes(errors) == ["QUERY_TOO_COMPLEX"]
     details = (errors[0].extensions or {})["details"]
-    assert details["cost"] > details["maxCost"] == service.settings.max_query_cost
+    assert details["cost"] > details["maxCost"] == service.settings.graphql.max_cost
     # The same shape with small pages is cheap enough to run.
     assert gql_ok(service, human, heavy, n=3)["atoms"]["edges"] == []
     # The maximum is configuration: a strict deployment refuses an ordinary page.

@@ -181,7 +181,7 @@ def test_replay_after_the_token_expired_returns_the_stored_result(
     token = observe(service, agent)
     plan = [new("a", "written in time", token=token)]
     first = write(service, agent, plan, key="late-retry")
-    clock[0] += service.settings.token_lifetime_s + 60
+    clock[0] += service.settings.lifetimes.token_lifetime_s + 60
     footprint = subject_counts(db, agent.subject)
     again = write(service, agent, plan, key="late-retry")
     assert again.repeated is True and again.operation_id == first.operation_id

@@ -305,7 +305,7 @@ def test_result_carries_receipt_eligibility_and_an_older_revision_on_request(
     r = old.receipt
     assert (r["atomId"], r["rev"], r["kind"]) == (v1.atom_id, 1, "inspect")
     assert r["receipt"].startswith("grc1.") and r["digest"].startswith("sha256:")
-    assert r["expiresAt"] - r["evaluatedAt"] == service.settings.receipt_lifetime_s
+    assert r["expiresAt"] - r["evaluatedAt"] == service.settings.lifetimes.receipt_lifetime_s
     assert old.usage is None and old.stale is False
 
 
@@ -550,7 +550,7 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
         service.db,
         service.embedder,
         service.tokenizer,
-        clock=lambda: time.time() + service.settings.cursor_lifetime_s + 1,
+        clock=lambda: time.time() + service.settings.lifetimes.cursor_lifetime_s + 1,
     )
     assert error_of(later.inspect, human, a, limit=2, cursor=cursor).code == "CURSOR_EXPIRED"
 
@@ -637,7 +637,7 @@ def test_cli_inspect_prints_json(
     )
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
     }
     done = subprocess.run(

@@ -218,7 +218,7 @@ def test_a_job_claimed_too_often_is_given_up(
 ) -> None:
     view = create(rule, human, THREE_SENTENCES)
     job_id = orphan_job(db, human, view.atom_id, view.rev)
-    limit = rule.settings.job_max_attempts
+    limit = rule.settings.jobs.max_attempts
     cypher(db, "MATCH (j:Job {jobId: $j}) SET j.attempts = $n RETURN j", j=job_id, n=limit)
     other = service_with(rule)
     result = worker_for(other).run_one(job_id)

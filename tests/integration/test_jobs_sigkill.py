@@ -127,10 +127,10 @@ def test_twenty_sigkills_during_deferred_work_lose_nothing_and_repeat_nothing(
     with fake_ollama(atoms_answer(SENTENCES), delay_s=0.3) as fake:
         env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
         env.update(
-            GRAPHSVC_NEO4J_URI=test_settings.neo4j_uri,
-            GRAPHSVC_NEO4J_USER=test_settings.neo4j_user,
-            GRAPHSVC_NEO4J_PASSWORD=test_settings.neo4j_password,
-            GRAPHSVC_NEO4J_DATABASE=test_settings.neo4j_database,
+            GRAPHSVC_NEO4J_URI=test_settings.neo4j.uri,
+            GRAPHSVC_NEO4J_USER=test_settings.neo4j.user,
+            GRAPHSVC_NEO4J_PASSWORD=test_settings.neo4j.password,
+            GRAPHSVC_NEO4J_DATABASE=test_settings.neo4j.database,
             GRAPHSVC_STATE_DIR=str(tmp_path / "state"),
             GRAPHSVC_SECRET_FILE=str(keys / "secret"),
             GRAPHSVC_KEY_FILE=str(keys / "signing-key.json"),

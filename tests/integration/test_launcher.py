@@ -47,7 +47,7 @@ def test_start_twice_is_harmless_and_stop_leaves_no_java(tmp_path: Path) -> None
         assert "dbms.usage_report.enabled=false" in conf
         assert "server.http.enabled=false" in conf
         # A vector index populated from existing data is written in few segments.
-        buffer = population_buffer_mb(settings.neo4j_heap)
+        buffer = population_buffer_mb(settings.neo4j.heap)
         assert f"internal.dbms.index.vector.population_ram_buffer_size={buffer}" in conf
     finally:
         assert local.stop() is True

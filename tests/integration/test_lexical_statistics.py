@@ -55,10 +55,10 @@ def _assert_own_bm25(
     """Each body's lexical signal is its BM25 under ``stats``, normalised by the best."""
     keys = list(texts)
     raw, _ = score_bodies(
-        query_terms(query, service.settings.lexical_proximity),
+        query_terms(query, service.settings.ranking.lexical_proximity),
         [texts[k] for k in keys],
         stats,
-        slop=service.settings.lexical_proximity,
+        slop=service.settings.ranking.lexical_proximity,
     )
     best = max(raw)
     for key, score in zip(keys, raw, strict=True):
@@ -73,7 +73,7 @@ def _binding(name: str) -> Binding:
 def test_another_subjects_skewed_vocabulary_leaves_the_lexical_scores_unchanged(
     service: Service, test_settings: Settings
 ) -> None:
-    assert service.settings.lexical_statistics == "subject"
+    assert service.settings.ranking.lexical_statistics == "subject"
     lucene = service_for(
         test_settings.with_(lexical_statistics="index"),
         service.db,
@@ -163,7 +163,7 @@ def test_every_candidate_gets_its_bodys_lexical_score_by_default(
 ) -> None:
     # Three seeds: Lucene's three best hits are the short bodies; the vector leg's
     # three nearest are the long ones, which hold the rare word once.
-    assert service.settings.lexical_scope == "candidates"
+    assert service.settings.ranking.lexical_scope == "candidates"
     texts = {
         "short1": "zorblax",
         "short2": "zorblax zorblax",

@@ -446,14 +446,14 @@ def test_bad_arguments_answer_coded_errors_and_write_nothing(
             {
                 "changes": [
                     _create(f"c{i}", f"t{i}", token)
-                    for i in range(test_settings.max_batch_changes + 1)
+                    for i in range(test_settings.write.max_changes + 1)
                 ]
             },
             "BUDGET_EXCEEDED",
         ),
         (
             "write",
-            {"changes": [_create("c", "x" * (test_settings.max_body_bytes + 1), token)]},
+            {"changes": [_create("c", "x" * (test_settings.write.max_body_bytes + 1), token)]},
             "BUDGET_EXCEEDED",
         ),
     ]
@@ -471,7 +471,7 @@ def test_oversized_call_is_refused_on_each_transport(
     world: World, db: Database, test_settings: Settings, live_server: Any
 ) -> None:
     before = subject_counts(db, world.subject_a)
-    huge = "y" * (test_settings.max_request_bytes + 10)
+    huge = "y" * (test_settings.http.max_request_bytes + 10)
     stdio = world.sessions["stdio"]
     assert stdio.error("search", {"query": huge})["code"] == "BUDGET_EXCEEDED"
     # Over HTTP the body limit answers before MCP runs.

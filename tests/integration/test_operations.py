@@ -197,7 +197,7 @@ def test_agent_token_may_not_atomise_or_export_unless_granted(
     granted = uuid.uuid4().hex
     live_server.auth.add(granted, agent, frozenset({"read", "write", "atomise", "export"}))
     atomised = _post(live_server.url, ATOMISE, {}, granted)
-    tier_locked = service.settings.curator == "none"
+    tier_locked = service.settings.atomise.curator == "none"
     assert _code(atomised) == ("TIER_LOCKED" if tier_locked else "NOT_FOUND"), atomised.text
     exported = _post(live_server.url, EXPORT, {}, granted)
     assert _code(exported) == "NOT_FOUND", exported.text

@@ -101,11 +101,11 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
     db = Database.for_settings(settings, inst.uri, inst.user, inst.password)
     # The driver is built with graphsvc's outage settings, not its 30 s / 60 s defaults.
     pool = db.driver._pool  # type: ignore[attr-defined]
-    assert pool.pool_config.connection_timeout == settings.neo4j_connection_timeout_s
-    assert pool.pool_config.max_connection_pool_size == settings.neo4j_max_pool_size
+    assert pool.pool_config.connection_timeout == settings.neo4j.connection_timeout_s
+    assert pool.pool_config.max_connection_pool_size == settings.neo4j.max_pool_size
     workspace = db.driver._default_workspace_config  # type: ignore[attr-defined]
-    assert workspace.max_transaction_retry_time == settings.neo4j_max_retry_time_s
-    assert workspace.connection_acquisition_timeout == settings.neo4j_acquisition_timeout_s
+    assert workspace.max_transaction_retry_time == settings.neo4j.max_retry_time_s
+    assert workspace.connection_acquisition_timeout == settings.neo4j.acquisition_timeout_s
     try:
         db.apply_schema()
         svc = service_for(settings, db, service.embedder, service.tokenizer)
@@ -164,10 +164,10 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
             assert len(after_kill) >= 3 * CLIENTS
             # Every answer after the kill is the coded 503, with Retry-After.
             assert {(s, c) for s, c, _ in after_kill} == {(503, "STORE_UNAVAILABLE")}, after_kill
-            assert {ra for _, _, ra in after_kill} == {str(settings.retry_after_s)}
+            assert {ra for _, _, ra in after_kill} == {str(settings.http.retry_after_s)}
             assert live.status_code == 200
             assert ready.status_code == 503 and ready.json()["code"] == "STORE_UNAVAILABLE"
-            assert ready.headers["retry-after"] == str(settings.retry_after_s)
+            assert ready.headers["retry-after"] == str(settings.http.retry_after_s)
 
             restarted = local.start(die_with_parent=True)
             assert restarted.port == inst.port and restarted.pid != inst.pid

@@ -583,10 +583,10 @@ def test_purge_killed_after_each_step_resumes_and_leaves_nothing_behind(
 
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": test_settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j_database,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": test_settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": test_settings.neo4j.password,
+        "GRAPHSVC_NEO4J_DATABASE": test_settings.neo4j.database,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
     }
     procs = [

@@ -38,9 +38,17 @@ def _subject(
 
 def test_the_shipped_defaults() -> None:
     defaults = Settings.from_env({})
-    assert (defaults.propagation, defaults.lexical_proximity, defaults.beta) == (0.3, 3, 0.3)
+    assert (
+        defaults.ranking.propagation,
+        defaults.ranking.lexical_proximity,
+        defaults.ranking.beta,
+    ) == (0.3, 3, 0.3)
     # The entity index and in-fan link weighting ship together with that propagation.
-    assert (defaults.entities, defaults.entity_weight, defaults.link_weighting) == (
+    assert (
+        defaults.ranking.entities,
+        defaults.ranking.entity_weight,
+        defaults.ranking.link_weighting,
+    ) == (
         "rules",
         4.0,
         "in",
@@ -48,15 +56,15 @@ def test_the_shipped_defaults() -> None:
     # The lexical signal: the subject's own BM25 of every candidate, ÷ the best; the
     # vector leg: an exact scan for subjects up to 2,000 bodies (docs/search-quality.md).
     assert (
-        defaults.lexical_statistics,
-        defaults.lexical_normalisation,
-        defaults.lexical_pool,
-        defaults.lexical_scope,
-        defaults.vector_exact_max,
+        defaults.ranking.lexical_statistics,
+        defaults.ranking.lexical_normalisation,
+        defaults.ranking.lexical_pool,
+        defaults.ranking.lexical_scope,
+        defaults.ranking.vector_exact_max,
     ) == ("subject", "max", 256, "candidates", 2000)
     # The reference implementation's value stays the core's constant and a setting.
     assert DEFAULT_PROPAGATION == 0.5
-    assert Settings.from_env({"GRAPHSVC_PROPAGATION": "0.5"}).propagation == 0.5
+    assert Settings.from_env({"GRAPHSVC_PROPAGATION": "0.5"}).ranking.propagation == 0.5
 
 
 @pytest.mark.req("ACT-3", "ACT-4")
@@ -72,7 +80,7 @@ def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagat
         service.embedder,
         service.tokenizer,
     )
-    p = svc.settings.propagation
+    p = svc.settings.ranking.propagation
     binding, ids = _subject(
         svc,
         {
@@ -119,6 +127,6 @@ def test_neighbouring_query_terms_raise_a_bodys_lexical_score(
     without = lexical(plain)
     assert without["near"] == pytest.approx(without["far"])
     with_proximity = lexical(service)
-    assert service.settings.lexical_proximity == 3
+    assert service.settings.ranking.lexical_proximity == 3
     assert with_proximity["near"] == 1.0
     assert with_proximity["far"] < 1.0

@@ -653,7 +653,7 @@ def test_cursor_bound_to_query_budget_and_binding(service: Service, human: Bindi
         service.db,
         service.embedder,
         service.tokenizer,
-        clock=lambda: time.time() + service.settings.cursor_lifetime_s + 1,
+        clock=lambda: time.time() + service.settings.lifetimes.cursor_lifetime_s + 1,
     )
     with pytest.raises(GraphsvcError) as info:
         later.read(human, "kiln firing", 1000, limit=2, cursor=page1.cursor)
@@ -736,10 +736,10 @@ def test_bad_read_arguments_are_invalid_input(service: Service, human: Binding) 
     cases: list[tuple[str, int, dict[str, Any]]] = [
         ("", 100, {}),
         ("x", -1, {}),
-        ("x", service.settings.max_read_budget + 1, {}),
+        ("x", service.settings.read.max_read_budget + 1, {}),
         ("x", 100, {"limit": 0}),
         ("x", 100, {"depth": -1}),
-        ("x", 100, {"depth": service.settings.max_depth + 1}),
+        ("x", 100, {"depth": service.settings.ranking.max_depth + 1}),
     ]
     for q, budget, opts in cases:
         with pytest.raises(GraphsvcError) as info:

@@ -42,9 +42,9 @@ except GraphsvcError as exc:
 def _run_cli(settings: Settings, state: Path, *argv: str) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password,
         "GRAPHSVC_STATE_DIR": str(state),
     }
     return subprocess.run(

@@ -68,7 +68,7 @@ def test_replay_after_a_revise_a_retire_and_a_purge(service: Service, human: Bin
 
     # Past its lifetime the manifest says so.
     with frozen_clock(service) as clock:
-        clock[0] += service.settings.manifest_lifetime_s + 1
+        clock[0] += service.settings.lifetimes.manifest_lifetime_s + 1
         assert gql_ok(service, human, REPLAY, id=manifest_id)["manifest"]["expired"] is True
 
     # Purge is erasure: the manifest that presented the purged atom goes with it, and

@@ -86,10 +86,10 @@ def _texts(db: Database, subject: str) -> dict[str, str]:
 def _cli(settings: Settings, *args: str) -> tuple[int, dict[str, object], str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
     env.update(
-        GRAPHSVC_NEO4J_URI=settings.neo4j_uri,
-        GRAPHSVC_STATE_DIR=str(settings.state_dir),
-        GRAPHSVC_KEY_FILE=settings.key_file,
-        GRAPHSVC_SECRET_FILE=settings.secret_file,
+        GRAPHSVC_NEO4J_URI=settings.neo4j.uri,
+        GRAPHSVC_STATE_DIR=str(settings.paths.state_dir),
+        GRAPHSVC_KEY_FILE=settings.paths.key_file,
+        GRAPHSVC_SECRET_FILE=settings.paths.secret_file,
     )
     proc = subprocess.run(
         [sys.executable, "-m", "graphsvc", "reembed", *args, "--json"],

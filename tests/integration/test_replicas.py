@@ -125,10 +125,10 @@ def test_replicas_applying_the_schema_at_once_all_start(
     def apply() -> None:
         # Each replica is a process of its own, with its own connection pool.
         own = Database(
-            test_settings.neo4j_uri,
-            test_settings.neo4j_user,
-            test_settings.neo4j_password,
-            test_settings.neo4j_database,
+            test_settings.neo4j.uri,
+            test_settings.neo4j.user,
+            test_settings.neo4j.password,
+            test_settings.neo4j.database,
         )
         try:
             start.wait()

@@ -120,7 +120,7 @@ def shared(test_settings: Settings, tmp_path: Path) -> dict[str, Any]:
         )
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
         "GRAPHSVC_SECRET_FILE": str(secret),
         "GRAPHSVC_KEY_FILE": str(keys / "signing-key.json"),
         "GRAPHSVC_AUTH_FILE": str(auth),

@@ -16,16 +16,16 @@ from graphsvc.store.connection import Database
 
 
 def test_a_routing_uri_shares_bookmarks_and_a_bolt_uri_sends_none(test_settings: Settings) -> None:
-    bolt = test_settings.neo4j_uri
+    bolt = test_settings.neo4j.uri
     assert bolt.startswith("bolt://")
     routed = Database.for_settings(
         test_settings,
         "neo4j://" + bolt.removeprefix("bolt://"),
-        test_settings.neo4j_user,
-        test_settings.neo4j_password,
+        test_settings.neo4j.user,
+        test_settings.neo4j.password,
     )
     plain = Database.for_settings(
-        test_settings, bolt, test_settings.neo4j_user, test_settings.neo4j_password
+        test_settings, bolt, test_settings.neo4j.user, test_settings.neo4j.password
     )
     try:
         assert plain.bookmarks is None

@@ -46,10 +46,10 @@ def _graphsvc_search(
 ) -> subprocess.CompletedProcess[str]:
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j_uri,
-        "GRAPHSVC_NEO4J_USER": settings.neo4j_user,
-        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j_password,
-        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j_database,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_NEO4J_USER": settings.neo4j.user,
+        "GRAPHSVC_NEO4J_PASSWORD": settings.neo4j.password,
+        "GRAPHSVC_NEO4J_DATABASE": settings.neo4j.database,
         "GRAPHSVC_STATE_DIR": str(state),
     }
     return subprocess.run(

@@ -29,7 +29,7 @@ def test_serve_with_seed_answers_health_and_search(test_settings: Settings, tmp_
     port = _free_port()
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
     }
     proc = subprocess.Popen(
@@ -90,7 +90,7 @@ def test_serve_with_two_workers_answers_from_two_replicas(
     auth.chmod(0o600)
     env = {
         **os.environ,
-        "GRAPHSVC_NEO4J_URI": test_settings.neo4j_uri,
+        "GRAPHSVC_NEO4J_URI": test_settings.neo4j.uri,
         "GRAPHSVC_STATE_DIR": str(tmp_path),
         "GRAPHSVC_AUTH_FILE": str(auth),
         "GRAPHSVC_JOB_POLL_S": "60",

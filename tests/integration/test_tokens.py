@@ -94,7 +94,7 @@ def test_token_is_opaque_bound_to_its_observer_and_valid_until_expiry(
 ) -> None:
     issued_at = clock[0]
     token = observe(service, agent)
-    lifetime = service.settings.token_lifetime_s
+    lifetime = service.settings.lifetimes.token_lifetime_s
     claims = open_sealed(service.secret, "input-token", token)
     assert token.startswith("gti1.")
     assert {k: claims[k] for k in ("sub", "pol", "ak", "aid", "gen", "exp")} == {
@@ -207,7 +207,7 @@ def test_observe_rejects_invalid_or_expired_inherited_tokens(
     with expect_error("TOKEN_INVALID"):
         observe(service, agent, inherit=[observe(service, replace(agent, actor_id="bot-9"))])
     old = observe(service, agent)
-    clock[0] += service.settings.token_lifetime_s
+    clock[0] += service.settings.lifetimes.token_lifetime_s
     with expect_error("TOKEN_INVALID", names="expired"):
         observe(service, agent, inherit=[old])
     inputs = cypher(

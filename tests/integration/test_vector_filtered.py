@@ -119,7 +119,7 @@ def settings_2026(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings
 
 @pytest.fixture(scope="module")
 def db_2026(settings_2026: Settings) -> Iterator[Database]:
-    database = Database(settings_2026.neo4j_uri, "", "", settings_2026.neo4j_database)
+    database = Database(settings_2026.neo4j.uri, "", "", settings_2026.neo4j.database)
     database.apply_schema()
     yield database
     database.close()
@@ -143,7 +143,7 @@ def _load(service: Service, subject: str, n: int, seed: int) -> dict[str, str]:
     binding = Binding(subject, "default", "human", "alice")
     ids: dict[str, str] = {}
     texts = _texts(n, seed)
-    step = service.settings.max_batch_changes
+    step = service.settings.write.max_changes
     for start in range(0, n, step):
         chunk = texts[start : start + step]
         changes = [
@@ -264,7 +264,7 @@ def test_2026_old_style_index_is_post_filtered_until_rebuilt(
     _cypher(db_2026, "DROP INDEX current_embedding")
     _cypher(db_2026, query("schema/013_current_embedding"), dimension=384)
     _cypher(db_2026, "CALL db.awaitIndexes(300)")
-    fresh = Database(settings_2026.neo4j_uri, "", "", settings_2026.neo4j_database)
+    fresh = Database(settings_2026.neo4j.uri, "", "", settings_2026.neo4j.database)
     try:
         fresh.apply_schema()  # keeps the index in place (IF NOT EXISTS)
         assert fresh.read("index/vector_properties")[0]["properties"] == ["embedding"]

@@ -207,7 +207,7 @@ class Scenario:
 
 @pytest.fixture()
 def scenario(service: Service, test_settings: Settings, db: Database) -> Iterator[Scenario]:
-    target = urlparse(test_settings.neo4j_uri)
+    target = urlparse(test_settings.neo4j.uri)
     proxy = CuttingProxy(target.hostname or "127.0.0.1", target.port or 7687)
     embedder = MemoEmbedder(service.embedder)
     direct = service_for(test_settings, db, embedder, get_tokenizer())
@@ -221,11 +221,11 @@ def _proxied_service(sc: Scenario, *, retry_s: float) -> Service:
     """A Service whose Database reaches Neo4j only through the proxy."""
     s = sc.settings
     uri = f"bolt://127.0.0.1:{sc.proxy.port}"
-    db = Database(uri, s.neo4j_user, s.neo4j_password, s.neo4j_database)
+    db = Database(uri, s.neo4j.user, s.neo4j.password, s.neo4j.database)
     db.driver.close()
     db.driver = GraphDatabase.driver(
         uri,
-        auth=(s.neo4j_user, s.neo4j_password) if s.neo4j_password else None,
+        auth=(s.neo4j.user, s.neo4j.password) if s.neo4j.password else None,
         max_transaction_retry_time=retry_s,
         initial_retry_delay=0.02,
         connection_timeout=10,

@@ -218,44 +218,84 @@ def test_settings_is_the_only_reader_of_the_environment() -> None:
 
 # ------------------------------------------------------------------ settings
 #
-# Every field of Settings is read somewhere: as ``.field`` outside settings.py (on a
-# Settings, or on a limits dataclass Settings.section() filled by name), or by a
-# property of Settings (``secret_path`` reads ``secret_file``) that is read so. A
-# field nothing reads is a knob that turns nothing: remove it (and its README row).
-# Fields read in another way (say, by name only) would go here, each with its reason.
+# Every field of a settings section is read somewhere outside settings.py: as
+# ``<x>.<section>.<field>`` (``settings.neo4j.uri``), or as ``.<field>`` on what a
+# section was handed to whole (``settings.graphql`` passed to the graph reader, or to
+# ``fill`` for a limits dataclass of the same field names), or by a property of its
+# section (``secret_path`` reads ``secret_file``) that is read so. A field nothing
+# reads is a knob that turns nothing: remove it (and its README row). Fields read in
+# another way (say, by name only) would go here, as ``section.field``, with a reason.
 SETTINGS_READ_OTHERWISE: dict[str, str] = {}
 
 
 def _unread_settings(settings: ast.Module, others: list[ast.Module]) -> list[str]:
-    """Fields of the ``Settings`` class of ``settings`` that ``others`` never read."""
-    cls = next(n for n in settings.body if isinstance(n, ast.ClassDef) and n.name == "Settings")
-    fields = [
-        n.target.id
-        for n in cls.body
-        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
-    ]
-    properties = {
-        f.name: {
-            a.attr
-            for a in ast.walk(f)
-            if isinstance(a, ast.Attribute)
-            and isinstance(a.value, ast.Name)
-            and a.value.id == "self"
+    """``section.field`` of the sections of the ``Settings`` class of ``settings``
+    that ``others`` never read."""
+    classes = {n.name: n for n in settings.body if isinstance(n, ast.ClassDef)}
+
+    def fields(cls: ast.ClassDef) -> list[str]:
+        return [
+            n.target.id
+            for n in cls.body
+            if isinstance(n, ast.AnnAssign)
+            and isinstance(n.target, ast.Name)
+            and not ast.unparse(n.annotation).startswith("ClassVar")
+        ]
+
+    def properties(cls: ast.ClassDef) -> dict[str, set[str]]:
+        return {
+            f.name: {
+                a.attr
+                for a in ast.walk(f)
+                if isinstance(a, ast.Attribute)
+                and isinstance(a.value, ast.Name)
+                and a.value.id == "self"
+            }
+            for f in cls.body
+            if isinstance(f, ast.FunctionDef)
+            and any(ast.unparse(d) == "property" for d in f.decorator_list)
         }
-        for f in cls.body
-        if isinstance(f, ast.FunctionDef)
-        and any(ast.unparse(d) == "property" for d in f.decorator_list)
+
+    root = classes["Settings"]
+    sections = {
+        n.target.id: classes[ast.unparse(n.annotation)]
+        for n in root.body
+        if isinstance(n, ast.AnnAssign) and isinstance(n.target, ast.Name)
     }
-    read = {n.attr for tree in others for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
-    for name, uses in properties.items():
-        if name in read:
-            read |= uses
-    return [f for f in fields if f not in read]
+    attributes = [n for tree in others for n in ast.walk(tree) if isinstance(n, ast.Attribute)]
+    plain = {n.attr for n in attributes}
+    qualified = {(n.value.attr, n.attr) for n in attributes if isinstance(n.value, ast.Attribute)}
+    # A section is handed away whole where ``.<section>`` is not followed by one of
+    # its own fields or properties.
+    inner = {id(n.value) for n in attributes if isinstance(n.value, ast.Attribute)}
+    whole = {
+        n.attr
+        for n in attributes
+        if n.attr in sections
+        and (
+            id(n) not in inner
+            or not any(
+                (n.attr, name) in qualified
+                for name in [*fields(sections[n.attr]), *properties(sections[n.attr])]
+            )
+        )
+    }
+    unread = []
+    for name, cls in sections.items():
+        read = {f for s, f in qualified if s == name}
+        if name in whole:
+            read |= plain
+        for prop, uses in properties(cls).items():
+            if prop in read:
+                read |= uses
+        unread += [f"{name}.{f}" for f in fields(cls) if f not in read]
+    return unread
 
 
 def test_the_unread_settings_check_finds_a_field_nothing_reads() -> None:
     settings = ast.parse(
-        "class Settings:\n"
+        "class Paths(Section):\n"
+        "    prefix: ClassVar[str] = ''\n"
         "    used: int = 1\n"
         "    dead: int = 2\n"
         "    behind: str = ''\n"
@@ -266,11 +306,27 @@ def test_the_unread_settings_check_finds_a_field_nothing_reads() -> None:
         "    @property\n"
         "    def other(self):\n"
         "        return self.behind_unused\n"
-        "    def validate(self):\n"
+        "    def check(self):\n"
         "        assert self.dead > 0\n"
+        "class Limits(Section):\n"
+        "    taken: int = 1\n"
+        "    left: int = 2\n"
+        "class Settings:\n"
+        "    paths: Paths\n"
+        "    limits: Limits\n"
     )
-    user = ast.parse("def f(settings, limits):\n    return settings.path, limits.used\n")
-    assert _unread_settings(settings, [user]) == ["dead", "behind_unused"]
+    # ``.dead`` elsewhere reads no field of a section that is never handed away whole.
+    user = ast.parse(
+        "def f(settings, other):\n"
+        "    return settings.paths.path, settings.paths.used, other.dead\n"
+        "def g(settings):\n"
+        "    return fill(Projection, settings.limits).taken\n"
+    )
+    assert _unread_settings(settings, [user]) == [
+        "paths.dead",
+        "paths.behind_unused",
+        "limits.left",
+    ]
 
 
 def test_every_setting_is_read_somewhere() -> None:

@@ -41,8 +41,8 @@ def _auth(tmp_path: Path, tokens: dict[str, dict[str, object]]) -> Path:
 
 
 def test_no_url_is_the_direct_path_and_the_flag_overrides_the_setting(tmp_path: Path) -> None:
-    settings = Settings(state_dir=tmp_path, server_url=NOWHERE, server_token="t")
-    assert server_for(_args(), Settings(state_dir=tmp_path)) is None
+    settings = Settings().with_(state_dir=tmp_path, server_url=NOWHERE, server_token="t")
+    assert server_for(_args(), Settings().with_(state_dir=tmp_path)) is None
     assert server_for(_args(server=""), settings) is None
     server = server_for(_args(), settings)
     assert server is not None and server.endpoint == NOWHERE + "/graphql"
@@ -64,7 +64,7 @@ def test_the_token_is_the_auth_files_entry_for_the_binding_flags(tmp_path: Path)
             "human-cli": {"subject": "s1", "actor": {"kind": "human", "id": "cli"}},
         },
     )
-    settings = Settings(state_dir=tmp_path, server_url=NOWHERE, auth_file=str(auth))
+    settings = Settings().with_(state_dir=tmp_path, server_url=NOWHERE, auth_file=str(auth))
     chosen = server_for(_args(), settings)
     assert chosen is not None and chosen.token == "human-cli"
     chosen = server_for(_args(actor_id="nobody"), settings)
@@ -72,7 +72,7 @@ def test_the_token_is_the_auth_files_entry_for_the_binding_flags(tmp_path: Path)
     chosen = server_for(_args(actor_kind="agent"), settings)
     assert chosen is not None and chosen.token == "agent"
     # serve's demo file, when no auth file is set.
-    demo = Settings(state_dir=auth.parent, server_url=NOWHERE)
+    demo = Settings().with_(state_dir=auth.parent, server_url=NOWHERE)
     auth.rename(auth.parent / "demo-auth.json")
     chosen = server_for(_args(subject="s2"), demo)
     assert chosen is not None and chosen.token == "other-subject"

@@ -37,7 +37,7 @@ def test_compose_builds_graphsvc_from_the_dockerfile_and_installs_nothing_at_sta
 
 def test_compose_runs_the_neo4j_version_the_suite_runs_on() -> None:
     compose = yaml.safe_load((ROOT / "docker-compose.yml").read_text())
-    pinned = Settings().neo4j_version_range.strip("[]")
+    pinned = Settings().neo4j.version_range.strip("[]")
     assert compose["services"]["neo4j"]["image"] == f"neo4j:{pinned}-community"
 
 

@@ -1,5 +1,5 @@
 """The user documentation stays true to the code: README's configuration table lists
-every setting with its default, its GraphQL examples validate against schema.graphql,
+every setting with its section and default, its GraphQL examples validate against schema.graphql,
 every relative link of README.md and docs/*.md resolves (file and #anchor), and
 docs/architecture.md places every SPEC requirement family, lists every module and
 nothing else, and names every node label the queries create."""
@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from graphql import build_schema, parse, validate
 
-from graphsvc.settings import Settings
+from graphsvc.settings import NAMES, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
@@ -27,15 +27,18 @@ def _section(text: str, heading: str) -> str:
     return match.group(1)
 
 
-def _config_rows() -> list[tuple[list[str], list[str]]]:
-    """(variables, default literals) of each row of README's configuration table."""
+def _config_rows() -> list[tuple[str, list[str], list[str]]]:
+    """(section, variables, default literals) of each row of README's configuration
+    table."""
     rows = []
     for line in _section(README.read_text(encoding="utf-8"), "Configuration").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
-        if not line.startswith("|") or len(cells) < 3 or not cells[0].startswith("`GRAPHSVC_"):
+        if not line.startswith("|") or len(cells) < 4 or not cells[1].startswith("`GRAPHSVC_"):
             continue
-        names = re.findall(r"`GRAPHSVC_([A-Z0-9_]+)`", cells[0])
-        rows.append(([n.lower() for n in names], re.findall(r"`([^`]*)`", cells[1])))
+        names = re.findall(r"`GRAPHSVC_([A-Z0-9_]+)`", cells[1])
+        rows.append(
+            (cells[0].strip("`"), [n.lower() for n in names], re.findall(r"`([^`]*)`", cells[2]))
+        )
     return rows
 
 
@@ -60,25 +63,27 @@ def test_readme_configuration_table_lists_every_setting_with_its_default(
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
     settings = Settings()
-    defaults = {
-        f.name: (
-            "~" + str(value)[len(str(tmp_path)) :]
-            if isinstance(value := getattr(settings, f.name), Path)
-            else value
-        )
-        for f in fields(Settings)
-    }
+    defaults = {}
+    for name, (section, field) in NAMES.items():
+        value = getattr(getattr(settings, section), field)
+        if isinstance(value, Path):
+            value = "~" + str(value)[len(str(tmp_path)) :]
+        defaults[name] = value
     rows = _config_rows()
-    documented = [name for names, _ in rows for name in names]
+    documented = [name for _, names, _ in rows for name in names]
     missing = sorted(set(defaults) - set(documented))
     unknown = sorted(set(documented) - set(defaults))
     twice = sorted({n for n in documented if documented.count(n) > 1})
     assert not missing, f"settings missing from README's configuration table: {missing}"
     assert not unknown, f"README documents settings that do not exist: {unknown}"
     assert not twice, f"settings documented twice: {twice}"
-    for names, literals in rows:
+    order = [f.name for f in fields(Settings)]
+    sections = [section for section, _, _ in rows]
+    assert sections == sorted(sections, key=order.index), "rows in the order of the sections"
+    for section, names, literals in rows:
         assert len(names) == len(literals), f"row {names}: one default per variable"
         for name, literal in zip(names, literals, strict=True):
+            assert NAMES[name][0] == section, f"GRAPHSVC_{name.upper()} is in {NAMES[name][0]}"
             assert _documented_default(literal, defaults[name]), (
                 f"GRAPHSVC_{name.upper()}: README says {literal!r}, "
                 f"settings.py says {defaults[name]!r}"

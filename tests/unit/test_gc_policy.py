@@ -51,7 +51,7 @@ def test_default_leaves_the_collector_alone(restored_gc: None) -> None:
 
 
 def test_the_setting_defaults_to_frozen_and_refuses_other_values() -> None:
-    assert Settings.from_env({}).gc_policy == "frozen"
-    assert Settings.from_env({"GRAPHSVC_GC_POLICY": "default"}).gc_policy == "default"
+    assert Settings.from_env({}).http.gc_policy == "frozen"
+    assert Settings.from_env({"GRAPHSVC_GC_POLICY": "default"}).http.gc_policy == "default"
     with pytest.raises(InvalidInputError, match="GRAPHSVC_GC_POLICY"):
         Settings.from_env({"GRAPHSVC_GC_POLICY": "off"})

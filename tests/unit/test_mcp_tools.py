@@ -176,7 +176,7 @@ def test_a_valid_call_parses_into_the_model() -> None:
 
 @pytest.mark.req("API-3")
 def test_an_oversized_write_batch_is_refused_before_validation() -> None:
-    changes = [{"id": f"c{i}"} for i in range(SETTINGS.max_batch_changes + 1)]
+    changes = [{"id": f"c{i}"} for i in range(SETTINGS.write.max_changes + 1)]
     with pytest.raises(BudgetExceededError):
         BUILT["write"].parse({"changes": changes})
 

@@ -23,7 +23,7 @@ def test_limits_carry_the_settings_values(tmp_path: Path) -> None:
     assert read.evaluation == EvaluationLimits.from_settings(st)
     assert SearchLimits.from_settings(st).evaluation.max_nodes == 321
     assert InspectLimits.from_settings(st).inspect_limit == 9
-    assert read.cursors == CursorLimits(st.cursor_lifetime_s, ranking_hash(st))
+    assert read.cursors == CursorLimits(st.lifetimes.cursor_lifetime_s, ranking_hash(st))
 
 
 def test_ranking_hash_binds_the_ranking_settings_only(tmp_path: Path) -> None:
@@ -34,14 +34,14 @@ def test_ranking_hash_binds_the_ranking_settings_only(tmp_path: Path) -> None:
         "link_weighting", "entities", "entity_weight", "entity_max_degree",
         "entity_query_weight", "similar_heads", "similar_weight",
     )  # fmt: skip
-    assert ranking_hash(st) == digest({f: getattr(st, f) for f in fields})
-    assert ranking_hash(st.with_(beta=st.beta / 2)) != ranking_hash(st)
+    assert ranking_hash(st) == digest({f: getattr(st.ranking, f) for f in fields})
+    assert ranking_hash(st.with_(beta=st.ranking.beta / 2)) != ranking_hash(st)
     assert ranking_hash(st.with_(entity_weight=0.0)) != ranking_hash(st)
-    assert ranking_hash(st.with_(read_limit=st.read_limit + 1)) == ranking_hash(st)
+    assert ranking_hash(st.with_(read_limit=st.read.read_limit + 1)) == ranking_hash(st)
 
 
 def test_limits_are_built_once_per_settings(tmp_path: Path) -> None:
     st = _settings(tmp_path)
     assert ReadLimits.from_settings(st) is ReadLimits.from_settings(st)
-    other = st.with_(max_limit=st.max_limit + 1)
-    assert ReadLimits.from_settings(other).max_limit == st.max_limit + 1
+    other = st.with_(max_limit=st.read.max_limit + 1)
+    assert ReadLimits.from_settings(other).max_limit == st.read.max_limit + 1

@@ -36,7 +36,7 @@ def _settings(tmp_path: Path) -> Settings:
 
 def _unreachable(settings: Settings) -> Database:
     # The driver connects on first use only; nothing here uses it.
-    return Database.for_settings(settings, settings.neo4j_uri, "neo4j", "")
+    return Database.for_settings(settings, settings.neo4j.uri, "neo4j", "")
 
 
 def test_lazy_embedder_loads_the_model_on_the_first_embed_only() -> None:
@@ -75,7 +75,7 @@ def test_service_constructor_writes_no_file(tmp_path: Path) -> None:
         assert service.secret == b"k" * 32
         assert not (tmp_path / "state").exists()
         other = service.with_settings(settings.with_(max_seeds=1))
-        assert other.secret == service.secret and other.settings.max_seeds == 1
+        assert other.secret == service.secret and other.settings.ranking.max_seeds == 1
         assert not (tmp_path / "state").exists()
     finally:
         db.close()

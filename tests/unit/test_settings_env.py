@@ -12,10 +12,10 @@ from graphsvc.settings import Settings, offline_model_environment
 
 
 def test_java_home_comes_from_java_home_and_graphsvc_java_home_wins() -> None:
-    assert Settings.from_env({}).java_home == ""
-    assert Settings.from_env({"JAVA_HOME": "/opt/jdk"}).java_home == "/opt/jdk"
+    assert Settings.from_env({}).paths.java_home == ""
+    assert Settings.from_env({"JAVA_HOME": "/opt/jdk"}).paths.java_home == "/opt/jdk"
     both = {"JAVA_HOME": "/opt/jdk", "GRAPHSVC_JAVA_HOME": "/opt/other"}
-    assert Settings.from_env(both).java_home == "/opt/other"
+    assert Settings.from_env(both).paths.java_home == "/opt/other"
 
 
 def test_the_launcher_runs_the_java_of_the_configured_home(tmp_path: Path) -> None:
