@@ -501,7 +501,7 @@ class Settings:
         values = {n: source[_env(n)] for n in NAMES if _env(n) in source}
         if "java_home" not in values and source.get("JAVA_HOME"):
             values["java_home"] = source["JAVA_HOME"]
-        return cls().with_(**values, **overrides)
+        return cls().with_(**{**values, **overrides})
 
     def with_(self, **changes: Any) -> Settings:
         """A copy with some settings changed, by their names (``GRAPHSVC_*``,

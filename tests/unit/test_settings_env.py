@@ -44,3 +44,10 @@ def test_offline_flags_are_set_once_and_keep_a_value_already_there(
     assert os.environ["HF_HUB_OFFLINE"] == "1"
     assert os.environ["TRANSFORMERS_OFFLINE"] == "0"
     assert os.environ["TOKENIZERS_PARALLELISM"] == "false"
+
+
+def test_an_override_wins_over_the_same_setting_in_the_environment() -> None:
+    env = {"GRAPHSVC_NEO4J_URI": "bolt://env:7687", "GRAPHSVC_PROPAGATION": "0.2"}
+    s = Settings.from_env(env, neo4j_uri="bolt://override:7687")
+    assert s.neo4j.uri == "bolt://override:7687"
+    assert s.ranking.propagation == 0.2
