@@ -174,7 +174,7 @@ class Neo4jSettings(Section):
     port: int = 7687
     # The Neo4j the managed launcher fetches (a Maven version or range): pinned to the
     # release the suite is tested on, so a fresh machine runs what CI ran.
-    version_range: str = "[5.26.30]"
+    version_range: str = "5.26.31"
     heap: str = "1g"
     pagecache: str = "512m"
     start_timeout_s: float = 120.0

@@ -41,7 +41,7 @@ def test_progress_is_reported_at_most_every_few_seconds_with_running_totals() ->
 
 
 def test_the_default_neo4j_is_one_pinned_version() -> None:
-    assert Settings().neo4j.version_range == "[5.26.30]"
+    assert Settings().neo4j.version_range == "5.26.31"
 
 
 def test_the_server_main_class_comes_from_the_release_jar(tmp_path: Path) -> None:
