@@ -42,6 +42,7 @@ from graphsvc.api.types import (
     input_to_json,
 )
 from graphsvc.api.write_limits import WriteBatchGate
+from graphsvc.core.requests import ReadRequest, SearchRequest
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -74,16 +75,8 @@ class CoreQuery:
         include_archived: bool | None = None,
         cursor: str | None = None,
     ) -> SearchResult:
-        binding = binding_of(info)
-        result = await asyncio.to_thread(
-            service_of(info).search,
-            binding,
-            query,
-            depth=depth,
-            limit=limit,
-            include_archived=bool(include_archived),
-            cursor=cursor,
-        )
+        request = SearchRequest(query, depth, limit, bool(include_archived), cursor)
+        result = await asyncio.to_thread(service_of(info).search, binding_of(info), request)
         return SearchResult(
             hits=[
                 SearchHit(
@@ -106,17 +99,10 @@ class CoreQuery:
         include_archived: bool | None = None,
         cursor: str | None = None,
     ) -> ReadResult:
-        binding = binding_of(info)
-        r = await asyncio.to_thread(
-            service_of(info).read,
-            binding,
-            query,
-            memory_token_budget,
-            depth=depth,
-            limit=limit,
-            include_archived=bool(include_archived),
-            cursor=cursor,
+        request = ReadRequest(
+            query, memory_token_budget, depth, limit, bool(include_archived), cursor
         )
+        r = await asyncio.to_thread(service_of(info).read, binding_of(info), request)
         return ReadResult(
             text=r.text,
             format_version=r.format_version,

@@ -8,6 +8,7 @@ from typing import Any
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
 from graphsvc.cli.output import command, emit
 from graphsvc.cli.remote import INSPECT, add_server_arg, inspect_json, server_for
+from graphsvc.core.requests import InspectRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -37,39 +38,23 @@ def register(sub: Any) -> None:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
+    request = InspectRequest(
+        args.atom_id,
+        rev=args.rev,
+        version=args.version,
+        direction=args.direction,
+        roles=args.roles,
+        limit=args.limit,
+        cursor=args.cursor,
+        range_start=args.range_start,
+        range_end=args.range_end,
+    )
     server = server_for(args, settings)
     if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = inspect_json(
-            server.query(
-                INSPECT,
-                {
-                    "atomId": args.atom_id,
-                    "rev": args.rev,
-                    "version": args.version.upper(),
-                    "direction": args.direction.upper(),
-                    "roles": args.roles,
-                    "limit": args.limit,
-                    "cursor": args.cursor,
-                    "rangeStart": args.range_start,
-                    "rangeEnd": args.range_end,
-                },
-            )
-        )
+        payload = inspect_json(server.query(INSPECT, request.graphql_variables()))
     else:
         with connected_service(settings) as service:
-            result = service.inspect(
-                binding_from_args(args),
-                args.atom_id,
-                rev=args.rev,
-                version=args.version,
-                direction=args.direction,
-                roles=args.roles,
-                limit=args.limit,
-                cursor=args.cursor,
-                range_start=args.range_start,
-                range_end=args.range_end,
-            )
-        payload = result.to_json()
+            payload = service.inspect(binding_from_args(args), request).to_json()
     emit(args, payload, _text(payload))
     return 0
 

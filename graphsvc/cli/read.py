@@ -21,6 +21,7 @@ from graphsvc.cli.common import (
 )
 from graphsvc.cli.output import command, emit
 from graphsvc.cli.remote import READ, add_server_arg, read_json, server_for, subject_warnings
+from graphsvc.core.requests import ReadRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -58,35 +59,21 @@ def register(sub: Any) -> None:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    budget = settings.read_budget if args.budget is None else args.budget
+    request = ReadRequest(
+        args.query,
+        settings.read_budget if args.budget is None else args.budget,
+        depth=args.depth,
+        limit=args.limit,
+        include_archived=args.include_archived,
+        cursor=args.cursor,
+    )
     server = server_for(args, settings)
     if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = read_json(
-            server.query(
-                READ,
-                {
-                    "query": args.query,
-                    "budget": budget,
-                    "depth": args.depth,
-                    "limit": args.limit,
-                    "includeArchived": args.include_archived,
-                    "cursor": args.cursor,
-                },
-            )
-        )
+        payload = read_json(server.query(READ, request.graphql_variables()))
         warnings = [] if payload["items"] else subject_warnings(server, args.subject)
     else:
         with connected_service(settings) as service:
-            result = service.read(
-                binding_from_args(args),
-                args.query,
-                budget,
-                depth=args.depth,
-                limit=args.limit,
-                include_archived=args.include_archived,
-                cursor=args.cursor,
-            )
-            payload = result.to_json()
+            payload = service.read(binding_from_args(args), request).to_json()
             warnings = [] if payload["items"] else empty_subject_warnings(service, args.subject)
     warn(args, payload, warnings)
     if not args.json:

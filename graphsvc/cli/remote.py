@@ -238,9 +238,9 @@ SEARCH = (
 )
 
 READ = (
-    "query CliRead($query: String!, $budget: Int!, $depth: Int, $limit: Int, "
+    "query CliRead($query: String!, $memoryTokenBudget: Int!, $depth: Int, $limit: Int, "
     "$includeArchived: Boolean, $cursor: String) { read(query: $query, "
-    "memoryTokenBudget: $budget, depth: $depth, limit: $limit, "
+    "memoryTokenBudget: $memoryTokenBudget, depth: $depth, limit: $limit, "
     "includeArchived: $includeArchived, cursor: $cursor) { text formatVersion "
     "items { ref { atomId rev } role score blocked } "
     "selection { baselineComplete coverageCertified tokens budget } "
@@ -249,10 +249,10 @@ READ = (
 
 INSPECT = (
     "query CliInspect($atomId: ID!, $rev: Int, $version: LinkAt, $direction: Direction, "
-    "$roles: [String!], $limit: Int, $cursor: String, $rangeStart: Int, $rangeEnd: Int) "
-    "{ inspect(atomId: $atomId, rev: $rev, version: $version, direction: $direction, "
-    "roles: $roles, limit: $limit, cursor: $cursor, rangeStart: $rangeStart, "
-    "rangeEnd: $rangeEnd) { atom { ...CliAtom } "
+    "$roles: [String!], $limit: Int, $cursor: String, $rangeStart: Int, $rangeEnd: Int, "
+    "$asOf: DateTime) { inspect(atomId: $atomId, rev: $rev, version: $version, "
+    "direction: $direction, roles: $roles, limit: $limit, cursor: $cursor, "
+    "rangeStart: $rangeStart, rangeEnd: $rangeEnd, asOf: $asOf) { atom { ...CliAtom } "
     "neighbors { atom { ...CliAtom } via { direction role at required orderKey } } "
     "receipt readEligibility stale diagnostics usage cursor } } " + _ATOM
 )

@@ -21,6 +21,7 @@ from graphsvc.cli.common import (
 )
 from graphsvc.cli.output import command, emit
 from graphsvc.cli.remote import SEARCH, add_server_arg, search_json, server_for, subject_warnings
+from graphsvc.core.requests import SearchRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -49,32 +50,20 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         GraphsvcError: whatever the search raises (INVALID_INPUT, CURSOR_EXPIRED, ...);
             ``graphsvc.cli.main`` turns it into an exit code.
     """
+    request = SearchRequest(
+        args.query,
+        depth=args.depth,
+        limit=args.limit,
+        include_archived=args.include_archived,
+        cursor=args.cursor,
+    )
     server = server_for(args, settings)
     if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = search_json(
-            server.query(
-                SEARCH,
-                {
-                    "query": args.query,
-                    "depth": args.depth,
-                    "limit": args.limit,
-                    "includeArchived": args.include_archived,
-                    "cursor": args.cursor,
-                },
-            )
-        )
+        payload = search_json(server.query(SEARCH, request.graphql_variables()))
         warnings = [] if payload["hits"] else subject_warnings(server, args.subject)
     else:
         with connected_service(settings) as service:
-            result = service.search(
-                binding_from_args(args),
-                args.query,
-                depth=args.depth,
-                limit=args.limit,
-                include_archived=args.include_archived,
-                cursor=args.cursor,
-            )
-            payload = result.to_json()
+            payload = service.search(binding_from_args(args), request).to_json()
             warnings = [] if payload["hits"] else empty_subject_warnings(service, args.subject)
     warn(args, payload, warnings)
     if not args.json and not payload["hits"]:
