@@ -15,8 +15,9 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.enums import Direction, LinkAt
 from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
-from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
+from graphsvc.api.types import AtomViewType, atom_view
 from graphsvc.core.instants import as_of_instant
 from graphsvc.core.requests import InspectRequest
 
