@@ -4,7 +4,7 @@ Every edge builds the request once from its own input (GraphQL arguments, MCP
 arguments, CLI flags) and hands it to :class:`graphsvc.service.Service`, which hands
 it to the use case (:mod:`graphsvc.ops.search`, :mod:`graphsvc.ops.read`,
 :mod:`graphsvc.ops.inspect`). The CLI's path to a running server turns the same
-value into the GraphQL operation's variables (:meth:`SearchRequest.graphql_variables`).
+value into the GraphQL operation's variables (``graphql_variables()``).
 
 A field left ``None`` takes the deployment's default (``GRAPHSVC_DEPTH``,
 ``GRAPHSVC_SEARCH_LIMIT``, ...). The values are checked where the defaults and
@@ -18,7 +18,7 @@ database driver, the models or pydantic.
 from __future__ import annotations
 
 from dataclasses import dataclass, fields
-from typing import Any
+from typing import Any, ClassVar, cast
 
 __all__ = ["InspectRequest", "ReadRequest", "SearchRequest"]
 
@@ -28,20 +28,26 @@ def _camel(name: str) -> str:
     return head + "".join(part.capitalize() for part in rest)
 
 
-def _variables(request: Any, enums: frozenset[str] = frozenset()) -> dict[str, Any]:
-    """Every field of ``request`` under its GraphQL argument's (camelCase) name; the
-    fields named in ``enums`` upper-cased, as GraphQL spells an enum's values."""
-    out: dict[str, Any] = {}
-    for f in fields(request):
-        value = getattr(request, f.name)
-        if f.name in enums and value is not None:
-            value = str(value).upper()
-        out[_camel(f.name)] = value
-    return out
+class _Operation:
+    """What the three requests share: their GraphQL variables."""
+
+    # Fields whose value GraphQL spells as an enum value (upper case).
+    _ENUMS: ClassVar[frozenset[str]] = frozenset()
+
+    def graphql_variables(self) -> dict[str, Any]:
+        """The variables of the GraphQL operation that asks for this request: every
+        field under its argument's (camelCase) name, enums as GraphQL spells them."""
+        out: dict[str, Any] = {}
+        for f in fields(cast(Any, self)):
+            value = getattr(self, f.name)
+            if f.name in self._ENUMS and value is not None:
+                value = str(value).upper()
+            out[_camel(f.name)] = value
+        return out
 
 
 @dataclass(frozen=True)
-class SearchRequest:
+class SearchRequest(_Operation):
     """SPEC §5 ``search``: ranked atoms for ``query``.
 
     Attributes:
@@ -58,22 +64,16 @@ class SearchRequest:
     include_archived: bool = False
     cursor: str | None = None
 
-    def graphql_variables(self) -> dict[str, Any]:
-        """The variables of a ``search`` operation that asks for this request."""
-        return _variables(self)
-
 
 @dataclass(frozen=True)
-class ReadRequest:
+class ReadRequest(_Operation):
     """SPEC §8 ``read``: a token-budgeted, dependency-complete read for ``query``.
 
     Attributes:
         query: what to read about, 1..10000 characters.
         memory_token_budget: the most tokens (cl100k_base) the text may take.
-        depth: retrieval depth (default ``GRAPHSVC_DEPTH``).
+        depth, include_archived, cursor: as :class:`SearchRequest`'s.
         limit: roots per page (default ``GRAPHSVC_READ_LIMIT``).
-        include_archived: show archived parents too.
-        cursor: the previous page's cursor.
     """
 
     query: str
@@ -83,13 +83,9 @@ class ReadRequest:
     include_archived: bool = False
     cursor: str | None = None
 
-    def graphql_variables(self) -> dict[str, Any]:
-        """The variables of a ``read`` operation that asks for this request."""
-        return _variables(self)
-
 
 @dataclass(frozen=True)
-class InspectRequest:
+class InspectRequest(_Operation):
     """SPEC §7 ``inspect``: one revision and its one-hop neighbourhood.
 
     Attributes:
@@ -116,7 +112,4 @@ class InspectRequest:
     range_end: int | None = None
     as_of: str | None = None
 
-    def graphql_variables(self) -> dict[str, Any]:
-        """The variables of an ``inspect`` operation that asks for this request
-        (``version`` and ``direction`` as the GraphQL enums spell them)."""
-        return _variables(self, enums=frozenset({"version", "direction"}))
+    _ENUMS = frozenset({"version", "direction"})
