@@ -13,6 +13,7 @@ from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.types import AtomRefInput
+from graphsvc.core.write_models import AtomRef
 
 __all__ = ["UsageMutation"]
 
@@ -27,8 +28,6 @@ class UsageMutation:
         manifest: JSON,
         atoms: list[AtomRefInput] | None = None,
     ) -> JSON:
-        from graphsvc.core.write_models import AtomRef
-
         binding = binding_of(info)
         refs = [AtomRef(str(a.atom_id), a.rev) for a in atoms] if atoms else None
         return cast(

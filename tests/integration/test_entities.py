@@ -410,7 +410,7 @@ def test_an_entity_the_query_names_seeds_the_heads_that_mention_it(
         service.embedder,
         service.tokenizer,
     )
-    result = named.search(human, "what happened in inc-7731", limit=10)
+    result = named.search(human, SearchRequest("what happened in inc-7731", limit=10))
     assert result.diagnostics["evaluation"]["entities"]["queryEntities"] == 1
     top = {h.atom.atom_id for h in result.hits[:2]}
     assert top == {a.atom_id, b.atom_id}
