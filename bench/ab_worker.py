@@ -16,6 +16,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from graphsvc.core.requests import ReadRequest
+
 
 def _say(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(payload) + "\n")
@@ -41,7 +43,9 @@ def main() -> int:
         request = json.loads(line)
         binding = Binding(request["subject"], "default", "human", "bench")
         t0 = time.perf_counter()
-        result = service.read(binding, request["query"], request["budget"], depth=request["depth"])
+        result = service.read(
+            binding, ReadRequest(request["query"], request["budget"], depth=request["depth"])
+        )
         ms = (time.perf_counter() - t0) * 1000
         _say({"ms": ms, "tokens": result.selection["tokens"]})
     return 0

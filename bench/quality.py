@@ -71,6 +71,7 @@ from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.lucene import escape_term  # noqa: E402
+from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
 from graphsvc.keys.auth import AuthTable  # noqa: E402
@@ -485,7 +486,7 @@ def service_ranker(service: Service, conv: Conversation) -> Callable[[Question],
     binding = Binding(conv.subject, "default", "human", "bench")
 
     def rank(q: Question) -> list[str]:
-        result = service.search(binding, q.text, limit=10)
+        result = service.search(binding, SearchRequest(q.text, limit=10))
         return [conv.dia_of[h.atom.atom_id] for h in result.hits]
 
     return rank
@@ -493,7 +494,7 @@ def service_ranker(service: Service, conv: Conversation) -> Callable[[Question],
 
 def top10(service: Service, conv: Conversation, q: Question) -> list[tuple[str, float]]:
     binding = Binding(conv.subject, "default", "human", "bench")
-    result = service.search(binding, q.text, limit=10)
+    result = service.search(binding, SearchRequest(q.text, limit=10))
     return [(conv.dia_of[h.atom.atom_id], h.score) for h in result.hits]
 
 
@@ -605,7 +606,7 @@ def profile(
             binding = Binding(c.subject, "default", "human", "bench")
             for vname, vservice in {"shipped defaults": service, **(variants or {})}.items():
                 t0 = time.perf_counter()
-                vservice.search(binding, q.text, limit=10)
+                vservice.search(binding, SearchRequest(q.text, limit=10))
                 sums[f"in process: {vname}"] = (time.perf_counter() - t0) * 1000
             for name, ms in sums.items():
                 per.setdefault(name, []).append(ms)

@@ -84,6 +84,7 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import rss_mb  # noqa: E402  (path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import text_digest  # noqa: E402
+from graphsvc.core.requests import ReadRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.index import rebuild_vector_index  # noqa: E402
@@ -322,7 +323,7 @@ def measure(
     # Warm Neo4j's query plans and page cache, untimed, with other queries than the
     # timed ones (so no cache of ours has seen a timed query's texts before).
     for q in warmup:
-        service.read(binding, q, budget, depth=depth)
+        service.read(binding, ReadRequest(q, budget, depth=depth))
     times: list[float] = []
     embed_times: list[float] = []
     tokens: list[int] = []
@@ -332,7 +333,7 @@ def measure(
         service.embedder.embed([q])
         embed_times.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
-        result = service.read(binding, q, budget, depth=depth)
+        result = service.read(binding, ReadRequest(q, budget, depth=depth))
         times.append((time.perf_counter() - t0) * 1000)
         assert result.selection["tokens"] <= budget
         tokens.append(result.selection["tokens"])

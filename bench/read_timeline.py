@@ -39,6 +39,7 @@ import graphsvc.store.closure as closure_mod  # noqa: E402
 import graphsvc.store.retrieval as retrieval_mod  # noqa: E402
 import graphsvc.store.views as views_mod  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import ReadRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
@@ -131,12 +132,12 @@ def main(argv: list[str] | None = None) -> int:
             bench_read.settle(pid)
             binding = Binding(subject, "default", "human", "timeline")
             for q in bench_read.queries(args.warmup, 1_007):
-                service.read(binding, q, args.budget, depth=args.depth)
+                service.read(binding, ReadRequest(q, args.budget, depth=args.depth))
             _instrument()
             for q in bench_read.queries(args.reads, 7):
                 _LOG.clear()
                 _T0[0] = time.perf_counter()
-                service.read(binding, q, args.budget, depth=args.depth)
+                service.read(binding, ReadRequest(q, args.budget, depth=args.depth))
                 total = (time.perf_counter() - _T0[0]) * 1000
                 print(f"--- {q!r}: {total:.1f} ms")
                 for thread, label, a, b in sorted(_LOG, key=lambda x: x[2]):

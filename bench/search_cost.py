@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 import graphsvc.store.connection as connection  # noqa: E402
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
@@ -105,7 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         binding = Binding(subject, "default", "human", "bench")
 
         def search(i: int) -> None:
-            service.search(binding, questions[i % len(questions)], limit=10)
+            service.search(binding, SearchRequest(questions[i % len(questions)], limit=10))
 
         for i in range(args.warmup):  # the JVM compiles its hot paths
             search(i)

@@ -62,6 +62,7 @@ from bench.quality import (  # noqa: E402
     serve,
 )
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
@@ -111,7 +112,7 @@ def ranker(
     service: Service, binding: Binding, conv: Conversation
 ) -> Callable[[Question], list[str]]:
     def rank(q: Question) -> list[str]:
-        hits = service.search(binding, q.text, limit=10).hits
+        hits = service.search(binding, SearchRequest(q.text, limit=10)).hits
         return [conv.dia_of.get(h.atom.atom_id, h.atom.atom_id) for h in hits]
 
     return rank

@@ -43,6 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
@@ -134,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             ev = q["evidence"]
 
             def ranked(service: Any, limit: int, question: str = q["question"]) -> list[str]:
-                hits = service.search(binding, question, limit=limit).hits
+                hits = service.search(binding, SearchRequest(question, limit=limit)).hits
                 return [local.get(h.atom.atom_id, h.atom.atom_id) for h in hits]
 
             order = ranked(text, 1000)

@@ -59,6 +59,7 @@ from bench.harness import BenchNeo4j, rss_mb  # noqa: E402
 from bench.ingest import rows, texts  # noqa: E402  (path set up just above)
 from graphsvc.bulk.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import ReadRequest, SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.store.indexes import vector_filtered  # noqa: E402
@@ -165,8 +166,8 @@ def measure_subject(
     picked = [query_text(own[int(i)]) for i in rng.integers(len(own), size=queries + 3)]
     warm, picked = picked[:3], picked[3:]
     for q in warm:  # plans and page cache, untimed
-        service.search(binding, q, limit=LIMIT)
-        service.read(binding, q, settings.read.read_budget)
+        service.search(binding, SearchRequest(q, limit=LIMIT))
+        service.read(binding, ReadRequest(q, settings.read.read_budget))
     search_t: list[float] = []
     read_t: list[float] = []
     search_modes: dict[str, int] = {}
@@ -181,11 +182,11 @@ def measure_subject(
     }
     exact_t: list[float] = []
     for q in picked:
-        ms, result = timed(lambda q=q: service.search(binding, q, limit=LIMIT))
+        ms, result = timed(lambda q=q: service.search(binding, SearchRequest(q, limit=LIMIT)))
         search_t.append(ms)
         mode = result.diagnostics.get("acquisition", {}).get("vectorMode", "?")
         search_modes[mode] = search_modes.get(mode, 0) + 1
-        ms, _ = timed(lambda q=q: service.read(binding, q, settings.read.read_budget))
+        ms, _ = timed(lambda q=q: service.read(binding, ReadRequest(q, settings.read.read_budget)))
         read_t.append(ms)
         qv = embedder.embed([q])[0]
         ms, truth = timed(

@@ -35,6 +35,7 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import BenchNeo4j  # noqa: E402
 from bench.load import WORDS, seed_atoms  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
+from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.telemetry.metrics import REGISTRY  # noqa: E402
@@ -74,7 +75,7 @@ def main(argv: list[str] | None = None) -> int:
         seed_atoms(service, binding, args.atoms, rng)
         queries = [" ".join(rng.sample(WORDS, 3)) for _ in range(args.queries)]
         for q in queries:  # warm-up: the JVM, the query plans, the embedder
-            service.search(binding, q, limit=10)
+            service.search(binding, SearchRequest(q, limit=10))
         times: dict[str, list[float]] = {"counted": [], "kept": []}
         reads: dict[str, float] = {"counted": 0.0, "kept": 0.0}
         for _ in range(args.rounds):
@@ -84,13 +85,13 @@ def main(argv: list[str] | None = None) -> int:
                 if arms[0] == "kept":
                     # Untimed: the query's terms counted at this generation, as a
                     # process that asked them before has them.
-                    service.search(binding, q, limit=10)
+                    service.search(binding, SearchRequest(q, limit=10))
                 for arm in arms:
                     if arm == "counted":
                         db.facts.pop(_STATS_FACT, None)
                     before = _reads()
                     t0 = time.perf_counter()
-                    service.search(binding, q, limit=10)
+                    service.search(binding, SearchRequest(q, limit=10))
                     times[arm].append(time.perf_counter() - t0)
                     reads[arm] += _reads() - before
         out: dict[str, Any] = {

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
 from graphsvc.entities import extractor_for
@@ -275,32 +276,12 @@ class Service:
             host_input,
         )
 
-    def search(
-        self,
-        binding: Binding,
-        query: str,
-        *,
-        depth: int | None = None,
-        limit: int | None = None,
-        include_archived: bool = False,
-        cursor: str | None = None,
-    ) -> SearchResult:
+    def search(self, binding: Binding, request: SearchRequest) -> SearchResult:
         """SPEC §5 ``search``; see :func:`graphsvc.ops.search.search`."""
         from graphsvc.ops.search import SearchLimits, search
 
-        return search(
-            self.db,
-            self.embedder,
-            self.secret,
-            self.clock,
-            SearchLimits.from_settings(self.settings),
-            binding,
-            query,
-            depth=depth,
-            limit=limit,
-            include_archived=include_archived,
-            cursor=cursor,
-        )
+        limits = SearchLimits.from_settings(self.settings)
+        return search(self.db, self.embedder, self.secret, self.clock, limits, binding, request)
 
     def record_use(
         self,
@@ -320,72 +301,29 @@ class Service:
 
         return reset_usage(self.db, binding, atom_id)
 
-    def read(
-        self,
-        binding: Binding,
-        query: str,
-        memory_token_budget: int,
-        *,
-        depth: int | None = None,
-        limit: int | None = None,
-        include_archived: bool = False,
-        cursor: str | None = None,
-    ) -> ReadResult:
+    def read(self, binding: Binding, request: ReadRequest) -> ReadResult:
         """SPEC §8 ``read``; see :func:`graphsvc.ops.read.read`."""
         from graphsvc.ops.read import ReadLimits, read
 
+        limits = ReadLimits.from_settings(self.settings)
         return read(
             self.db,
             self.embedder,
             self.tokenizer,
             self.secret,
             self.clock,
-            ReadLimits.from_settings(self.settings),
+            limits,
             binding,
-            query,
-            memory_token_budget,
-            depth=depth,
-            limit=limit,
-            include_archived=include_archived,
-            cursor=cursor,
+            request,
         )
 
-    def inspect(
-        self,
-        binding: Binding,
-        atom_id: str,
-        *,
-        rev: int | None = None,
-        version: str = "observed",
-        direction: str = "both",
-        roles: list[str] | None = None,
-        limit: int | None = None,
-        cursor: str | None = None,
-        range_start: int | None = None,
-        range_end: int | None = None,
-        as_of: str | None = None,
-    ) -> InspectResult:
+    def inspect(self, binding: Binding, request: InspectRequest) -> InspectResult:
         """SPEC §7 ``inspect``; see :func:`graphsvc.ops.inspect.inspect`."""
         from graphsvc.ops.inspect import InspectLimits, inspect
 
-        return inspect(
-            self.db,
-            self.secret,
-            self.clock,
-            self.embedder.model_name,
-            InspectLimits.from_settings(self.settings),
-            binding,
-            atom_id,
-            rev=rev,
-            version=version,
-            direction=direction,
-            roles=roles,
-            limit=limit,
-            cursor=cursor,
-            range_start=range_start,
-            range_end=range_end,
-            as_of=as_of,
-        )
+        limits = InspectLimits.from_settings(self.settings)
+        model = self.embedder.model_name
+        return inspect(self.db, self.secret, self.clock, model, limits, binding, request)
 
     def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
         """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""

@@ -6,8 +6,9 @@ import argparse
 import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from dataclasses import fields
 from datetime import UTC, datetime
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from graphsvc.cli.output import progress
 from graphsvc.core.binding import ACTOR_KINDS, Binding
@@ -26,8 +27,11 @@ __all__ = [
     "instant",
     "int_in",
     "no_atoms_warning",
+    "request_from_args",
     "warn",
 ]
+
+_Request = TypeVar("_Request")
 
 
 def add_binding_args(p: argparse.ArgumentParser, *, default_kind: str = "human") -> None:
@@ -48,6 +52,17 @@ def binding_from_args(args: argparse.Namespace, *, may_purge: bool = False) -> B
         actor_id=args.actor_id,
         may_purge=may_purge,
     )
+
+
+def request_from_args(
+    request: Callable[..., _Request], args: argparse.Namespace, **given: Any
+) -> _Request:
+    """An operation's request (:mod:`graphsvc.core.requests`) from the parsed flags:
+    each field from the flag of its name (``--include-archived`` is
+    ``include_archived``), the fields no flag names from ``given`` or their defaults."""
+    names = {f.name for f in fields(request)}  # type: ignore[arg-type]
+    flags = {k: v for k, v in vars(args).items() if k in names and k not in given}
+    return request(**flags, **given)
 
 
 @contextmanager

@@ -5,9 +5,10 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
+from graphsvc.cli.common import add_binding_args, request_from_args
 from graphsvc.cli.output import command, emit
-from graphsvc.cli.remote import INSPECT, add_server_arg, inspect_json, server_for
+from graphsvc.cli.remote import INSPECT_OPERATION, add_server_arg, run_operation
+from graphsvc.core.requests import InspectRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -37,39 +38,8 @@ def register(sub: Any) -> None:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    server = server_for(args, settings)
-    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = inspect_json(
-            server.query(
-                INSPECT,
-                {
-                    "atomId": args.atom_id,
-                    "rev": args.rev,
-                    "version": args.version.upper(),
-                    "direction": args.direction.upper(),
-                    "roles": args.roles,
-                    "limit": args.limit,
-                    "cursor": args.cursor,
-                    "rangeStart": args.range_start,
-                    "rangeEnd": args.range_end,
-                },
-            )
-        )
-    else:
-        with connected_service(settings) as service:
-            result = service.inspect(
-                binding_from_args(args),
-                args.atom_id,
-                rev=args.rev,
-                version=args.version,
-                direction=args.direction,
-                roles=args.roles,
-                limit=args.limit,
-                cursor=args.cursor,
-                range_start=args.range_start,
-                range_end=args.range_end,
-            )
-        payload = result.to_json()
+    request = request_from_args(InspectRequest, args)
+    payload = run_operation(INSPECT_OPERATION, request, args, settings)
     emit(args, payload, _text(payload))
     return 0
 

@@ -12,15 +12,10 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.cli.common import (
-    add_binding_args,
-    binding_from_args,
-    connected_service,
-    empty_subject_warnings,
-    warn,
-)
+from graphsvc.cli.common import add_binding_args, request_from_args
 from graphsvc.cli.output import command, emit
-from graphsvc.cli.remote import READ, add_server_arg, read_json, server_for, subject_warnings
+from graphsvc.cli.remote import READ_OPERATION, add_server_arg, run_operation
+from graphsvc.core.requests import ReadRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -58,37 +53,12 @@ def register(sub: Any) -> None:
 
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
-    budget = settings.read.read_budget if args.budget is None else args.budget
-    server = server_for(args, settings)
-    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = read_json(
-            server.query(
-                READ,
-                {
-                    "query": args.query,
-                    "budget": budget,
-                    "depth": args.depth,
-                    "limit": args.limit,
-                    "includeArchived": args.include_archived,
-                    "cursor": args.cursor,
-                },
-            )
-        )
-        warnings = [] if payload["items"] else subject_warnings(server, args.subject)
-    else:
-        with connected_service(settings) as service:
-            result = service.read(
-                binding_from_args(args),
-                args.query,
-                budget,
-                depth=args.depth,
-                limit=args.limit,
-                include_archived=args.include_archived,
-                cursor=args.cursor,
-            )
-            payload = result.to_json()
-            warnings = [] if payload["items"] else empty_subject_warnings(service, args.subject)
-    warn(args, payload, warnings)
+    request = request_from_args(
+        ReadRequest,
+        args,
+        memory_token_budget=settings.read.read_budget if args.budget is None else args.budget,
+    )
+    payload = run_operation(READ_OPERATION, request, args, settings)
     if not args.json:
         print(_summary(payload), file=sys.stderr)
     emit(args, payload, payload["text"])

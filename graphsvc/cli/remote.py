@@ -14,6 +14,10 @@ kind are the command's binding flags (the one with the same actor id first). The
 server acts with the token's binding; when the auth file names the token, a
 ``--subject`` other than its subject is refused (``INVALID_INPUT``).
 
+:func:`run_operation` takes the path: one request value
+(:mod:`graphsvc.core.requests`) is either the GraphQL operation's variables or the
+argument of the Service call.
+
 No fallback: a configured server that does not answer is ``SERVER_UNAVAILABLE``
 (exit 6), not a silent switch to the slower direct path, which might open another
 database than the one the server serves. ``--server ''`` opens the database.
@@ -25,13 +29,20 @@ import argparse
 import json
 import urllib.error
 import urllib.request
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
 import graphsvc.errors as errors
-from graphsvc.cli.common import no_atoms_warning
+from graphsvc.cli.common import (
+    binding_from_args,
+    connected_service,
+    empty_subject_warnings,
+    no_atoms_warning,
+    warn,
+)
 from graphsvc.errors import (
     GraphsvcError,
     InvalidInputError,
@@ -40,15 +51,24 @@ from graphsvc.errors import (
 )
 from graphsvc.settings import Settings
 
+if TYPE_CHECKING:  # the direct path's types; the HTTP path imports no Service
+    from graphsvc.core.binding import Binding
+    from graphsvc.service import Service
+
 __all__ = [
     "INSPECT",
+    "INSPECT_OPERATION",
     "READ",
+    "READ_OPERATION",
     "SEARCH",
+    "SEARCH_OPERATION",
+    "Operation",
     "Server",
     "add_server_arg",
     "atom_json",
     "inspect_json",
     "read_json",
+    "run_operation",
     "search_json",
     "server_for",
     "subject_warnings",
@@ -238,9 +258,9 @@ SEARCH = (
 )
 
 READ = (
-    "query CliRead($query: String!, $budget: Int!, $depth: Int, $limit: Int, "
+    "query CliRead($query: String!, $memoryTokenBudget: Int!, $depth: Int, $limit: Int, "
     "$includeArchived: Boolean, $cursor: String) { read(query: $query, "
-    "memoryTokenBudget: $budget, depth: $depth, limit: $limit, "
+    "memoryTokenBudget: $memoryTokenBudget, depth: $depth, limit: $limit, "
     "includeArchived: $includeArchived, cursor: $cursor) { text formatVersion "
     "items { ref { atomId rev } role score blocked } "
     "selection { baselineComplete coverageCertified tokens budget } "
@@ -249,10 +269,10 @@ READ = (
 
 INSPECT = (
     "query CliInspect($atomId: ID!, $rev: Int, $version: LinkAt, $direction: Direction, "
-    "$roles: [String!], $limit: Int, $cursor: String, $rangeStart: Int, $rangeEnd: Int) "
-    "{ inspect(atomId: $atomId, rev: $rev, version: $version, direction: $direction, "
-    "roles: $roles, limit: $limit, cursor: $cursor, rangeStart: $rangeStart, "
-    "rangeEnd: $rangeEnd) { atom { ...CliAtom } "
+    "$roles: [String!], $limit: Int, $cursor: String, $rangeStart: Int, $rangeEnd: Int, "
+    "$asOf: DateTime) { inspect(atomId: $atomId, rev: $rev, version: $version, "
+    "direction: $direction, roles: $roles, limit: $limit, cursor: $cursor, "
+    "rangeStart: $rangeStart, rangeEnd: $rangeEnd, asOf: $asOf) { atom { ...CliAtom } "
     "neighbors { atom { ...CliAtom } via { direction role at required orderKey } } "
     "receipt readEligibility stale diagnostics usage cursor } } " + _ATOM
 )
@@ -367,3 +387,62 @@ def subject_warnings(server: Server, subject: str) -> list[str]:
     if server.query(_ANY_ATOM, {})["atoms"]["edges"]:
         return []
     return [no_atoms_warning(subject)]
+
+
+# ------------------------------------------------------------------ either path
+
+
+class _Request(Protocol):
+    def graphql_variables(self) -> dict[str, Any]: ...
+
+
+class _Result(Protocol):
+    def to_json(self) -> dict[str, Any]: ...
+
+
+@dataclass(frozen=True)
+class Operation:
+    """``search``, ``read`` or ``inspect`` as the CLI runs it, on either path.
+
+    Attributes:
+        document: the GraphQL operation the HTTP path sends.
+        from_data: its answer's ``data`` as the direct path's ``to_json`` form.
+        call: the direct path: the one Service call.
+        found: the key of the answer that is empty when nothing was found (then the
+            command warns when the subject holds no atom at all); None: no warning.
+    """
+
+    document: str
+    from_data: Callable[[dict[str, Any]], dict[str, Any]]
+    call: Callable[[Service, Binding, Any], _Result]
+    found: str | None = None
+
+
+SEARCH_OPERATION = Operation(SEARCH, search_json, lambda s, b, r: s.search(b, r), "hits")
+READ_OPERATION = Operation(READ, read_json, lambda s, b, r: s.read(b, r), "items")
+INSPECT_OPERATION = Operation(INSPECT, inspect_json, lambda s, b, r: s.inspect(b, r))
+
+
+def run_operation(
+    op: Operation, request: _Request, args: argparse.Namespace, settings: Settings
+) -> dict[str, Any]:
+    """The answer to ``request`` in the ``to_json`` form, from a running server when
+    one is configured (:func:`server_for`), else from the database; warnings printed
+    (and, for ``--json``, added as ``warnings``).
+
+    Raises:
+        GraphsvcError: whatever the operation raises on either path, and
+            ServerUnavailableError when the configured server does not answer.
+    """
+    server = server_for(args, settings)
+    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
+        payload = op.from_data(server.query(op.document, request.graphql_variables()))
+        empty = op.found is not None and not payload[op.found]
+        warnings = subject_warnings(server, args.subject) if empty else []
+    else:
+        with connected_service(settings) as service:
+            payload = op.call(service, binding_from_args(args), request).to_json()
+            empty = op.found is not None and not payload[op.found]
+            warnings = empty_subject_warnings(service, args.subject) if empty else []
+    warn(args, payload, warnings)
+    return payload

@@ -12,15 +12,10 @@ import argparse
 import sys
 from typing import Any
 
-from graphsvc.cli.common import (
-    add_binding_args,
-    binding_from_args,
-    connected_service,
-    empty_subject_warnings,
-    warn,
-)
+from graphsvc.cli.common import add_binding_args, request_from_args
 from graphsvc.cli.output import command, emit
-from graphsvc.cli.remote import SEARCH, add_server_arg, search_json, server_for, subject_warnings
+from graphsvc.cli.remote import SEARCH_OPERATION, add_server_arg, run_operation
+from graphsvc.core.requests import SearchRequest
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -49,34 +44,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         GraphsvcError: whatever the search raises (INVALID_INPUT, CURSOR_EXPIRED, ...);
             ``graphsvc.cli.main`` turns it into an exit code.
     """
-    server = server_for(args, settings)
-    if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = search_json(
-            server.query(
-                SEARCH,
-                {
-                    "query": args.query,
-                    "depth": args.depth,
-                    "limit": args.limit,
-                    "includeArchived": args.include_archived,
-                    "cursor": args.cursor,
-                },
-            )
-        )
-        warnings = [] if payload["hits"] else subject_warnings(server, args.subject)
-    else:
-        with connected_service(settings) as service:
-            result = service.search(
-                binding_from_args(args),
-                args.query,
-                depth=args.depth,
-                limit=args.limit,
-                include_archived=args.include_archived,
-                cursor=args.cursor,
-            )
-            payload = result.to_json()
-            warnings = [] if payload["hits"] else empty_subject_warnings(service, args.subject)
-    warn(args, payload, warnings)
+    request = request_from_args(SearchRequest, args)
+    payload = run_operation(SEARCH_OPERATION, request, args, settings)
     if not args.json and not payload["hits"]:
         print("no hits", file=sys.stderr)
     if not args.json and payload["cursor"]:

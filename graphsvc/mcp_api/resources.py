@@ -15,6 +15,7 @@ import re
 import mcp_types as types
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest
 from graphsvc.errors import InvalidInputError
 from graphsvc.service import Service
 
@@ -61,7 +62,7 @@ def read_resource(service: Service, binding: Binding, uri: str) -> types.ReadRes
             "not an atom URI: graphsvc://atom/<atomId> or graphsvc://atom/<atomId>@<rev>"
         )
     rev = int(m["rev"]) if m["rev"] else None
-    result = service.inspect(binding, m["atom_id"], rev=rev, limit=0)
+    result = service.inspect(binding, InspectRequest(m["atom_id"], rev=rev, limit=0))
     view = result.atom.to_json()
     return types.ReadResourceResult(
         contents=[

@@ -5,9 +5,10 @@ is that field's, its arguments are that field's (:mod:`graphsvc.mcp_api.argument
 and the capability it needs is :func:`graphsvc.keys.auth.required_capability` of that
 field, so a token may call through MCP exactly what it may call through GraphQL.
 Arguments reach the Service under their snake_case names (``includeArchived`` →
-``include_archived``); the few that need a conversion (a write's changes, observe's
-host input, recordUse's atoms) are converted by the same :mod:`graphsvc.inputs.models`
-functions the GraphQL resolvers use.
+``include_archived``), for search, read and inspect as the fields of the operation's
+request (:mod:`graphsvc.core.requests`); the few that need a conversion (a write's
+changes, observe's host input, recordUse's atoms) are converted by the same
+:mod:`graphsvc.inputs.models` functions the GraphQL resolvers use.
 
 What a tool answers is the operation's JSON form (the CLI's ``--json``), except
 ``read``: the model-facing ``text`` plus the presented refs, the selection and the
@@ -26,6 +27,7 @@ from pydantic import BaseModel, ValidationError
 
 from graphsvc.api.write_limits import check_batch_sizes
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import InvalidInputError
 from graphsvc.inputs.models import HostInputIn, parse_changes
@@ -52,11 +54,11 @@ def _snake(name: str) -> str:
 
 
 def _search(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.search(binding, **_kwargs(a)).to_json()
+    return service.search(binding, SearchRequest(**_kwargs(a))).to_json()
 
 
 def _read(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    r = service.read(binding, **_kwargs(a))
+    r = service.read(binding, ReadRequest(**_kwargs(a)))
     return {
         "text": r.text,
         "formatVersion": r.format_version,
@@ -68,7 +70,7 @@ def _read(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -
 
 
 def _inspect(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.inspect(binding, **_kwargs(a)).to_json()
+    return service.inspect(binding, InspectRequest(**_kwargs(a))).to_json()
 
 
 def _lineage(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:

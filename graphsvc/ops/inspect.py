@@ -42,11 +42,12 @@ import functools
 import json
 from collections.abc import Callable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.mac import seal
+from graphsvc.core.requests import InspectRequest
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
@@ -239,36 +240,36 @@ class _Options:
         )
 
 
-def _options(st: InspectLimits, atom_id: str, **raw: Any) -> _Options:
+def _options(st: InspectLimits, request: InspectRequest) -> _Options:
+    atom_id, rev = request.atom_id, request.rev
     if not isinstance(atom_id, str) or not 1 <= len(atom_id) <= 256:
         raise InvalidInputError("atomId must be 1..256 characters")
-    rev = raw["rev"]
     if rev is not None and rev < 1:
         raise InvalidInputError("rev must be ≥ 1")
-    if raw["version"] not in ("observed", "logical"):
+    version, direction = request.version, request.direction
+    if version not in ("observed", "logical"):
         raise InvalidInputError("version must be observed or logical")
-    if raw["direction"] not in ("incoming", "outgoing", "both"):
+    if direction not in ("incoming", "outgoing", "both"):
         raise InvalidInputError("direction must be incoming, outgoing or both")
-    limit = st.inspect_limit if raw["limit"] is None else raw["limit"]
+    limit = st.inspect_limit if request.limit is None else request.limit
     if not 0 <= limit <= st.max_limit:
         raise InvalidInputError(f"limit must be in 0..{st.max_limit}")
-    roles = raw["roles"]
-    if roles is not None:
-        if len(roles) > MAX_ROLES or any(
-            not isinstance(r, str) or len(r) > MAX_ROLE_CHARS for r in roles
-        ):
-            raise InvalidInputError(f"roles: at most {MAX_ROLES} names of ≤ 256 characters")
-        roles = tuple(sorted(set(roles)))
+    roles = request.roles
+    if roles is not None and (
+        len(roles) > MAX_ROLES
+        or any(not isinstance(r, str) or len(r) > MAX_ROLE_CHARS for r in roles)
+    ):
+        raise InvalidInputError(f"roles: at most {MAX_ROLES} names of ≤ 256 characters")
     return _Options(
         atom_id,
         rev,
-        raw["version"],
-        raw["direction"],
-        roles,
+        cast(Version, version),
+        cast(Direction, direction),
+        None if roles is None else tuple(sorted(set(roles))),
         limit,
-        raw["start"],
-        raw["end"],
-        raw.get("as_of"),
+        request.range_start,
+        request.range_end,
+        request.as_of,
     )
 
 
@@ -279,17 +280,7 @@ def inspect(
     model_name: str,
     limits: InspectLimits,
     binding: Binding,
-    atom_id: str,
-    *,
-    rev: int | None = None,
-    version: str = "observed",
-    direction: str = "both",
-    roles: list[str] | None = None,
-    limit: int | None = None,
-    cursor: str | None = None,
-    range_start: int | None = None,
-    range_end: int | None = None,
-    as_of: str | None = None,
+    request: InspectRequest,
 ) -> InspectResult:
     """Show one revision (default: the head) and its one-hop neighbourhood (SPEC §7).
 
@@ -300,16 +291,8 @@ def inspect(
         model_name: the embedding model's name (part of the index generation).
         limits: the settings inspect reads.
         binding: the caller.
-        atom_id: the atom to inspect.
-        rev: the revision (default: the current head).
-        version: ``observed`` (links bind as stored) or ``logical`` (neighbours at head).
-        direction: ``incoming``, ``outgoing`` or ``both``.
-        roles: only links of these roles (``[]``: no neighbours).
-        limit: neighbours per page (default ``inspect_limit``; ``0``: root only).
-        cursor: the previous page's cursor.
-        range_start: first body byte to return (UTF-8).
-        range_end: byte after the last one to return.
-        as_of: inspect the graph as of this instant (ISO-8601 UTC, docs/time-travel.md).
+        request: the atom, the revision and the page's options
+            (:class:`graphsvc.core.requests.InspectRequest`).
 
     Raises:
         NotFoundError: no such atom or revision in the caller's subject (a purged or
@@ -318,18 +301,8 @@ def inspect(
         CursorExpiredError: the cursor does not match this call or has expired.
         PurgePendingError: a purge in the subject has not finished.
     """
-    opts = _options(
-        limits,
-        atom_id,
-        rev=rev,
-        version=version,
-        direction=direction,
-        roles=roles,
-        limit=limit,
-        start=range_start,
-        end=range_end,
-        as_of=as_of,
-    )
+    opts = _options(limits, request)
+    cursor = request.cursor
     pager = Pager(db, secret, clock, limits.cursors, model_name)
     generation = pager.checked_generation(binding.subject)
     qhash = opts.query_hash(limits.max_limit)

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from graphsvc.core.binding import Binding
 from graphsvc.core.citations import parse_store_uri, unit_length
 from graphsvc.core.packing import pack
+from graphsvc.core.requests import ReadRequest
 from graphsvc.core.selection_models import (
     Body,
     Candidate,
@@ -111,15 +112,9 @@ def read(
     clock: Callable[[], float],
     limits: ReadLimits,
     binding: Binding,
-    query_text: str,
-    memory_token_budget: int,
-    *,
-    depth: int | None = None,
-    limit: int | None = None,
-    include_archived: bool = False,
-    cursor: str | None = None,
+    request: ReadRequest,
 ) -> ReadResult:
-    """Present a token-budgeted, dependency-complete set of bodies for ``query_text``.
+    """Present a token-budgeted, dependency-complete set of bodies for ``request.query``.
 
     Args:
         db: the store.
@@ -128,14 +123,18 @@ def read(
         secret: the server secret (signs cursors).
         clock: epoch seconds.
         limits: the settings a read reads.
+        binding: the caller.
+        request: the query, the budget and their options.
 
     Raises:
         InvalidInputError: empty query, budget/depth/limit out of range.
         PurgePendingError: a purge in the subject has not finished (LNK-6).
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    depth = limits.depth if depth is None else depth
-    limit = limits.read_limit if limit is None else limit
+    query_text, memory_token_budget = request.query, request.memory_token_budget
+    include_archived = request.include_archived
+    depth = limits.depth if request.depth is None else request.depth
+    limit = limits.read_limit if request.limit is None else request.limit
     _check(limits, query_text, memory_token_budget, depth, limit)
     qhash = digest(["read", query_text, memory_token_budget, depth, limit, include_archived])
     reader = _Reader(
@@ -146,8 +145,8 @@ def read(
         binding,
         Pager(db, secret, clock, limits.cursors, embedder.model_name),
     )
-    if cursor:
-        page = reader.later_page(cursor, qhash, limit)
+    if request.cursor:
+        page = reader.later_page(request.cursor, qhash, limit)
     else:
         page = reader.first_page(query_text, depth, limit, include_archived)
     bodies, required, validation = page.closed

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.match_floor import is_weak_match
+from graphsvc.core.requests import SearchRequest
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
@@ -91,14 +92,9 @@ def search(
     clock: Callable[[], float],
     limits: SearchLimits,
     binding: Binding,
-    query: str,
-    *,
-    depth: int | None = None,
-    limit: int | None = None,
-    include_archived: bool = False,
-    cursor: str | None = None,
+    request: SearchRequest,
 ) -> SearchResult:
-    """Rank the subject's atoms for ``query``.
+    """Rank the subject's atoms for ``request.query``.
 
     Args:
         db: the store.
@@ -106,22 +102,25 @@ def search(
         secret: the server secret (signs cursors).
         clock: epoch seconds.
         limits: the settings a search reads.
+        binding: the caller.
+        request: the query and its options.
 
     Raises:
         InvalidInputError: empty query, or depth/limit out of range.
         PurgePendingError: a purge in the subject has not finished.
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    depth = limits.depth if depth is None else depth
-    limit = limits.search_limit if limit is None else limit
+    query, include_archived = request.query, request.include_archived
+    depth = limits.depth if request.depth is None else request.depth
+    limit = limits.search_limit if request.limit is None else request.limit
     if not query.strip() or len(query) > 10_000:
         raise InvalidInputError("query must be 1..10000 characters of text")
     if not 1 <= limit <= limits.max_limit:
         raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
     qhash = digest(["search", query, depth, limit, include_archived])
     pager = Pager(db, secret, clock, limits.cursors, embedder.model_name)
-    if cursor:
-        found = _later_page(pager, binding, cursor, qhash, limit)
+    if request.cursor:
+        found = _later_page(pager, binding, request.cursor, qhash, limit)
     else:
         found = _first_page(
             db, embedder, clock, limits.evaluation, binding, query, depth, limit, include_archived

@@ -40,6 +40,7 @@ from graphsvc.atomise.usecase import (
 )
 from graphsvc.atomise.worker import worker_for
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.core.signing import GENESIS_PREV_HASH, SignableLink, verify_chain, verify_link
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import (
@@ -431,7 +432,9 @@ def test_purging_the_parent_purges_its_atoms_and_the_chain_still_verifies(
 
 
 def _hit_ids(service: Service, binding: Binding, query: str, include_archived: bool) -> set[str]:
-    result = service.search(binding, query, limit=50, include_archived=include_archived)
+    result = service.search(
+        binding, SearchRequest(query, limit=50, include_archived=include_archived)
+    )
     return {h.atom.atom_id for h in result.hits}
 
 

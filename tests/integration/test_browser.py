@@ -24,6 +24,7 @@ import pytest
 from write_support import new, ref, revise, write
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.seed import load_team_corpus
 from graphsvc.service import Service
 
@@ -148,7 +149,7 @@ def test_team_corpus_loads_through_the_write_path_with_progress(
     binding, ids = team["binding"], team["ids"]
 
     def view(local: str) -> Any:
-        return service.inspect(binding, ids[local]).atom
+        return service.inspect(binding, InspectRequest(ids[local])).atom
 
     assert view("adr:2").state == "retired" and view("adr:12").rev == 2
     # api-gateway → auth-gateway → feature-flags → api-gateway: a cycle of required links.
@@ -165,8 +166,8 @@ def test_team_corpus_loads_through_the_write_path_with_progress(
     assert view("retro:2026q3").state == "archived"
     # The partner's atoms live in their own subject only.
     partner = Binding(team["secondSubject"]["subject"], "default", "human", "browser")
-    theirs = service.search(partner, "Orion settlement files", limit=20).hits
-    ours = service.search(binding, "Orion settlement files", limit=20).hits
+    theirs = service.search(partner, SearchRequest("Orion settlement files", limit=20)).hits
+    ours = service.search(binding, SearchRequest("Orion settlement files", limit=20)).hits
     assert len(theirs) >= 5 and all("Orion" not in h.atom.text for h in ours)
     # Loading again is a repeated write everywhere (and the note is already atomised).
     again = load_team_corpus(service, subject=binding.subject)
@@ -303,7 +304,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     page.wait_for_function(_DRAWN, arg=5, timeout=30_000)
     page.wait_for_function(
         "(t) => document.getElementById('side-text').textContent === t",
-        arg=service.inspect(team["binding"], svc).atom.text,
+        arg=service.inspect(team["binding"], InspectRequest(svc)).atom.text,
         timeout=15_000,
     )
     g2 = _graph(page)
@@ -662,7 +663,7 @@ def test_read_panel_names_left_out_roots_with_their_reason_and_text(
         "ledger outbox replay",
     ):
         for budget in (300, 500, 800):
-            r = service.read(binding, q, budget)
+            r = service.read(binding, ReadRequest(q, budget))
             if r.to_json()["diagnostics"]["selection"]["leftOut"]:
                 chosen = (q, budget, r.to_json())
                 break
@@ -688,7 +689,7 @@ def test_read_panel_names_left_out_roots_with_their_reason_and_text(
     ), names
     left = doc["diagnostics"]["selection"]["leftOut"][0]
     atom_id, rev = left.rsplit("@", 1)
-    text = service.inspect(binding, atom_id, rev=int(rev)).atom.text
+    text = service.inspect(binding, InspectRequest(atom_id, rev=int(rev))).atom.text
     assert any(text.startswith(n.rstrip("…")) for n in names), (names, text[:60])
     w.shot("explore-read-left-out")
     assert w.errors == [], w.errors

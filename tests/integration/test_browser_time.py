@@ -20,6 +20,7 @@ import pytest
 from write_support import frozen_clock, new, ref, revise, write
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import ReadRequest
 from graphsvc.service import Service
 
 CHROMIUM = "/usr/bin/chromium"
@@ -119,7 +120,7 @@ def test_time_bar_redraws_as_of_then_and_replay_shows_what_changed(
     assert page.inner_text("#asof-status") == "showing now"
 
     # Replay a read after one of its presented atoms was revised.
-    read = service.read(human, "payments queue runbook incident", 4096)
+    read = service.read(human, ReadRequest("payments queue runbook incident", 4096))
     presented = {r["atomId"] for r in read.manifest["presentation"]["revisions"]}
     assert a_id in presented
     write(service, human, [revise("a", ref(a_id, 1), "Incident 7: queue stalled for 40 min")])

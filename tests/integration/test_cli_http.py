@@ -19,6 +19,7 @@ from conftest import LiveServer
 
 from graphsvc.cli.exit_codes import ERROR_EXITS
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.embed import get_embedder
 from graphsvc.service import Service
 from graphsvc.settings import Settings
@@ -70,7 +71,7 @@ def test_search_over_http_gives_the_direct_paths_hits_without_heavy_imports(
     assert heavy == []
     remote = json.loads(out)
     # The answer is SearchResult.to_json, the form the direct path prints.
-    local = service.search(human, "zorblax kiln glaze").to_json()
+    local = service.search(human, SearchRequest("zorblax kiln glaze")).to_json()
     assert remote["hits"] == local["hits"]
     assert set(remote) == set(local)
     assert _hits(remote)[0] == (views["kiln"].atom_id, views["kiln"].rev)
@@ -117,7 +118,7 @@ def test_read_and_inspect_over_http_match_the_direct_path(
     assert rc == 0, err
     assert heavy == []
     remote = json.loads(out)
-    local = service.read(human, "zorblax kiln", 800).to_json()
+    local = service.read(human, ReadRequest("zorblax kiln", 800)).to_json()
     assert set(remote) == set(local)
     assert remote["items"] == local["items"]
     assert remote["selection"] == local["selection"]
@@ -134,7 +135,7 @@ def test_read_and_inspect_over_http_match_the_direct_path(
     assert rc == 0, err
     assert heavy == []
     remote = json.loads(out)
-    local = service.inspect(human, kiln).to_json()
+    local = service.inspect(human, InspectRequest(kiln)).to_json()
     assert set(remote) == set(local)
     for key in ("atom", "neighbors", "readEligibility", "stale", "usage", "cursor"):
         assert remote[key] == local[key], key

@@ -9,6 +9,7 @@ import pytest
 
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import ReadRequest, SearchRequest
 from graphsvc.errors import CursorInvalidError
 from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
@@ -42,9 +43,9 @@ def test_old_style_cursors_are_rejected(service: Service, human: Binding) -> Non
     # Old cursors do not parse as this version's: rejected as invalid (CUR-4).
     for cursor in (old, "v08:page=2", "gcu0." + old):
         with pytest.raises(CursorInvalidError):
-            service.search(human, "note", limit=1, cursor=cursor)
+            service.search(human, SearchRequest("note", limit=1, cursor=cursor))
         with pytest.raises(CursorInvalidError):
-            service.read(human, "note", 200, limit=1, cursor=cursor)
+            service.read(human, ReadRequest("note", 200, limit=1, cursor=cursor))
 
 
 @pytest.mark.req("MAN-2")
@@ -62,7 +63,7 @@ def test_manifest_carries_no_independent_legacy_fields(service: Service, human: 
             ]
         ),
     )
-    manifest = service.read(human, "legacy check", 200).manifest
+    manifest = service.read(human, ReadRequest("legacy check", 200)).manifest
     assert manifest["contractVersion"] == 2
     assert {"acquisition", "presentation", "watches"} <= set(manifest)
     assert not {"reads", "currentReads", "observations"} & set(manifest)

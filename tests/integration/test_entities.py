@@ -20,6 +20,7 @@ from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.entity_keys import Mention
+from graphsvc.core.requests import InspectRequest, SearchRequest
 from graphsvc.core.write_models import AtomRef
 from graphsvc.entities import RuleExtractor
 from graphsvc.errors import EntityExtractorMismatchError
@@ -348,7 +349,7 @@ def test_search_reaches_an_atom_through_an_entity_and_says_how_much(
     service: Service, human: Binding
 ) -> None:
     a, b, c = _linked_pair(service, human)
-    result = service.search(human, "tidal gauge sea level reading wrong", limit=10)
+    result = service.search(human, SearchRequest("tidal gauge sea level reading wrong", limit=10))
     by_id = {h.atom.atom_id: h for h in result.hits}
     assert a.atom_id in by_id and b.atom_id in by_id
     assert by_id[b.atom_id].breakdown["entityShare"] > 0
@@ -375,8 +376,10 @@ def test_with_the_entity_index_off_ranking_is_exactly_section_5(
         service.settings.with_(entities="off"), service.db, service.embedder, service.tokenizer
     )
     q = "tidal gauge sea level reading wrong"
-    one = [(h.atom.atom_id, h.score) for h in weightless.search(human, q, limit=10).hits]
-    two = off.search(human, q, limit=10)
+    one = [
+        (h.atom.atom_id, h.score) for h in weightless.search(human, SearchRequest(q, limit=10)).hits
+    ]
+    two = off.search(human, SearchRequest(q, limit=10))
     assert one == [(h.atom.atom_id, h.score) for h in two.hits]
     assert "entities" not in two.diagnostics["evaluation"]
     assert all(h.breakdown["entityShare"] == 0.0 for h in two.hits)
@@ -391,7 +394,7 @@ def test_a_common_entity_is_not_traversed(service: Service, human: Binding) -> N
         service.tokenizer,
     )
     _linked_pair(service, human)  # INC-7731 is mentioned by two heads: over the bound
-    result = narrow.search(human, "tidal gauge sea level reading wrong", limit=10)
+    result = narrow.search(human, SearchRequest("tidal gauge sea level reading wrong", limit=10))
     assert result.diagnostics["evaluation"]["entities"]["nodes"] == 0
     assert all(h.breakdown["entityShare"] == 0.0 for h in result.hits)
 
@@ -407,7 +410,7 @@ def test_an_entity_the_query_names_seeds_the_heads_that_mention_it(
         service.embedder,
         service.tokenizer,
     )
-    result = named.search(human, "what happened in inc-7731", limit=10)
+    result = named.search(human, SearchRequest("what happened in inc-7731", limit=10))
     assert result.diagnostics["evaluation"]["entities"]["queryEntities"] == 1
     top = {h.atom.atom_id for h in result.hits[:2]}
     assert top == {a.atom_id, b.atom_id}
@@ -492,7 +495,7 @@ def test_inspect_diagnostics_name_the_heads_entities_and_neighbours_sharing_them
         "sources": [],
     }
     service.write(human, parse_changes([change]))
-    result = service.inspect(human, a.atom_id)
+    result = service.inspect(human, InspectRequest(a.atom_id))
     ent = result.diagnostics["evaluation"]["entities"]
     assert ent["keys"] == ["inc-9120", "port zelda"] and ent["mentions"] == 2
     assert ent["neighboursSharing"] == 1 and ent["of"] == "the current head"
@@ -515,8 +518,8 @@ def test_nearest_neighbour_edges_join_each_seed_to_its_most_similar_heads(
         service.embedder,
         service.tokenizer,
     )
-    on = near.search(human, "harbour sea level gauge", limit=10)
-    off = near.search(human, "harbour sea level gauge", limit=10, depth=0)
+    on = near.search(human, SearchRequest("harbour sea level gauge", limit=10))
+    off = near.search(human, SearchRequest("harbour sea level gauge", limit=10, depth=0))
     seeds = on.diagnostics["acquisition"]["seeds"]
     assert seeds >= 2 and on.diagnostics["evaluation"]["similarEdges"] == seeds  # one each
     assert off.diagnostics["evaluation"]["similarEdges"] == 0  # depth 0: no step

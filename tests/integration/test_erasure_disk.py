@@ -23,6 +23,7 @@ from typing import Any
 import pytest
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.embed import get_embedder
 from graphsvc.inputs.models import parse_changes
 from graphsvc.localdb import LocalNeo4j
@@ -229,17 +230,28 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
         for key, atom_id in owners.items():
             # The word's atom is the one fulltext hit (lexical 1.0, the others 0).
             lexical = {
-                h.atom.atom_id: h for h in service.search(human, w[key]).hits
+                h.atom.atom_id: h for h in service.search(human, SearchRequest(w[key])).hits
                 if h.breakdown["lexical"]
             }  # fmt: skip
             assert list(lexical) == [atom_id] and lexical[atom_id].breakdown["lexical"] == 1.0
             assert w[key] in lexical[atom_id].atom.text
-        (k1,) = (h.atom for h in service.search(human, w["k_short"]).hits if h.breakdown["lexical"])
+        (k1,) = (
+            h.atom
+            for h in service.search(human, SearchRequest(w["k_short"])).hits
+            if h.breakdown["lexical"]
+        )
         assert k1.sources[0]["uri"] == f"https://example.org/{w['k_uri']}/kept"
         for key in ("p_short", "p_long", "p_tiny"):
-            assert not {h.atom.atom_id for h in service.search(human, w[key]).hits} & purged_ids
+            assert (
+                not {h.atom.atom_id for h in service.search(human, SearchRequest(w[key])).hits}
+                & purged_ids
+            )
         # The link to the purged atom keeps its safe form (LNK-2).
-        (k3,) = (h.atom for h in service.search(human, w["k_link"]).hits if h.breakdown["lexical"])
+        (k3,) = (
+            h.atom
+            for h in service.search(human, SearchRequest(w["k_link"])).hits
+            if h.breakdown["lexical"]
+        )
         assert [(lk.role, lk.unavailable) for lk in k3.links] == [("see", True)]
         db.close()
     finally:

@@ -20,6 +20,7 @@ import pytest
 from atomise_support import cli_env
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.index import (
     FULLTEXT_ANALYZER,
@@ -86,7 +87,7 @@ def _corpus(service: Service) -> tuple[Binding, dict[str, str]]:
 
 
 def _lexical(service: Service, binding: Binding, query: str) -> dict[str, float | None]:
-    result = service.search(binding, query, depth=0)
+    result = service.search(binding, SearchRequest(query, depth=0))
     return {h.atom.atom_id: h.breakdown["lexical"] for h in result.hits}
 
 
@@ -115,12 +116,12 @@ def test_rebuild_migrates_an_old_analyzer_and_searches_rank_semantically_meanwhi
     assert before.get(ids["paint"], 0.0) == 0.0
     # graphsvc's own BM25 analyses as the English analyzer does: with another one in
     # the index it keeps Lucene's score instead of mixing the two analyses.
-    diagnostics = service.search(binding, query, depth=0).diagnostics["acquisition"]
+    diagnostics = service.search(binding, SearchRequest(query, depth=0)).diagnostics["acquisition"]
     assert diagnostics["lexicalStatistics"] == "index"
 
     # Marked: the index is not called, the lexical signal is missing for everyone.
     db.write("index/mark_fulltext_rebuild", since="2026-12-01T00:00:00+00:00")
-    during = service.search(binding, query, depth=0)
+    during = service.search(binding, SearchRequest(query, depth=0))
     acquisition = during.diagnostics["acquisition"]
     assert acquisition["lexicalMode"] == "rebuilding"
     assert acquisition["lexicalCandidates"] == 0
@@ -144,7 +145,7 @@ def test_rebuild_migrates_an_old_analyzer_and_searches_rank_semantically_meanwhi
     after = _lexical(service, binding, query)
     assert after[ids["paint"]] == 1.0
     assert after.get(ids["filler"], 0.0) == 0.0
-    diagnostics = service.search(binding, query, depth=0).diagnostics["acquisition"]
+    diagnostics = service.search(binding, SearchRequest(query, depth=0)).diagnostics["acquisition"]
     assert diagnostics["lexicalStatistics"] == "subject"
 
 
@@ -201,9 +202,9 @@ def test_the_analyzer_is_read_once_per_index_generation(service: Service, db: Da
     db.write("index/clear_fulltext_rebuild")  # a new generation: read it once, then keep it
     before = _analyzer_reads()
     for _ in range(3):
-        hits = service.search(binding, "kelp forests").hits
+        hits = service.search(binding, SearchRequest("kelp forests")).hits
         assert hits and hits[0].breakdown["lexical"] == 1.0
     assert _analyzer_reads() - before == 1
     db.write("index/clear_fulltext_rebuild")
-    service.search(binding, "otters")
+    service.search(binding, SearchRequest("otters"))
     assert _analyzer_reads() - before == 2

@@ -35,6 +35,7 @@ from hypothesis_graphql import mutations, nodes, queries
 
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import ReadRequest, SearchRequest
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.service import Service
 
@@ -101,8 +102,8 @@ def fuzz_target(live_server: Any, service: Service) -> dict[str, Any]:
     ]
     written = service.write(owner, parse_changes(changes))
     other = Binding(f"t-fuzz-other-{uuid.uuid4().hex[:8]}", "default", "agent", "x")
-    found = service.search(owner, "leaves and light", limit=1)
-    read = service.read(owner, "leaves and light", 300, limit=1)
+    found = service.search(owner, SearchRequest("leaves and light", limit=1))
+    read = service.read(owner, ReadRequest("leaves and light", 300, limit=1))
     digest = "sha256:" + "0" * 64
     token = service.observe(
         owner, parse_host_input({"presentations": [read.manifest["id"]], "payloadDigest": digest})

@@ -20,6 +20,7 @@ import pytest
 from atomise_support import CliResult, cli_env
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.embed.sentence import embed_query
 from graphsvc.errors import IndexRebuildError, InvalidInputError
 from graphsvc.inputs.models import parse_changes
@@ -184,7 +185,7 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
         assert hits.rows[0]["semantic"] == pytest.approx(1.0, abs=1e-4)
     # A whole read ranks on the semantic signal too (the subject is small, so this
     # read would scan exactly anyway; it must not fail on the missing index).
-    result = service.search(binding, next(iter(texts.values())))
+    result = service.search(binding, SearchRequest(next(iter(texts.values()))))
     assert result.hits[0].atom.atom_id == next(iter(texts))
     # The query took the int8 graph (GRAPHSVC_QUERY_PRECISION), the body the fp32
     # one: the cosine of a text to itself is then just under 1.

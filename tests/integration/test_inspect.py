@@ -19,6 +19,7 @@ import pytest
 from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest
 from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
@@ -112,12 +113,12 @@ def test_defaults_page_twenty_neighbours_and_cursor_pages_the_rest(
         + [new(f"n{i}", f"leaf {i}") for i in range(25)],
     )
     root = out["root"]
-    first = service.inspect(human, root.atom_id)
+    first = service.inspect(human, InspectRequest(root.atom_id))
     acq = first.diagnostics["acquisition"]
     assert (acq["version"], acq["direction"]) == ("observed", "both")
     assert first.diagnostics["selection"]["limit"] == 20
     assert len(first.neighbors) == 20 and first.cursor
-    second = service.inspect(human, root.atom_id, cursor=first.cursor)
+    second = service.inspect(human, InspectRequest(root.atom_id, cursor=first.cursor))
     assert len(second.neighbors) == 5 and second.cursor is None
     everything = ids(first) + ids(second)
     assert everything == sorted(everything)  # stable order: atomId, rev
@@ -140,14 +141,22 @@ def test_direction_and_roles_filter_neighbours(service: Service, human: Binding)
         ],
     )
     a, b, c, d = (out[k].atom_id for k in "abcd")
-    assert {x for x, _ in ids(service.inspect(human, a))} == {b, c, d}
-    assert {x for x, _ in ids(service.inspect(human, a, direction="outgoing"))} == {b, c}
-    assert {x for x, _ in ids(service.inspect(human, a, direction="incoming"))} == {d}
-    assert {x for x, _ in ids(service.inspect(human, a, roles=["next"]))} == {c, d}
-    only = service.inspect(human, a, roles=["next"], direction="outgoing")
+    assert {x for x, _ in ids(service.inspect(human, InspectRequest(a)))} == {b, c, d}
+    assert {x for x, _ in ids(service.inspect(human, InspectRequest(a, direction="outgoing")))} == {
+        b,
+        c,
+    }
+    assert {x for x, _ in ids(service.inspect(human, InspectRequest(a, direction="incoming")))} == {
+        d
+    }
+    assert {x for x, _ in ids(service.inspect(human, InspectRequest(a, roles=["next"])))} == {c, d}
+    only = service.inspect(human, InspectRequest(a, roles=["next"], direction="outgoing"))
     assert ids(only) == [(c, 1)] and vias(only, c) == [("outgoing", "next", "observed", False)]
-    assert error_of(service.inspect, human, a, direction="sideways").code == "INVALID_INPUT"
-    assert error_of(service.inspect, human, a, limit=-1).code == "INVALID_INPUT"
+    assert (
+        error_of(service.inspect, human, InspectRequest(a, direction="sideways")).code
+        == "INVALID_INPUT"
+    )
+    assert error_of(service.inspect, human, InspectRequest(a, limit=-1)).code == "INVALID_INPUT"
 
 
 # ----------------------------------------------------------------------- INS-4
@@ -159,9 +168,9 @@ def test_limit_zero_is_root_only_and_empty_roles_have_no_neighbours(
 ) -> None:
     out = write(service, human, [new("a", "A", [link("r", local="b")]), new("b", "B")])
     a = out["a"].atom_id
-    root_only = service.inspect(human, a, limit=0)
+    root_only = service.inspect(human, InspectRequest(a, limit=0))
     assert root_only.atom.text == "A" and root_only.neighbors == [] and root_only.cursor is None
-    no_roles = service.inspect(human, a, roles=[])
+    no_roles = service.inspect(human, InspectRequest(a, roles=[]))
     assert no_roles.neighbors == [] and no_roles.cursor is None
     assert no_roles.atom.links[0].role == "r"  # the root itself is whole
 
@@ -243,12 +252,14 @@ def test_observed_links_stay_pinned_and_logical_links_follow_the_head(
     )["a"]
     later = write(service, human, [revise("b", b1, "B2"), revise("c", c1, "C2")])
     b, c = b1.atom_id, c1.atom_id
-    observed = service.inspect(human, a.atom_id, direction="outgoing")
+    observed = service.inspect(human, InspectRequest(a.atom_id, direction="outgoing"))
     assert ids(observed) == sorted([(b, 1), (c, 1), (c, 2)])
     by_ref = {(n.atom.atom_id, n.atom.rev): n for n in observed.neighbors}
     assert by_ref[(b, 1)].atom.text == "B1" and not by_ref[(b, 1)].atom.head
     assert by_ref[(c, 2)].atom.text == "C2" and by_ref[(c, 2)].atom.head
-    logical = service.inspect(human, a.atom_id, direction="outgoing", version="logical")
+    logical = service.inspect(
+        human, InspectRequest(a.atom_id, direction="outgoing", version="logical")
+    )
     assert ids(logical) == sorted([(b, 2), (c, 2)])
     # Logical binding collapses the pinned and the logical link to C into one neighbour.
     assert vias(logical, c) == [
@@ -273,13 +284,16 @@ def test_incoming_links_come_from_heads_and_logical_ones_bind_to_the_head(
     )
     p, lg = out["p"], out["l"]
     b2 = write(service, human, [revise("b", b1, "B2")])["b"]
-    at_rev1 = service.inspect(human, b1.atom_id, rev=1, direction="incoming")
+    at_rev1 = service.inspect(human, InspectRequest(b1.atom_id, rev=1, direction="incoming"))
     assert ids(at_rev1) == [(p.atom_id, 1)]
-    at_head = service.inspect(human, b1.atom_id, direction="incoming")
+    at_head = service.inspect(human, InspectRequest(b1.atom_id, direction="incoming"))
     assert at_head.atom.rev == b2.rev == 2 and ids(at_head) == [(lg.atom_id, 1)]
     # Once p's head no longer links, p is no longer an incoming neighbour.
     write(service, human, [revise("p", p, "pins nothing")])
-    assert service.inspect(human, b1.atom_id, rev=1, direction="incoming").neighbors == []
+    assert (
+        service.inspect(human, InspectRequest(b1.atom_id, rev=1, direction="incoming")).neighbors
+        == []
+    )
 
 
 # ----------------------------------------------------------------------- INS-2 / NOT_FOUND
@@ -291,14 +305,14 @@ def test_result_carries_receipt_eligibility_and_an_older_revision_on_request(
 ) -> None:
     v1 = write(service, human, [new("a", "first")])["a"]
     write(service, human, [revise("a", v1, "second")])
-    head = service.inspect(human, v1.atom_id)
+    head = service.inspect(human, InspectRequest(v1.atom_id))
     assert (head.atom.rev, head.atom.text, head.atom.head) == (2, "second", True)
     assert head.read_eligibility == {
         **head.read_eligibility,
         "eligible": True,
         "reasons": [],
     }
-    old = service.inspect(human, v1.atom_id, rev=1)
+    old = service.inspect(human, InspectRequest(v1.atom_id, rev=1))
     assert (old.atom.rev, old.atom.text, old.atom.head) == (1, "first", False)
     assert old.read_eligibility["eligible"] is False
     assert old.read_eligibility["reasons"] == ["superseded"]
@@ -316,9 +330,9 @@ def test_missing_atom_rev_and_other_subjects_atom_are_the_same_not_found(
     a = write(service, human, [new("a", "secret of one subject")])["a"]
     stranger = Binding(human.subject + "-other", "default", "human", "eve")
     errors = [
-        error_of(service.inspect, stranger, a.atom_id),
-        error_of(service.inspect, human, "no-such-atom"),
-        error_of(service.inspect, human, a.atom_id, rev=7),
+        error_of(service.inspect, stranger, InspectRequest(a.atom_id)),
+        error_of(service.inspect, human, InspectRequest("no-such-atom")),
+        error_of(service.inspect, human, InspectRequest(a.atom_id, rev=7)),
     ]
     assert {(e.code, e.message) for e in errors} == {("NOT_FOUND", errors[0].message)}
     body = live_server.gql(INSPECT, {"atomId": a.atom_id}, token=live_server.token_for(stranger))
@@ -337,7 +351,7 @@ def test_retired_body_is_shown_but_not_read_eligible(service: Service, human: Bi
         human,
         parse_changes([{"id": "r", "op": "retire", "target": {"atomId": a.atom_id, "rev": 1}}]),
     )
-    result = service.inspect(human, a.atom_id)
+    result = service.inspect(human, InspectRequest(a.atom_id))
     assert (result.atom.rev, result.atom.state, result.atom.text) == (2, "retired", "kept body")
     assert result.read_eligibility["eligible"] is False
     assert result.read_eligibility["reasons"] == ["retired"]
@@ -345,7 +359,7 @@ def test_retired_body_is_shown_but_not_read_eligible(service: Service, human: Bi
     b = write(
         service, human, [new("b", "needs a", [link("req", ref=a, at="logical", required=True)])]
     )["b"]
-    blocked = service.inspect(human, b.atom_id)
+    blocked = service.inspect(human, InspectRequest(b.atom_id))
     assert blocked.read_eligibility["reasons"] == ["blocked"]
     assert blocked.diagnostics["validation"]["requiredBlocked"] == 1
 
@@ -360,7 +374,7 @@ def test_archived_parent_is_shown_with_archived_reason(service: Service, human: 
         s=human.subject,
         a=a.atom_id,
     )
-    result = service.inspect(human, a.atom_id)
+    result = service.inspect(human, InspectRequest(a.atom_id))
     assert result.atom.text == "long parent"
     assert result.read_eligibility["reasons"] == ["archived"]
     assert result.read_eligibility["eligibleWithIncludeArchived"] is True
@@ -454,13 +468,13 @@ def test_stale_when_a_watched_head_moves(service: Service, agent: Binding) -> No
         ),
     )
     a = write(service, agent, [new("a", "written while w@1 held", token=token)])["a"]
-    fresh = service.inspect(agent, a.atom_id)
+    fresh = service.inspect(agent, InspectRequest(a.atom_id))
     assert fresh.stale is False
     assert fresh.diagnostics["validation"]["watches"] == [
         {"atomId": w.atom_id, "rev": 1, "headRev": 1, "moved": False}
     ]
     write(service, human, [revise("w", w, "watched, changed")])
-    moved = service.inspect(agent, a.atom_id)
+    moved = service.inspect(agent, InspectRequest(a.atom_id))
     assert moved.stale is True
     assert moved.diagnostics["validation"]["watches"][0]["moved"] is True
 
@@ -480,8 +494,8 @@ def test_inspect_shows_usage_and_changes_nothing(service: Service, human: Bindin
         "collect(DISTINCT n.state) AS states",
         s=human.subject,
     )
-    first = service.inspect(human, a.atom_id)
-    second = service.inspect(human, a.atom_id)
+    first = service.inspect(human, InspectRequest(a.atom_id))
+    second = service.inspect(human, InspectRequest(a.atom_id))
     after = cypher(
         service,
         "MATCH (n {subject: $s}) WHERE NOT n:Evaluation "
@@ -503,7 +517,7 @@ def test_purge_pending_stops_inspect(service: Service, human: Binding) -> None:
         service, "CREATE (:PurgeMarker {subject: $s, atomId: 'x', step: 'start'})", s=human.subject
     )
     try:
-        assert error_of(service.inspect, human, a.atom_id).code == "PURGE_PENDING"
+        assert error_of(service.inspect, human, InspectRequest(a.atom_id)).code == "PURGE_PENDING"
     finally:
         cypher(service, "MATCH (p:PurgeMarker {subject: $s}) DELETE p", s=human.subject)
 
@@ -522,9 +536,9 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
         + [new(f"n{i}", f"N{i}") for i in range(3)],
     )
     a = out["a"].atom_id
-    cursor = service.inspect(human, a, limit=2).cursor
+    cursor = service.inspect(human, InspectRequest(a, limit=2)).cursor
     assert cursor
-    assert len(service.inspect(human, a, limit=2, cursor=cursor).neighbors) == 1
+    assert len(service.inspect(human, InspectRequest(a, limit=2, cursor=cursor)).neighbors) == 1
     changed: list[dict[str, Any]] = [
         {"limit": 1},
         {"limit": 2, "roles": ["r"]},
@@ -534,17 +548,20 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
         {"limit": 2, "range_start": 0},
     ]
     for options in changed:
-        err = error_of(service.inspect, human, a, cursor=cursor, **options)
+        err = error_of(service.inspect, human, InspectRequest(a, cursor=cursor, **options))
         assert err.code == "CURSOR_EXPIRED", options
     other_actor = Binding(human.subject, human.policy, "human", "bob")
-    assert error_of(service.inspect, other_actor, a, limit=2, cursor=cursor).code == (
-        "CURSOR_EXPIRED"
-    )
-    assert error_of(service.inspect, human, out["n0"].atom_id, limit=2, cursor=cursor).code == (
-        "CURSOR_EXPIRED"
-    )
+    assert error_of(
+        service.inspect, other_actor, InspectRequest(a, limit=2, cursor=cursor)
+    ).code == ("CURSOR_EXPIRED")
+    assert error_of(
+        service.inspect, human, InspectRequest(out["n0"].atom_id, limit=2, cursor=cursor)
+    ).code == ("CURSOR_EXPIRED")
     forged = cursor[:-4] + ("AAAA" if not cursor.endswith("AAAA") else "BBBB")
-    assert error_of(service.inspect, human, a, limit=2, cursor=forged).code == "CURSOR_EXPIRED"
+    assert (
+        error_of(service.inspect, human, InspectRequest(a, limit=2, cursor=forged)).code
+        == "CURSOR_EXPIRED"
+    )
     later = service_for(
         service.settings,
         service.db,
@@ -552,7 +569,10 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
         service.tokenizer,
         clock=lambda: time.time() + service.settings.lifetimes.cursor_lifetime_s + 1,
     )
-    assert error_of(later.inspect, human, a, limit=2, cursor=cursor).code == "CURSOR_EXPIRED"
+    assert (
+        error_of(later.inspect, human, InspectRequest(a, limit=2, cursor=cursor)).code
+        == "CURSOR_EXPIRED"
+    )
 
 
 # ----------------------------------------------------------------------- CUR-3
@@ -561,7 +581,7 @@ def test_cursor_expires_on_any_change_of_options_binding_or_time(
 @pytest.mark.req("CUR-3")
 def test_diagnostics_have_the_four_parts(service: Service, human: Binding) -> None:
     a = write(service, human, [new("a", "A")])["a"]
-    diagnostics = service.inspect(human, a.atom_id).diagnostics
+    diagnostics = service.inspect(human, InspectRequest(a.atom_id)).diagnostics
     assert {"acquisition", "validation", "evaluation", "selection"} <= set(diagnostics)
     assert diagnostics["evaluation"]["numeric"] is False
     assert diagnostics["selection"]["returned"] == 0

@@ -14,6 +14,7 @@ import pytest
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.bm25 import SubjectStats, query_terms, score_bodies
+from graphsvc.core.requests import SearchRequest
 from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
@@ -40,7 +41,7 @@ def _write(service: Service, binding: Binding, texts: dict[str, str]) -> dict[st
 
 
 def _lexical(service: Service, binding: Binding) -> dict[str, float | None]:
-    result = service.search(binding, QUERY, depth=0, limit=20)
+    result = service.search(binding, SearchRequest(QUERY, depth=0, limit=20))
     return {h.atom.atom_id: h.breakdown["lexical"] for h in result.hits}
 
 
@@ -84,7 +85,7 @@ def test_another_subjects_skewed_vocabulary_leaves_the_lexical_scores_unchanged(
     ids = _write(service, mine, TEXTS)
     alone = _lexical(service, mine)
     alone_lucene = _lexical(lucene, mine)
-    result = service.search(mine, QUERY, depth=0)
+    result = service.search(mine, SearchRequest(QUERY, depth=0))
     assert result.diagnostics["acquisition"]["lexicalStatistics"] == "subject"
     # Every body holding a query word has a lexical score, the best 1 (÷ max).
     assert max(v or 0.0 for v in alone.values()) == 1.0
@@ -142,7 +143,7 @@ def test_a_small_subjects_whole_ranking_is_its_own(
     _write(svc, mine, TEXTS)
 
     def ranking() -> list[tuple[str, float, float | None]]:
-        result = svc.search(mine, QUERY, limit=20)
+        result = svc.search(mine, SearchRequest(QUERY, limit=20))
         assert result.diagnostics["acquisition"]["vectorMode"] == "exact"
         return [(h.atom.atom_id, h.score, h.breakdown["lexical"]) for h in result.hits]
 
@@ -184,7 +185,7 @@ def test_every_candidate_gets_its_bodys_lexical_score_by_default(
             service.embedder,
             service.tokenizer,
         )
-        result = svc.search(mine, query, depth=0, limit=10)
+        result = svc.search(mine, SearchRequest(query, depth=0, limit=10))
         assert result.diagnostics["acquisition"]["lexicalCandidates"] == 3
         lexical[scope] = {h.atom.atom_id: h.breakdown["lexical"] or 0.0 for h in result.hits}
     # With only the hits scored, a seed from the vector leg has no lexical score ...
@@ -214,8 +215,8 @@ def test_a_subject_over_the_statistics_bound_keeps_lucenes_statistics(
         service.embedder,
         service.tokenizer,
     )
-    over = bounded.search(binding, QUERY, depth=0, limit=20)
-    within = at_bound.search(binding, QUERY, depth=0, limit=20)
+    over = bounded.search(binding, SearchRequest(QUERY, depth=0, limit=20))
+    within = at_bound.search(binding, SearchRequest(QUERY, depth=0, limit=20))
     assert over.diagnostics["acquisition"]["lexicalStatistics"] == "index"
     assert within.diagnostics["acquisition"]["lexicalStatistics"] == "subject"
     assert {h.atom.atom_id for h in over.hits} == {h.atom.atom_id for h in within.hits}
@@ -253,7 +254,7 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
     # A query with a term not seen yet reads that term's document frequency, even at
     # the same generation, but not the body count and length again (kept with it).
     frequencies = _statistics_reads("search/term_frequencies")
-    fog = service.search(mine, "lighthouse fog", depth=0, limit=10)
+    fog = service.search(mine, SearchRequest("lighthouse fog", depth=0, limit=10))
     assert _statistics_reads() == reads + 1
     assert _statistics_reads("search/term_frequencies") == frequencies + 1
     fog_lexical = {h.atom.atom_id: h.breakdown["lexical"] or 0.0 for h in fog.hits}

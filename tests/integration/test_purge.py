@@ -22,6 +22,7 @@ import pytest
 from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
@@ -186,10 +187,10 @@ def test_stale_blocked_retired_and_purged_are_four_different_conditions(
     revise(service, human, x, "The office kettle moved to room seven.")
 
     # stale: Y's declared watch (X@1) no longer holds; Y is still current.
-    inspected = service.inspect(human, y.atom_id)
+    inspected = service.inspect(human, InspectRequest(y.atom_id))
     assert inspected.stale is True and inspected.atom.state == "active"
     # blocked: Z needs Y's body and Y is stale, so Z cannot be presented.
-    items = service.read(human, "morning routine brew team tea", 4096).items
+    items = service.read(human, ReadRequest("morning routine brew team tea", 4096)).items
     by_id = {i["ref"]["atomId"]: i for i in items}
     assert by_id[z.atom_id]["blocked"] is True
     assert by_id.get(y.atom_id, {"blocked": False})["blocked"] is False
@@ -197,9 +198,11 @@ def test_stale_blocked_retired_and_purged_are_four_different_conditions(
     # retired: leaves search and read, but the retired revision keeps everything.
     before = load_views(db, s, [r])[r]
     r2 = retire(service, human, r)
-    hits = service.search(human, f"biscuits {r_word}").hits
+    hits = service.search(human, SearchRequest(f"biscuits {r_word}")).hits
     assert r.atom_id not in {h.atom.atom_id for h in hits}
-    read_ids = {i["ref"]["atomId"] for i in service.read(human, "biscuits", 4096).items}
+    read_ids = {
+        i["ref"]["atomId"] for i in service.read(human, ReadRequest("biscuits", 4096)).items
+    }
     assert r.atom_id not in read_ids
     after = load_views(db, s, [r2])[r2]
     assert after.state == "retired" and after.text == before.text
@@ -228,7 +231,7 @@ def test_purge_follows_every_erasure_dependency_but_not_ordinary_links(
         return create(service, binding, f"{name} record {words[name]}", **kw)
 
     t1 = atom("target")
-    manifest = service.read(human, f"target record {words['target']}", 4096).manifest
+    manifest = service.read(human, ReadRequest(f"target record {words['target']}", 4096)).manifest
     assert ref_json(t1) in manifest["presentation"]["revisions"]
     t2 = revise(service, human, t1, f"target revised {secret_word()}")
 
@@ -292,7 +295,7 @@ def test_purge_follows_every_erasure_dependency_but_not_ordinary_links(
         s=s,
         a=t1.atom_id,
     )
-    paged = service.search(human, "record", limit=1)
+    paged = service.search(human, SearchRequest("record", limit=1))
     assert paged.cursor is not None
 
     outcome = service.purge(human, t1.atom_id)
@@ -346,7 +349,7 @@ def test_purge_follows_every_erasure_dependency_but_not_ordinary_links(
     ]
     # Cursors of the subject expire with the purge epoch (CUR-2).
     assert (
-        error_code(service.search, human, "record", limit=1, cursor=paged.cursor)
+        error_code(service.search, human, SearchRequest("record", limit=1, cursor=paged.cursor))
         == "CURSOR_EXPIRED"
     )
 
@@ -621,8 +624,8 @@ def test_purge_killed_after_each_step_resumes_and_leaves_nothing_behind(
         assert marker == [{"atomId": chain[0].atom_id, "step": step}]
         pending = [
             error_code(write, service, human, [change("a", "New note.")]),
-            error_code(service.read, human, "chain", 1000),
-            error_code(service.search, human, "chain"),
+            error_code(service.read, human, ReadRequest("chain", 1000)),
+            error_code(service.search, human, SearchRequest("chain")),
             error_code(observe, service, human),
             error_code(service.purge, human, keeper.atom_id),
         ]

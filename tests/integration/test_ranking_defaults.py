@@ -13,6 +13,7 @@ import pytest
 
 from graphsvc.core.activation import DEFAULT_PROPAGATION
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
@@ -89,7 +90,7 @@ def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagat
         },
         links=True,
     )
-    result = svc.search(binding, "limestone caves dissolving calcite", depth=1)
+    result = svc.search(binding, SearchRequest("limestone caves dissolving calcite", depth=1))
     by = {h.atom.atom_id: h for h in result.hits}
     a, b = by[ids["a"]], by[ids["b"]]
     # One link b→a gives each atom one out-edge of weight 1, so with s = a/Σa:
@@ -118,7 +119,7 @@ def test_neighbouring_query_terms_raise_a_bodys_lexical_score(
     query = "support group"
 
     def lexical(svc: Service) -> dict[str, float]:
-        hits = svc.search(binding, query, depth=0).hits
+        hits = svc.search(binding, SearchRequest(query, depth=0)).hits
         return {
             key: next(h.breakdown["lexical"] for h in hits if h.atom.atom_id == aid)
             for key, aid in ids.items()

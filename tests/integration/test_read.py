@@ -17,6 +17,7 @@ import pytest
 from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import ReadRequest
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.read import ReadResult
@@ -141,7 +142,7 @@ def test_later_pages_come_from_the_first_evaluation(service: Service, human: Bin
             for i in range(6)
         ),
     )
-    page1 = service.read(human, "volcano eruption lava", 4000, limit=2)
+    page1 = service.read(human, ReadRequest("volcano eruption lava", 4000, limit=2))
     assert page1.cursor is not None
     assert len(root_keys(page1)) == 2
     fresh = create(
@@ -150,8 +151,12 @@ def test_later_pages_come_from_the_first_evaluation(service: Service, human: Bin
         {"id": "hot", "text": "Volcano eruption lava: volcano eruption lava flows downhill."},
     )["hot"]
     # The new atom is highly relevant: a fresh evaluation ranks it first.
-    assert root_keys(service.read(human, "volcano eruption lava", 4000, limit=1))[0] == key(fresh)
-    page2 = service.read(human, "volcano eruption lava", 4000, limit=2, cursor=page1.cursor)
+    assert root_keys(service.read(human, ReadRequest("volcano eruption lava", 4000, limit=1)))[
+        0
+    ] == key(fresh)
+    page2 = service.read(
+        human, ReadRequest("volcano eruption lava", 4000, limit=2, cursor=page1.cursor)
+    )
     assert key(fresh) not in item_keys(page2)
     assert len(root_keys(page2)) == 2
     assert set(root_keys(page1)).isdisjoint(root_keys(page2))
@@ -164,7 +169,9 @@ def test_later_pages_come_from_the_first_evaluation(service: Service, human: Bin
     seen = set(root_keys(page1)) | set(root_keys(page2))
     cursor = page2.cursor
     while cursor is not None:
-        page = service.read(human, "volcano eruption lava", 4000, limit=2, cursor=cursor)
+        page = service.read(
+            human, ReadRequest("volcano eruption lava", 4000, limit=2, cursor=cursor)
+        )
         assert seen.isdisjoint(root_keys(page)) and key(fresh) not in item_keys(page)
         seen |= set(root_keys(page))
         cursor = page.cursor
@@ -182,7 +189,7 @@ def test_required_closure_is_presented_with_its_root(service: Service, human: Bi
         {"id": "root", "text": "Saffron risotto needs slow stirring.", "links": [req("dep")]},
         {"id": "dep", "text": "Arborio grains release starch when stirred."},
     )
-    result = service.read(human, "saffron risotto", 2000, limit=1)
+    result = service.read(human, ReadRequest("saffron risotto", 2000, limit=1))
     assert root_keys(result) == [key(views["root"])]
     assert [(k, i["role"]) for k, i in zip(item_keys(result), result.items, strict=True)] == [
         (key(views["root"]), "root"),
@@ -207,7 +214,7 @@ def test_cycle_of_required_links_terminates(service: Service, human: Binding) ->
         {"id": "b", "text": "Orbital resonance.", "links": [req("c", "logical")]},
         {"id": "c", "text": "Roche limit.", "links": [req("a", "logical")]},
     )
-    result = service.read(human, "tidal locking of moons", 2000, limit=1)
+    result = service.read(human, ReadRequest("tidal locking of moons", 2000, limit=1))
     refs = memory_refs(result)
     assert sorted(refs) == sorted(key(v) for v in views.values())
     assert len(refs) == len(set(refs)) == 3
@@ -223,10 +230,10 @@ def test_retired_logical_target_blocks_its_root(service: Service, human: Binding
         {"id": "root", "text": body, "links": [req("dep", "logical")]},
         {"id": "dep", "text": "Ice shelves float on seawater."},
     )
-    before = service.read(human, "glacier calving fjords", 2000)
+    before = service.read(human, ReadRequest("glacier calving fjords", 2000))
     assert key(views["root"]) in memory_refs(before)
     change(service, human, "retire", views["dep"])
-    after = service.read(human, "glacier calving fjords", 2000)
+    after = service.read(human, ReadRequest("glacier calving fjords", 2000))
     assert key(views["root"]) in item_keys(after, blocked=True)
     assert key(views["root"]) not in memory_refs(after)
     assert body not in after.text
@@ -247,7 +254,7 @@ def test_retired_observed_target_stays_pinned_and_does_not_block(
         {"id": "dep", "text": "Wild yeast and lactobacilli ferment flour."},
     )
     change(service, human, "retire", views["dep"])
-    result = service.read(human, "sourdough starter feeding", 2000, limit=1)
+    result = service.read(human, ReadRequest("sourdough starter feeding", 2000, limit=1))
     assert not any(i["blocked"] for i in result.items)
     assert memory_refs(result) == [key(views["root"]), key(views["dep"])]
     assert "Wild yeast and lactobacilli ferment flour." in result.text
@@ -266,7 +273,7 @@ def test_root_whose_closure_does_not_fit_is_left_out_whole(
         {"id": "small", "text": "Quasar brightness varies."},
     )
     budget = 120
-    result = service.read(human, "quasar redshift survey", budget)
+    result = service.read(human, ReadRequest("quasar redshift survey", budget))
     root, dep = key(views["root"]), key(views["dep"])
     refs = memory_refs(result)
     assert root not in refs and dep not in refs
@@ -277,10 +284,13 @@ def test_root_whose_closure_does_not_fit_is_left_out_whole(
     need = sel["minBudgetFor"][root]
     assert need > budget
     # The reported minimum budget is exactly what fits the whole closure.
-    fitted = service.read(human, "quasar redshift survey", need, limit=1)
+    fitted = service.read(human, ReadRequest("quasar redshift survey", need, limit=1))
     assert memory_refs(fitted) == [root, dep]
     assert count_tokens(fitted.text) <= need
-    assert memory_refs(service.read(human, "quasar redshift survey", need - 1, limit=1)) == []
+    assert (
+        memory_refs(service.read(human, ReadRequest("quasar redshift survey", need - 1, limit=1)))
+        == []
+    )
 
 
 @pytest.mark.req("RD-2")
@@ -303,7 +313,7 @@ def test_closure_cut_at_size_cap_blocks_instead_of_presenting_part(
         {"id": "c11", "text": "The semaphore line ends here."},
     )
     q = "Chappe telegraph headquarters Paris"
-    whole = service.read(human, q, 4000, limit=1)
+    whole = service.read(human, ReadRequest(q, 4000, limit=1))
     assert root_keys(whole) == [key(views["c0"])]
     assert len(memory_refs(whole)) == 12
     assert whole.diagnostics["validation"]["closureTruncated"] is False
@@ -314,7 +324,7 @@ def test_closure_cut_at_size_cap_blocks_instead_of_presenting_part(
     capped = service_for(
         test_settings.with_(max_nodes=1), service.db, service.embedder, service.tokenizer
     )
-    cut = capped.read(human, q, 4000, limit=1)
+    cut = capped.read(human, ReadRequest(q, 4000, limit=1))
     assert cut.diagnostics["validation"]["closureTruncated"] is True
     assert item_keys(cut, blocked=True) == [key(views["c0"])]
     assert memory_refs(cut) == []
@@ -340,10 +350,10 @@ def test_required_target_whose_watch_moved_is_stale_and_blocks(
             "links": [req_ref(derived, "logical")],
         },
     )["r"]
-    before = service.read(human, "coffee bean import costs", 2000, limit=1)
+    before = service.read(human, ReadRequest("coffee bean import costs", 2000, limit=1))
     assert memory_refs(before) == [key(root), key(derived)]
     change(service, human, "revise", watched, "Exchange rate EUR/USD is 1.15.")
-    after = service.read(human, "coffee bean import costs", 2000, limit=1)
+    after = service.read(human, ReadRequest("coffee bean import costs", 2000, limit=1))
     assert item_keys(after, blocked=True) == [key(root)]
     assert "Coffee bean import costs for roasters." not in after.text
     edges = after.diagnostics["selection"]["blockedRoots"][0]["edges"]
@@ -365,12 +375,12 @@ def test_inherited_watch_that_moved_also_blocks(
         human,
         {"id": "r", "text": "Shipyard hull costs per tonne.", "links": [req_ref(derived)]},
     )["r"]
-    assert memory_refs(service.read(human, "shipyard hull costs", 2000, limit=1)) == [
+    assert memory_refs(service.read(human, ReadRequest("shipyard hull costs", 2000, limit=1))) == [
         key(root),
         key(derived),
     ]
     change(service, human, "revise", watched, "Tariff on steel is 10%.")
-    after = service.read(human, "shipyard hull costs", 2000, limit=1)
+    after = service.read(human, ReadRequest("shipyard hull costs", 2000, limit=1))
     assert item_keys(after, blocked=True) == [key(root)]
     edges = after.diagnostics["selection"]["blockedRoots"][0]["edges"]
     assert [e["reason"] for e in edges] == ["stale"]
@@ -396,7 +406,7 @@ def test_budget_is_never_exceeded_and_tokens_are_exact(service: Service, human: 
     _shared_corpus(service, human)
     sizes = []
     for budget in (0, 5, 20, 50, 100, 180, 400, 2000):
-        result = service.read(human, "chlorophyll light leaves", budget)
+        result = service.read(human, ReadRequest("chlorophyll light leaves", budget))
         tokens = count_tokens(result.text)
         assert tokens <= budget, (budget, tokens)
         assert result.selection["tokens"] == tokens
@@ -409,7 +419,7 @@ def test_budget_is_never_exceeded_and_tokens_are_exact(service: Service, human: 
 @pytest.mark.req("RD-4", "RD-5")
 def test_shared_required_body_is_rendered_once(service: Service, human: Binding) -> None:
     views = _shared_corpus(service, human)
-    result = service.read(human, "chlorophyll light leaves", 2000)
+    result = service.read(human, ReadRequest("chlorophyll light leaves", 2000))
     refs = memory_refs(result)
     assert refs.count(key(views["shared"])) == 1
     assert {key(views[r]) for r in ("r1", "r2", "r3", "shared")} <= set(refs)
@@ -422,7 +432,7 @@ def test_shared_required_body_is_rendered_once(service: Service, human: Binding)
 @pytest.mark.req("RD-5")
 def test_text_holds_bodies_once_and_items_hold_refs(service: Service, human: Binding) -> None:
     views = _shared_corpus(service, human)
-    result = service.read(human, "chlorophyll light leaves", 2000)
+    result = service.read(human, ReadRequest("chlorophyll light leaves", 2000))
     assert result.format_version == 2
     doc = json.loads(result.text)
     assert doc["formatVersion"] == 2
@@ -446,13 +456,13 @@ def test_work_limit_cut_reports_incomplete_baseline(
     service: Service, human: Binding, test_settings: Settings
 ) -> None:
     _shared_corpus(service, human)
-    normal = service.read(human, "chlorophyll light leaves", 2000)
+    normal = service.read(human, ReadRequest("chlorophyll light leaves", 2000))
     assert normal.selection["baselineComplete"] is True
     assert normal.selection["coverageCertified"] is False
     tight = service_for(
         test_settings.with_(packing_work=50), service.db, service.embedder, service.tokenizer
     )
-    cut = tight.read(human, "chlorophyll light leaves", 2000)
+    cut = tight.read(human, ReadRequest("chlorophyll light leaves", 2000))
     assert cut.selection["baselineComplete"] is False
     assert cut.selection["coverageCertified"] is False
     assert cut.diagnostics["selection"]["workUsed"] <= 50
@@ -488,18 +498,18 @@ def test_depth_and_limit_are_honoured(
         test_settings.with_(max_seeds=1), service.db, service.embedder, service.tokenizer
     )
     q = "honeybee waggle dance distance"
-    flat = one_seed.read(human, q, 4000, depth=0)
+    flat = one_seed.read(human, ReadRequest(q, 4000, depth=0))
     assert item_keys(flat) == [key(views["seed"])]
     assert flat.diagnostics["evaluation"]["levels"] == 0
-    one = one_seed.read(human, q, 4000, depth=1)
+    one = one_seed.read(human, ReadRequest(q, 4000, depth=1))
     assert set(item_keys(one)) == {key(views["seed"]), key(views["n1"])}
-    two = one_seed.read(human, q, 4000, depth=2)
+    two = one_seed.read(human, ReadRequest(q, 4000, depth=2))
     assert set(item_keys(two)) == {key(views[k]) for k in ("seed", "n1", "n2")}
     for limit in (1, 3):
-        capped = service.read(human, q, 4000, limit=limit)
+        capped = service.read(human, ReadRequest(q, 4000, limit=limit))
         assert len(root_keys(capped)) == limit
         assert capped.cursor is not None
-    assert len(root_keys(service.read(human, q, 4000, limit=24))) == len(views)
+    assert len(root_keys(service.read(human, ReadRequest(q, 4000, limit=24)))) == len(views)
 
 
 # --------------------------------------------------------------------------- MAN-1 / MAN-3
@@ -509,7 +519,7 @@ def test_depth_and_limit_are_honoured(
 def test_manifest_parts_and_presentation_digest(service: Service, agent: Binding) -> None:
     human = Binding(agent.subject, agent.policy, "human", "alice")
     _shared_corpus(service, human)
-    result = service.read(agent, "chlorophyll light leaves", 400)
+    result = service.read(agent, ReadRequest("chlorophyll light leaves", 400))
     m = result.manifest
     assert m["contractVersion"] == 2 and isinstance(m["id"], str) and m["id"]
     assert {"acquisition", "presentation", "watches", "generation", "acknowledgement"} <= set(m)
@@ -538,7 +548,7 @@ def test_observed_presentation_links_generated_revision_to_presented_revisions(
 ) -> None:
     human = Binding(agent.subject, agent.policy, "human", "alice")
     _shared_corpus(service, human)
-    result = service.read(agent, "chlorophyll light leaves", 400)
+    result = service.read(agent, ReadRequest("chlorophyll light leaves", 400))
     presented = sorted(memory_refs(result))
     assert presented
     token = observe(service, agent, presentations=[result.manifest["id"]])
@@ -559,7 +569,7 @@ def test_record_use_acknowledges_manifest_and_dedups_event(
 ) -> None:
     human = Binding(agent.subject, agent.policy, "human", "alice")
     _shared_corpus(service, human)
-    result = service.read(agent, "chlorophyll light leaves", 400)
+    result = service.read(agent, ReadRequest("chlorophyll light leaves", 400))
     first = service.record_use(agent, "event-1", result.manifest)
     assert first["repeated"] is False and first["updated"] == len(memory_refs(result))
     ack = cypher(
@@ -602,7 +612,7 @@ def test_source_citation_does_not_make_the_cited_atom_presented(
             ],
         },
     )["c"]
-    result = service.read(agent, "Westphalian sovereignty peace treaty", 2000, limit=1)
+    result = service.read(agent, ReadRequest("Westphalian sovereignty peace treaty", 2000, limit=1))
     assert root_keys(result) == [key(citing)]
     assert memory_refs(result) == [key(citing)]
     presented = [f"{r['atomId']}@{r['rev']}" for r in result.manifest["presentation"]["revisions"]]
@@ -629,7 +639,7 @@ def test_source_citation_does_not_make_the_cited_atom_presented(
 @pytest.mark.req("CUR-2")
 def test_cursor_bound_to_query_budget_and_binding(service: Service, human: Binding) -> None:
     create(service, human, *({"id": f"k{i}", "text": f"Kiln firing note {i}."} for i in range(5)))
-    page1 = service.read(human, "kiln firing", 1000, limit=2)
+    page1 = service.read(human, ReadRequest("kiln firing", 1000, limit=2))
     assert page1.cursor is not None
     other = Binding(human.subject, human.policy, "agent", "bot-9")
     # (binding, query, budget, options): each differs from page 1 in one thing.
@@ -643,10 +653,12 @@ def test_cursor_bound_to_query_budget_and_binding(service: Service, human: Bindi
     ]
     for binding, q, budget, opts in attempts:
         with pytest.raises(GraphsvcError) as info:
-            service.read(binding, q, budget, cursor=page1.cursor, **opts)
+            service.read(binding, ReadRequest(q, budget, cursor=page1.cursor, **opts))
         assert error_code(info) == "CURSOR_EXPIRED", (q, budget, opts)
     with pytest.raises(GraphsvcError) as info:
-        service.read(human, "kiln firing", 1000, limit=2, cursor=page1.cursor[:-4] + "AAAA")
+        service.read(
+            human, ReadRequest("kiln firing", 1000, limit=2, cursor=page1.cursor[:-4] + "AAAA")
+        )
     assert error_code(info) == "CURSOR_EXPIRED"
     later = service_for(
         service.settings,
@@ -656,16 +668,16 @@ def test_cursor_bound_to_query_budget_and_binding(service: Service, human: Bindi
         clock=lambda: time.time() + service.settings.lifetimes.cursor_lifetime_s + 1,
     )
     with pytest.raises(GraphsvcError) as info:
-        later.read(human, "kiln firing", 1000, limit=2, cursor=page1.cursor)
+        later.read(human, ReadRequest("kiln firing", 1000, limit=2, cursor=page1.cursor))
     assert error_code(info) == "CURSOR_EXPIRED"
     # The unchanged request still pages.
-    assert service.read(human, "kiln firing", 1000, limit=2, cursor=page1.cursor).items
+    assert service.read(human, ReadRequest("kiln firing", 1000, limit=2, cursor=page1.cursor)).items
 
 
 @pytest.mark.req("CUR-3")
 def test_diagnostics_have_separate_parts(service: Service, human: Binding) -> None:
     _shared_corpus(service, human)
-    d = service.read(human, "chlorophyll light leaves", 400).diagnostics
+    d = service.read(human, ReadRequest("chlorophyll light leaves", 400)).diagnostics
     assert {"acquisition", "validation", "evaluation", "selection"} <= set(d)
     assert d["acquisition"]["candidates"] > 0
     assert d["validation"]["requiredEdges"] == 3
@@ -691,10 +703,12 @@ def test_archived_parent_hidden_unless_include_archived(service: Service, human:
         s=human.subject,
         a=views["p"].atom_id,
     )
-    hidden = service.read(human, "lighthouse keepers storms", 2000)
+    hidden = service.read(human, ReadRequest("lighthouse keepers storms", 2000))
     assert key(views["p"]) not in item_keys(hidden)
     assert key(views["q"]) in item_keys(hidden)
-    shown = service.read(human, "lighthouse keepers storms", 2000, include_archived=True)
+    shown = service.read(
+        human, ReadRequest("lighthouse keepers storms", 2000, include_archived=True)
+    )
     assert key(views["p"]) in memory_refs(shown)
 
 
@@ -708,7 +722,7 @@ def test_read_answers_purge_pending_while_a_marker_stands(service: Service, huma
     )
     try:
         with pytest.raises(GraphsvcError) as info:
-            service.read(human, "comet tails", 1000)
+            service.read(human, ReadRequest("comet tails", 1000))
         assert error_code(info) == "PURGE_PENDING"
     finally:
         cypher(service, "MATCH (p:PurgeMarker {subject: $s}) DETACH DELETE p", s=human.subject)
@@ -717,12 +731,12 @@ def test_read_answers_purge_pending_while_a_marker_stands(service: Service, huma
 @pytest.mark.req("LNK-6", "CUR-1")
 def test_later_page_answers_purge_pending_too(service: Service, human: Binding) -> None:
     create(service, human, *({"id": f"m{i}", "text": f"Meteor shower {i}."} for i in range(4)))
-    page1 = service.read(human, "meteor shower", 1000, limit=2)
+    page1 = service.read(human, ReadRequest("meteor shower", 1000, limit=2))
     assert page1.cursor is not None
     cypher(service, "CREATE (:PurgeMarker {subject: $s, atomId: 'gone'})", s=human.subject)
     try:
         with pytest.raises(GraphsvcError) as info:
-            service.read(human, "meteor shower", 1000, limit=2, cursor=page1.cursor)
+            service.read(human, ReadRequest("meteor shower", 1000, limit=2, cursor=page1.cursor))
         assert error_code(info) == "PURGE_PENDING"
     finally:
         cypher(service, "MATCH (p:PurgeMarker {subject: $s}) DETACH DELETE p", s=human.subject)
@@ -743,7 +757,7 @@ def test_bad_read_arguments_are_invalid_input(service: Service, human: Binding) 
     ]
     for q, budget, opts in cases:
         with pytest.raises(GraphsvcError) as info:
-            service.read(human, q, budget, **opts)
+            service.read(human, ReadRequest(q, budget, **opts))
         assert error_code(info) == "INVALID_INPUT", (q, budget, opts)
 
 
@@ -829,7 +843,7 @@ def test_expired_manifests_are_removed_by_later_reads(
             ]
         ),
     )
-    first = service.read(human, "manifest retention probe", 300).manifest["id"]
+    first = service.read(human, ReadRequest("manifest retention probe", 300)).manifest["id"]
     short = service_for(
         test_settings.with_(manifest_lifetime_s=0),
         service.db,
@@ -837,7 +851,7 @@ def test_expired_manifests_are_removed_by_later_reads(
         service.tokenizer,
         clock=lambda: time.time() + 5,
     )
-    second = short.read(human, "manifest retention probe", 300).manifest["id"]
+    second = short.read(human, ReadRequest("manifest retention probe", 300)).manifest["id"]
     records, _, _ = service.db.driver.execute_query(
         "MATCH (m:Manifest {subject: $s}) RETURN collect(m.manifestId) AS ids",
         {"s": human.subject},

@@ -10,6 +10,7 @@ from graph_support import gql_ok
 from write_support import frozen_clock, new, ref, retire, revise, write
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import ReadRequest
 from graphsvc.service import Service
 
 REPLAY = """
@@ -42,7 +43,7 @@ def test_replay_after_a_revise_a_retire_and_a_purge(service: Service, human: Bin
         ],
     ).changes
     a, b, c = made["a"], made["b"], made["c"]
-    read = service.read(human, "what do otters do", 4096)
+    read = service.read(human, ReadRequest("what do otters do", 4096))
     manifest_id = read.manifest["id"]
     presented = {r["atomId"] for r in read.manifest["presentation"]["revisions"]}
     assert presented == {a.atom_id, b.atom_id, c.atom_id}
@@ -80,7 +81,7 @@ def test_replay_after_a_revise_a_retire_and_a_purge(service: Service, human: Bin
 @pytest.mark.req("MAN-1", "API-2")
 def test_another_subjects_manifest_is_null(service: Service, human: Binding) -> None:
     write(service, human, [new("a", "Badgers dig setts under hedgerows.")])
-    manifest_id = service.read(human, "badgers", 4096).manifest["id"]
+    manifest_id = service.read(human, ReadRequest("badgers", 4096)).manifest["id"]
     other = Binding(f"{human.subject}-other", "default", "human", "mallory")
     assert gql_ok(service, other, REPLAY, id=manifest_id)["manifest"] is None
     assert gql_ok(service, human, REPLAY, id="no-such-manifest")["manifest"] is None

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.embed import get_embedder
 from graphsvc.errors import EmbeddingModelMismatchError, InvalidInputError
 from graphsvc.inputs.models import parse_changes
@@ -128,7 +129,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     )
     before = _embeddings(db)
     assert {len(v) for v in before.values()} == {384}
-    first = service.search(human, "when are the tides logged at the harbour?")
+    first = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
     assert first.hits[0].atom.text == TEXTS["tide"]
 
     # A process of the other model refuses to start on these embeddings.
@@ -147,7 +148,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     # re-embedded head (another length) has no semantic signal, the others do.
     texts = _texts(db, subject)
     for query in ("sourdough proofing in the cellar", "the comet's tail in the sky"):
-        during = service.search(human, query)
+        during = service.search(human, SearchRequest(query))
         missing = during.diagnostics["acquisition"]["missingSignals"]
         assert {texts[a] for a, sig in missing.items() if "semantic" in sig} <= moved
         kept = [h.atom.text for h in during.hits if h.atom.text not in moved]
@@ -187,7 +188,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     for text, vector in after.items():
         assert len(vector) == 768
         assert float(np.abs(np.array(vector) - np.array(mpnet.embed([text])[0])).max()) < 1e-5
-    result = service.search(human, "when are the tides logged at the harbour?")
+    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
     assert result.hits[0].atom.text == TEXTS["tide"]
     assert not result.diagnostics["acquisition"]["missingSignals"]
     with pytest.raises(EmbeddingModelMismatchError):

@@ -21,6 +21,7 @@ import pytest
 from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import (
     CursorExpiredError,
@@ -254,7 +255,7 @@ def corpus(service: Service) -> Corpus:
 
 
 def _full(service: Service, binding: Binding, query: str, **options: Any) -> SearchResult:
-    result: SearchResult = service.search(binding, query, limit=FULL, **options)
+    result: SearchResult = service.search(binding, SearchRequest(query, limit=FULL, **options))
     assert result.cursor is None
     return result
 
@@ -326,7 +327,7 @@ def _dump(service: Service, subject: str) -> str:
 def test_paraphrased_query_finds_the_atom_first_by_semantics(
     service: Service, corpus: Corpus
 ) -> None:
-    result = service.search(corpus.binding, PARAPHRASE)
+    result = service.search(corpus.binding, SearchRequest(PARAPHRASE))
     top = result.hits[0]
     assert top.atom.atom_id == corpus.ids["exercise"]
     # No word in common: the atom won on the semantic signal alone.
@@ -337,7 +338,7 @@ def test_paraphrased_query_finds_the_atom_first_by_semantics(
 
 @pytest.mark.req("ACT-1")
 def test_rare_keyword_is_found_lexically_with_lexical_one(service: Service, corpus: Corpus) -> None:
-    result = service.search(corpus.binding, "zorblax")
+    result = service.search(corpus.binding, SearchRequest("zorblax"))
     assert result.hits[0].atom.atom_id == corpus.ids["zorblax"]
     bd = result.hits[0].breakdown
     assert bd["lexical"] == 1.0
@@ -370,7 +371,7 @@ def test_rare_keyword_is_found_lexically_with_lexical_one(service: Service, corp
 def test_lucene_special_characters_never_error(
     service: Service, corpus: Corpus, query: str
 ) -> None:
-    result = service.search(corpus.binding, query, limit=FULL)
+    result = service.search(corpus.binding, SearchRequest(query, limit=FULL))
     acquisition = result.diagnostics["acquisition"]
     assert acquisition["queryEmbedding"] is True
     assert result.diagnostics["evaluation"]["converged"] is True
@@ -388,7 +389,7 @@ def test_query_of_only_special_characters_has_no_lexical_candidates(
     service: Service, corpus: Corpus
 ) -> None:
     for query in ('"', "()", "*", "&& || !", "\\", "+-/"):
-        result = service.search(corpus.binding, query)
+        result = service.search(corpus.binding, SearchRequest(query))
         assert result.diagnostics["acquisition"]["lexicalCandidates"] == 0, query
         assert all(h.breakdown["lexical"] in (0.0, None) for h in result.hits), query
 
@@ -397,7 +398,7 @@ def test_query_of_only_special_characters_has_no_lexical_candidates(
 def test_special_characters_around_a_keyword_still_find_it(
     service: Service, corpus: Corpus
 ) -> None:
-    result = service.search(corpus.binding, 'zorblax:(AND "')
+    result = service.search(corpus.binding, SearchRequest('zorblax:(AND "'))
     assert result.hits[0].atom.atom_id == corpus.ids["zorblax"]
     assert result.hits[0].breakdown["lexical"] == 1.0
 
@@ -451,7 +452,7 @@ def test_missing_embedding_is_ranked_lexically_and_named_in_diagnostics(
         database_=service.db.database,
         routing_=RoutingControl.WRITE,
     )
-    result = service.search(corpus.binding, "glimmerquartz crystal")
+    result = service.search(corpus.binding, SearchRequest("glimmerquartz crystal"))
     assert result.hits[0].atom.atom_id == glimmer
     bd = result.hits[0].breakdown
     assert bd["semantic"] is None and bd["lexical"] == 1.0
@@ -563,8 +564,8 @@ def test_usage_is_isolated_per_subject_and_policy(service: Service, corpus: Corp
     ref = AtomRef(corpus.ids["zorblax"], 1)
     service.record_use(used, f"ev-{uuid.uuid4().hex}", {}, [ref])
 
-    assert _breakdown(service.search(used, "zorblax"), ref.atom_id)["usage"] > 0.0
-    seen_elsewhere = _breakdown(service.search(other_policy, "zorblax"), ref.atom_id)
+    assert _breakdown(service.search(used, SearchRequest("zorblax")), ref.atom_id)["usage"] > 0.0
+    seen_elsewhere = _breakdown(service.search(other_policy, SearchRequest("zorblax")), ref.atom_id)
     assert seen_elsewhere["usage"] == 0.0 and seen_elsewhere["usageFactor"] == 1.0
 
     # Another subject cannot even name the revision to record a use of it.
@@ -581,10 +582,10 @@ def test_reset_usage_clears_the_callers_usage_state(service: Service, corpus: Co
     ref = AtomRef(corpus.ids["zorblax"], 1)
     service.record_use(binding, f"ev-{uuid.uuid4().hex}", {}, [ref])
     service.record_use(keep, f"ev-{uuid.uuid4().hex}", {}, [ref])
-    assert _breakdown(service.search(binding, "zorblax"), ref.atom_id)["usage"] > 0.0
+    assert _breakdown(service.search(binding, SearchRequest("zorblax")), ref.atom_id)["usage"] > 0.0
 
     assert service.reset_usage(binding) == 1
-    bd = _breakdown(service.search(binding, "zorblax"), ref.atom_id)
+    bd = _breakdown(service.search(binding, SearchRequest("zorblax")), ref.atom_id)
     assert bd["usage"] == 0.0 and bd["usageFactor"] == 1.0
     assert _usage_states(service, corpus.subject, "usage-reset") == {}
     # Only the caller's policy is reset.
@@ -616,10 +617,12 @@ def test_search_changes_no_body_link_or_usage_state(  # type: ignore[no-untyped-
     queries = ["quokka marsupial on Rottnest Island", PARAPHRASE, "zorblax flumberwick"]
     for q in queries:
         for depth in (0, 2):
-            service.search(binding, q, depth=depth, limit=FULL)
-        first = service.search(binding, q, limit=3, include_archived=True)
+            service.search(binding, SearchRequest(q, depth=depth, limit=FULL))
+        first = service.search(binding, SearchRequest(q, limit=3, include_archived=True))
         assert first.cursor is not None
-        service.search(binding, q, limit=3, include_archived=True, cursor=first.cursor)
+        service.search(
+            binding, SearchRequest(q, limit=3, include_archived=True, cursor=first.cursor)
+        )
         _evaluate(service, binding, q)
     token = live_server.token_for(binding)
     for q in queries[:2]:
@@ -643,7 +646,7 @@ def test_pages_are_disjoint_and_together_equal_the_unpaged_ranking(
     unpaged = _full(service, corpus.binding, query)
     assert len(unpaged.hits) > 20
 
-    pages: list[SearchResult] = [service.search(corpus.binding, query, limit=7)]
+    pages: list[SearchResult] = [service.search(corpus.binding, SearchRequest(query, limit=7))]
     # CUR-1: later pages come from the frozen evaluation, not from a new one, so a
     # write that would rank first does not show up in them.
     service.write(
@@ -651,7 +654,9 @@ def test_pages_are_disjoint_and_together_equal_the_unpaged_ranking(
         parse_changes([_create("new", "The Seine river flows through France to Paris.")]),
     )
     while pages[-1].cursor is not None:
-        pages.append(service.search(corpus.binding, query, limit=7, cursor=pages[-1].cursor))
+        pages.append(
+            service.search(corpus.binding, SearchRequest(query, limit=7, cursor=pages[-1].cursor))
+        )
         assert len(pages) < 100
 
     paged = [(h.atom.atom_id, h.atom.rev) for p in pages for h in p.hits]
@@ -669,10 +674,10 @@ def test_cursor_with_another_query_options_or_binding_is_expired(
     service: Service, corpus: Corpus
 ) -> None:
     query = "Which chemical element has which atomic number?"
-    first = service.search(corpus.binding, query, limit=5)
+    first = service.search(corpus.binding, SearchRequest(query, limit=5))
     cursor = first.cursor
     assert cursor is not None
-    second = service.search(corpus.binding, query, limit=5, cursor=cursor)
+    second = service.search(corpus.binding, SearchRequest(query, limit=5, cursor=cursor))
     assert not {h.atom.atom_id for h in second.hits} & {h.atom.atom_id for h in first.hits}
 
     other_actor = Binding(corpus.subject, "default", "agent", "bot-2")
@@ -689,7 +694,7 @@ def test_cursor_with_another_query_options_or_binding_is_expired(
     ]
     for binding, q, options in attempts:
         with pytest.raises(CursorExpiredError):
-            service.search(binding, q, cursor=cursor, **options)
+            service.search(binding, SearchRequest(q, cursor=cursor, **options))
 
 
 @pytest.mark.req("CUR-2")
@@ -697,7 +702,7 @@ def test_forged_cursor_is_expired_and_a_malformed_one_invalid(
     service: Service, corpus: Corpus
 ) -> None:
     query = "Which chemical element has which atomic number?"
-    cursor = service.search(corpus.binding, query, limit=5).cursor
+    cursor = service.search(corpus.binding, SearchRequest(query, limit=5)).cursor
     assert cursor is not None
     prefix, body, mac = cursor.split(".")
     flipped = body[:10] + ("A" if body[10] != "A" else "B") + body[11:]
@@ -710,7 +715,7 @@ def test_forged_cursor_is_expired_and_a_malformed_one_invalid(
     ]
     for bad in forged:
         with pytest.raises(CursorExpiredError):
-            service.search(corpus.binding, query, limit=5, cursor=bad)
+            service.search(corpus.binding, SearchRequest(query, limit=5, cursor=bad))
     malformed = [
         f"{prefix}.{body}",
         f"{prefix}.{body}.{mac[:-2]}",  # not base64 any more
@@ -719,7 +724,7 @@ def test_forged_cursor_is_expired_and_a_malformed_one_invalid(
     ]
     for bad in malformed:
         with pytest.raises(CursorInvalidError):
-            service.search(corpus.binding, query, limit=5, cursor=bad)
+            service.search(corpus.binding, SearchRequest(query, limit=5, cursor=bad))
 
 
 # ----------------------------------------------------------------------------- archive, subjects
@@ -752,7 +757,10 @@ def test_archived_parents_are_hidden_by_default_and_half_states_are_not(
 @pytest.mark.req("LNK-1")
 def test_a_retired_atom_leaves_search(service: Service, corpus: Corpus) -> None:
     atom_id = corpus.ids["retired"]
-    assert service.search(corpus.binding, "plonkwhistle valve").hits[0].atom.atom_id == atom_id
+    assert (
+        service.search(corpus.binding, SearchRequest("plonkwhistle valve")).hits[0].atom.atom_id
+        == atom_id
+    )
     service.write(
         corpus.binding,
         parse_changes([{"id": "r", "op": "retire", "target": {"atomId": atom_id, "rev": 1}}]),
@@ -829,7 +837,7 @@ def test_unfinished_purge_stops_first_and_later_search_pages(
         human,
         parse_changes([_create(f"p{i}", f"Purge guard note number {i}.") for i in range(4)]),
     )
-    first = service.search(human, "purge guard note", limit=1)
+    first = service.search(human, SearchRequest("purge guard note", limit=1))
     assert first.cursor is not None
     service.db.driver.execute_query(
         "CREATE (:PurgeMarker {subject: $s, atomId: 'x', step: 'plan'})",
@@ -838,13 +846,13 @@ def test_unfinished_purge_stops_first_and_later_search_pages(
     )
     try:
         with pytest.raises(PurgePendingError):
-            service.search(human, "purge guard note", limit=1, cursor=first.cursor)
+            service.search(human, SearchRequest("purge guard note", limit=1, cursor=first.cursor))
         with pytest.raises(PurgePendingError):
-            service.search(human, "purge guard note", limit=1)
+            service.search(human, SearchRequest("purge guard note", limit=1))
         # The state is read with the fulltext candidates, or alone when the text
         # makes no fulltext query: both stop.
         with pytest.raises(PurgePendingError):
-            service.search(human, "?!", limit=1)
+            service.search(human, SearchRequest("?!", limit=1))
     finally:
         service.db.driver.execute_query(
             "MATCH (p:PurgeMarker {subject: $s}) DELETE p",

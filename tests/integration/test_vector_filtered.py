@@ -23,6 +23,7 @@ import pytest
 from neo4j import RoutingControl
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.requests import SearchRequest
 from graphsvc.embed import get_embedder
 from graphsvc.errors import StoreError
 from graphsvc.inputs.models import parse_changes
@@ -216,7 +217,8 @@ def test_2026_answers_a_small_subject_from_inside_the_index(
         assert _pairs(hits) == _exact(db_2026, tenants["small"], vector, archived=False)
         assert set(r["atomId"] for r in hits.rows) <= set(tenants["smallIds"].values())
     result = service_2026.search(
-        Binding(tenants["small"], "default", "human", "alice"), "harbour lantern", limit=10
+        Binding(tenants["small"], "default", "human", "alice"),
+        SearchRequest("harbour lantern", limit=10),
     )
     assert result.diagnostics["acquisition"]["vectorMode"] == "filtered index"
     assert result.hits and all(h.atom.atom_id in tenants["smallIds"].values() for h in result.hits)

@@ -8,6 +8,7 @@ like the front door checks a GraphQL request.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 from typing import Any, cast
@@ -17,6 +18,7 @@ from graphql import GraphQLNonNull, Undefined
 from pydantic import ValidationError
 
 from graphsvc.api.schema import build_schema
+from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
 from graphsvc.inputs.models import ChangeIn, HostInputIn
 from graphsvc.inputs.text_input import check_json_values
@@ -45,6 +47,12 @@ BUILT = build_tools(SCHEMA, SERVICE)
 CONVERTED = {("write", "changes"), ("write", "options"), ("observe", "input")}
 # The facade method's name where it is not the tool's.
 METHOD = {"observe": "observe", "record_use": "record_use"}
+# The tools whose arguments reach the facade as one request (graphsvc.core.requests).
+REQUESTS: dict[str, type] = {
+    "search": SearchRequest,
+    "read": ReadRequest,
+    "inspect": InspectRequest,
+}
 
 
 def _field(tool: Tool) -> Any:
@@ -116,14 +124,25 @@ def test_an_agent_token_holds_no_operator_tool() -> None:
 @pytest.mark.parametrize("name", sorted(BUILT))
 def test_every_argument_reaches_a_parameter_of_the_facade(name: str) -> None:
     # An argument added to the GraphQL field but not to the facade would be dropped
-    # silently by the tool: the snake_case of every argument is a parameter.
-    method = getattr(Service, METHOD.get(name, name))
+    # silently by the tool: the snake_case of every argument is a parameter (of the
+    # request the facade method takes, for search, read and inspect).
+    method = REQUESTS.get(name) or getattr(Service, METHOD.get(name, name))
     params = set(inspect.signature(method).parameters)
     for arg in _field(BUILT[name]).args:
         if (name, arg) in CONVERTED:
             continue
-        snake = "".join(f"_{c.lower()}" if c.isupper() else c for c in arg)
-        assert snake in params, (name, arg, sorted(params))
+        assert _snake(arg) in params, (name, arg, sorted(params))
+
+
+@pytest.mark.parametrize("name", sorted(REQUESTS))
+def test_a_request_has_a_field_for_each_graphql_argument_and_no_other(name: str) -> None:
+    # The CLI sends every field of the request as a GraphQL variable of that name.
+    fields = {f.name for f in dataclasses.fields(REQUESTS[name])}
+    assert fields == {_snake(arg) for arg in _field(BUILT[name]).args}
+
+
+def _snake(name: str) -> str:
+    return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
 def test_write_and_observe_schemas_are_the_edge_models() -> None:

@@ -15,9 +15,11 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.enums import Direction, LinkAt
 from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
-from graphsvc.api.types import AtomViewType, Direction, LinkAt, atom_view
+from graphsvc.api.types import AtomViewType, atom_view
 from graphsvc.core.instants import as_of_instant
+from graphsvc.core.requests import InspectRequest
 
 if TYPE_CHECKING:
     from graphsvc import service as facade
@@ -113,10 +115,7 @@ class InspectQuery:
             ),
         ] = None,
     ) -> InspectResult:
-        binding = binding_of(info)
-        result = await asyncio.to_thread(
-            service_of(info).inspect,
-            binding,
+        request = InspectRequest(
             str(atom_id),
             rev=rev,
             version=str((version or LinkAt.OBSERVED).value),
@@ -128,4 +127,5 @@ class InspectQuery:
             range_end=range_end,
             as_of=as_of_instant(as_of),
         )
+        result = await asyncio.to_thread(service_of(info).inspect, binding_of(info), request)
         return _result(result)
