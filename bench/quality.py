@@ -427,7 +427,7 @@ def use_analyzer(db: Database, analyzer: str) -> None:
         database_=db.database,
     )
     db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
-    db.write("index/clear_fulltext_rebuild")  # a new index generation (see store/retrieval)
+    db.write("index/clear_fulltext_rebuild")  # a new index generation (see ops/acquisition)
 
 
 def parse_variant(spec: str) -> dict[str, Any]:
@@ -535,6 +535,7 @@ def profile(
     may overlap: the vector leg and the embedding run beside the fulltext query)."""
     import contextlib
 
+    import graphsvc.core.fusion as fusion_mod
     import graphsvc.ops.evaluate as evaluate_mod
     import graphsvc.store.connection as connection_mod
 
@@ -574,7 +575,7 @@ def profile(
         wrap(service, "search", "service.search (server total)"),
         wrap(service.embedder, "embed", "query embedding"),
         wrap(evaluate_mod, "_propagate", "solve (build edges + propagate)"),
-        wrap(evaluate_mod._Fusion, "lexical_signal", "lexical scoring (python)"),
+        wrap(fusion_mod, "lexical_signal", "lexical scoring (python)"),
         wrap(evaluate_mod, "_evaluate_in", "evaluation (in transaction)"),
     ]
     per: dict[str, list[float]] = {}

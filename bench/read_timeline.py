@@ -36,6 +36,7 @@ import graphsvc.embed.background as background  # noqa: E402
 import graphsvc.ops.evaluate as evaluate_mod  # noqa: E402
 import graphsvc.ops.read as read_mod  # noqa: E402
 import graphsvc.store.closure as closure_mod  # noqa: E402
+import graphsvc.store.expansion as expansion_mod  # noqa: E402
 import graphsvc.store.retrieval as retrieval_mod  # noqa: E402
 import graphsvc.store.views as views_mod  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
@@ -78,7 +79,7 @@ def _wrap(module: Any, attr: str, label: str) -> None:
 
 
 def _instrument() -> None:
-    for module in (retrieval_mod, closure_mod, views_mod):
+    for module in (retrieval_mod, expansion_mod, closure_mod, views_mod):
         module.run = _timed_run  # type: ignore[attr-defined]
     inner = Database._autocommit
 

@@ -20,36 +20,27 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
+from graphsvc.core.acquisition import Acquired
 from graphsvc.core.activation import (
     ActivationResult,
     PropagationTable,
     RoleWeights,
-    acquisition_order,
     build_edges,
-    cosine_from_neo4j,
-    fuse_match,
-    normalise_lexical,
-    normalise_lexical_by,
     propagate,
     usage_boost,
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
-from graphsvc.core.bm25 import query_terms, score_bodies
 from graphsvc.core.entity_graph import entity_graph, entity_inflow, head_scores
 from graphsvc.core.entity_keys import query_keys
+from graphsvc.core.fusion import Fusion
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
+from graphsvc.ops.acquisition import AcquireQuery, acquire
 from graphsvc.ops.cursors import generation_of
 from graphsvc.settings import fill
 from graphsvc.store.connection import Database, Tx
-from graphsvc.store.retrieval import (
-    Acquired,
-    AcquireQuery,
-    SemanticHits,
-    acquire,
-    semantic_candidates,
-)
+from graphsvc.store.retrieval import SemanticHits, semantic_candidates
 
 if TYPE_CHECKING:
     from graphsvc.embed import Embedder
@@ -302,90 +293,12 @@ def evaluate_then(
                 future.cancel()
 
 
-# atomId -> (match, semantic, lexical, missing signals) of a fused candidate.
-_Fused = dict[str, tuple[float, float | None, float | None, list[str]]]
-
-
-@dataclass
-class _Fusion:
-    """The candidates' fused match (filled when the acquisition asks for seeds)."""
-
-    max_seeds: int
-    text: str = ""
-    limits: EvaluationLimits | None = None
-    fused: _Fused = field(default_factory=dict)
-    normalisation: str = "lucene score / max lucene score among candidates"
-
-    def lexical_signal(self, acq: Acquired, ids: list[str]) -> dict[str, float]:
-        """Each candidate's normalised fulltext score (absent: 0)."""
-        lim = self.limits
-        stats = acq.subject_stats
-        if lim is None or stats is None:
-            return normalise_lexical(acq.lexical)
-        terms = query_terms(self.text, lim.lexical_proximity)
-        # Score the lexical hits (their texts came with them), or every candidate
-        # whose body is known (a semantic candidate can match the query's words too).
-        scored = [
-            a
-            for a in (ids if lim.lexical_scope == "candidates" else acq.lexical)
-            if acq.texts.get(a) is not None
-        ]
-        raw, bound = score_bodies(
-            terms, [acq.texts[a] or "" for a in scored], stats, slop=lim.lexical_proximity
-        )
-        by_id = dict(zip(scored, raw, strict=True))
-        if lim.lexical_normalisation == "bound" and bound > 0:
-            self.normalisation = "subject BM25 / the query's BM25 upper bound"
-            return normalise_lexical_by(by_id, bound)
-        self.normalisation = "subject BM25 / max subject BM25 among candidates"
-        return normalise_lexical(by_id)
-
-    def keep_lexical(self, acq: Acquired) -> list[str]:
-        """The lexical candidates: the best ``max_seeds`` of the pool of Lucene hits, by
-        the subject's own BM25 when its statistics are there (so which hits are kept
-        is the subject's own decision too), else in Lucene's order."""
-        ids = list(acq.lexical)  # Lucene's order (score, then atomId)
-        lim = self.limits
-        if lim is None or acq.subject_stats is None or len(ids) <= self.max_seeds:
-            return ids[: self.max_seeds]
-        scored = [a for a in ids if acq.texts.get(a) is not None]
-        raw, _ = score_bodies(
-            query_terms(self.text, lim.lexical_proximity),
-            [acq.texts[a] or "" for a in scored],
-            acq.subject_stats,
-            slop=lim.lexical_proximity,
-        )
-        order = sorted(zip(scored, raw, strict=True), key=lambda x: (-x[1], x[0]))
-        return [a for a, _ in order[: self.max_seeds]]
-
-    def seeds_from(self, acq: Acquired) -> list[str]:
-        fused = self.fused
-        ids = sorted(set(acq.semantic) | set(acq.lexical))
-        lex_norm = self.lexical_signal(acq, ids)
-        lexical_missing = acq.lexical_mode == "rebuilding"
-
-        for atom_id in ids:
-            if atom_id in acq.semantic:
-                sem: float | None = cosine_from_neo4j(acq.semantic[atom_id])
-            else:
-                raw = acq.lexical_semantic.get(atom_id)
-                sem = None if raw is None else cosine_from_neo4j(raw)
-            # While the fulltext index is rebuilt nobody has a lexical signal: it is
-            # missing (ACT-1), not 0, so the semantic signal ranks alone.
-            lex = None if lexical_missing else lex_norm.get(atom_id, 0.0)
-            m, missing = fuse_match(sem, lex)
-            fused[atom_id] = (m, sem, lex, missing)
-        order = acquisition_order(np.array([fused[a][0] for a in ids], dtype=np.float64))
-        return [ids[int(i)] for i in order[: self.max_seeds] if fused[ids[int(i)]][0] > 0.0]
-
-
 def _evaluate_in(
     tx: Tx, req: _Request, check_state: Callable[[dict[str, Any]], None]
 ) -> Evaluation:
     """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
     lim = req.limits
     model = AdaptiveUseModel()
-    fusion = _Fusion(lim.max_seeds, req.text, lim)
     embedded: list[list[float] | None] = []
 
     def embedding() -> list[float] | None:
@@ -394,14 +307,12 @@ def _evaluate_in(
         return embedded[0]
 
     query = _acquire_query(req, model.id)
-    acq = acquire(
+    acq, fusion = acquire(
         tx,
         req.db,
         query,
         embedding=embedding,
         semantic=lambda: None if req.hits is None else req.hits.result(),
-        seeds_from=fusion.seeds_from,
-        keep_lexical=fusion.keep_lexical,
         check_state=check_state,
     )
     fused = fusion.fused
@@ -471,6 +382,8 @@ def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
         if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
         else (),
         similar_heads=lim.similar_heads if req.depth > 0 else 0,
+        lexical_scope=lim.lexical_scope,
+        lexical_normalisation=lim.lexical_normalisation,
     )
 
 
@@ -573,7 +486,7 @@ def _entity_diagnostics(
 def _diagnostics(
     req: _Request,
     acq: Acquired,
-    fusion: _Fusion,
+    fusion: Fusion,
     atom_ids: list[str],
     m: list[float],
     hidden: int,

@@ -18,13 +18,21 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphsvc.core.bm25 import SubjectStats
+from graphsvc.core.lucene import term_query
+from graphsvc.store.connection import Database
 
-__all__ = ["Generation", "StatisticsCache", "generation_of"]
+__all__ = [
+    "Generation",
+    "StatisticsCache",
+    "generation_of",
+    "statistics_cache",
+    "subject_stats_soon",
+]
 
 # (change sequence, purge epoch, fulltext index generation) of one subject.
 Generation = tuple[int, int, int]
@@ -137,3 +145,77 @@ class StatisticsCache:
             self._entries.move_to_end(subject)
             while len(self._entries) > _SUBJECTS:
                 self._entries.popitem(last=False)
+
+
+# db.facts[_STATS_FACT]: the subjects' term statistics kept by this process.
+_STATS_FACT = "termStatistics"
+
+
+def statistics_cache(db: Database) -> StatisticsCache:
+    """The process's kept statistics of the subjects ``db`` serves."""
+    cache: StatisticsCache = db.facts.setdefault(_STATS_FACT, StatisticsCache())
+    return cache
+
+
+def subject_stats_soon(
+    db: Database, subject: str, terms: Mapping[str, str], stats_max: int
+) -> Callable[[], SubjectStats | None]:
+    """Start reading the subject's own statistics for the query's ``terms`` (surface
+    term -> analysed word, graphsvc.core.bm25.query_terms) beside the caller's
+    transaction (search/term_statistics) and keep them in the process's cache at the
+    generation the read saw; returns the wait for them, which gives None when the
+    text has no term the analysis keeps, the subject holds more than ``stats_max``
+    bodies (the read is linear in its size), or the fulltext index is being rebuilt
+    (it is not called then)."""
+
+    def read() -> SubjectStats | None:
+        if not terms:
+            return None
+        cache = statistics_cache(db)
+        kept = _kept_totals_with_new_terms(db, cache, subject, terms, stats_max)
+        if kept is not None:
+            return kept
+        rows = db.read_rows(
+            "search/term_statistics",
+            subject=subject,
+            terms=[[t, term_query(w, subject)] for t, w in terms.items()],
+            statsMax=stats_max,
+        )
+        if not rows:  # the rebuild marker is set, or the subject is too large
+            return None
+        row = rows[0]
+        docs, words = int(row["docs"]), int(row["words"] or 0)
+        df = {t: int(n) for t, n in row["dfs"]}
+        cache.put(subject, generation_of(row), stats_max, docs, words, df)
+        return SubjectStats(docs, words / docs if docs else 0.0, df)
+
+    return db.soon(read, label="search/term_statistics").result
+
+
+def _kept_totals_with_new_terms(
+    db: Database, cache: StatisticsCache, subject: str, terms: Mapping[str, str], stats_max: int
+) -> SubjectStats | None:
+    """The statistics of ``terms`` from the subject's kept totals and the document
+    frequencies of the terms not kept yet (search/term_frequencies: no read of every
+    body); None when no totals are kept, every term is (the caller reads because the
+    generation moved), or the generation moved since the totals were read (the caller
+    then reads everything, search/term_statistics)."""
+    kept_at = cache.totals(subject, stats_max)
+    if kept_at is None:
+        return None
+    new = cache.missing(subject, list(terms))
+    if not new:
+        # Every term is kept, so the caller reads because the generation moved.
+        return None
+    rows = db.read_rows(
+        "search/term_frequencies",
+        subject=subject,
+        terms=[[t, term_query(terms[t], subject)] for t in new],
+    )
+    # The row's generation is what proves the kept totals current.
+    if not rows or generation_of(rows[0]) != kept_at:
+        return None
+    df = {t: int(n) for t, n in rows[0]["dfs"]}
+    if not cache.add_terms(subject, kept_at, stats_max, df):
+        return None
+    return cache.stats(subject, list(terms), kept_at)

@@ -1,8 +1,8 @@
 """The retrieval-graph walk: two levels per query and split frontiers change nothing.
 
-``store.retrieval._expand`` fetches two BFS levels per round trip and splits big
-frontiers into halves that run side by side. Its result must be exactly that of
-the plain walk — one ``search/expand_level`` query per level over the whole
+``ops.acquisition.walk`` fetches two BFS levels per round trip and splits big
+frontiers into halves that run side by side (``store.expansion``). Its result must be
+exactly that of the plain walk — one ``search/expand_level`` query per level over the whole
 frontier, edges examined in frontier order under the node and edge caps (ACT-3:
 the retrieval graph is the permitted, current links).
 """
@@ -17,10 +17,12 @@ import pytest
 from neo4j import ManagedTransaction
 from write_support import new, ref, revise, write
 
+from graphsvc.core.acquisition import Usage
 from graphsvc.core.binding import Binding
+from graphsvc.ops.acquisition import walk
 from graphsvc.service import Service
 from graphsvc.store.connection import run
-from graphsvc.store.retrieval import SPLIT_LEVEL_AT, Acquired, _expand, _Usage
+from graphsvc.store.expansion import SPLIT_LEVEL_AT
 
 ATOMS = 130
 
@@ -104,26 +106,24 @@ def test_two_levels_per_query_and_split_frontiers_equal_the_plain_walk(
     seed_ids = random.Random(depth * 100 + seeds).sample(ids, seeds)
     max_nodes, max_edges = caps
 
-    usage = _Usage(binding.policy, "adaptiveUse")
+    usage = Usage(binding.policy, "adaptiveUse")
 
     def both(tx: ManagedTransaction) -> tuple[Any, Any]:
-        acq = Acquired()
         facts: dict[str, dict[str, Any]] = {}
         usage.covered.clear()
-        nodes = _expand(
+        graph = walk(
             tx,
             service.db,
-            acq,
-            facts,
-            seed_ids,
             binding.subject,
+            seed_ids,
             depth,
             max_nodes,
             max_edges,
             usage,
+            facts,
         )
         plain = _plain_walk(tx, binding.subject, seed_ids, depth, max_nodes, max_edges)
-        return (list(nodes), acq.edges, acq.truncated, acq.levels, facts), plain
+        return (list(graph.nodes), sorted(graph.edges), graph.truncated, graph.levels, facts), plain
 
     (nodes, edges, truncated, levels, facts), (want_nodes, want_edges, want_trunc) = (
         service.db.read_tx(both)

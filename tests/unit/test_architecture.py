@@ -76,7 +76,7 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
     forbidden = {"threading", "sched", "asyncio", "concurrent", "httpx", "graphsvc.atomise"}
     # The one exception: a request may run independent reads and writes of its own
     # side by side (Database.soon / read_soon, awaited in ops/evaluate,
-    # store/retrieval and ops/read); the one write that may end just after the
+    # ops/acquisition and ops/read); the one write that may end just after the
     # answer is the frozen evaluation behind the request's own cursor (auxiliary
     # state, CORE-2; ops/cursors.Pager.save_later). Nothing is scheduled.
     request_scoped = {
@@ -84,8 +84,6 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
         ("ops", "evaluate.py"): {"concurrent.futures"},
         ("ops", "read.py"): {"concurrent.futures"},
         ("ops", "cursors.py"): {"concurrent.futures"},
-        # The Future type of a read started beside the fulltext query (_Statistics).
-        ("store", "retrieval.py"): {"concurrent.futures"},
         # A lock around the process's cache of term statistics; it starts no thread.
         ("store", "term_statistics.py"): {"threading"},
     }

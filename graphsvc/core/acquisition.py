@@ -1,0 +1,274 @@
+"""What one acquisition admits: candidates, the retrieval graph within its caps, and
+the facts of its nodes (ACT-3, ENT-4, AV-3).
+
+Pure: the reads that bring these rows are :mod:`graphsvc.store.retrieval` and
+:mod:`graphsvc.store.expansion`; :mod:`graphsvc.ops.acquisition` runs them in order
+and hands their rows to the functions here. The walk is a BFS over current links
+from the seeds; whatever fetches the levels (one or two per round trip, a frontier in
+halves), edges are examined here level by level in frontier order, so the node and
+edge caps admit the same nodes and edges as a one-level-at-a-time walk.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from graphsvc.core.activation import neo4j_cosines
+from graphsvc.core.bm25 import SubjectStats
+
+__all__ = [
+    "Acquired",
+    "EdgeRow",
+    "EntityHop",
+    "FulltextHit",
+    "HeadFacts",
+    "SimilarRow",
+    "Usage",
+    "Walk",
+    "admit_entities",
+    "admit_level",
+    "admit_similar",
+    "covered_by",
+    "has_word",
+    "lexical_semantic",
+    "node_facts",
+    "take_lexical",
+]
+
+# atomId -> {rev, atomisedInto, archivedAt} of its current head, gathered from the
+# candidate and expansion rows themselves (no per-node lookup afterwards).
+HeadFacts = dict[str, dict[str, Any]]
+# A row of search/expand_level's edges: [src, dst, role, node, rev, into, arch]
+# (node: the end that is not the frontier atom, with its head's facts).
+EdgeRow = Sequence[Any]
+# A row of search/fulltext_candidates' hits: [atomId, rev, score, into, arch,
+# embedding (None: not fetched or none), body].
+FulltextHit = Sequence[Any]
+
+
+@dataclass
+class Acquired:
+    """Raw facts of one acquisition (no scoring yet)."""
+
+    semantic: dict[str, float] = field(default_factory=dict)  # atomId -> neo4j score
+    lexical: dict[str, float] = field(default_factory=dict)  # atomId -> lucene score
+    lexical_semantic: dict[str, float | None] = field(default_factory=dict)
+    # Embeddings that came with the fulltext rows (None: the head has none).
+    lexical_embeddings: dict[str, list[float] | None] = field(default_factory=dict)
+    edges: list[tuple[str, str, str]] = field(default_factory=list)
+    facts: dict[str, dict[str, Any]] = field(default_factory=dict)
+    # Bodies of the candidates (lexical and semantic), for scoring them with the
+    # subject's own statistics; those statistics (None: Lucene's index-wide score).
+    texts: dict[str, str | None] = field(default_factory=dict)
+    subject_stats: SubjectStats | None = None
+    index_analyzer: str | None = None  # read only when subject statistics are asked for
+    vector_mode: str = "index"
+    lexical_mode: str = "index"
+    truncated: bool = False
+    levels: int = 0
+    # The entity index's part of the retrieval graph (ENT-4): (entity key, atomId) for
+    # every admitted head that mentions a traversed entity; the keys the query names;
+    # the seeds whose heads the index has not reached yet (it lags, ENT-2).
+    entity_edges: list[tuple[str, str]] = field(default_factory=list)
+    # Nearest-neighbour edges (seed atomId, similar head atomId), when asked for.
+    similar_edges: list[tuple[str, str]] = field(default_factory=list)
+    query_entities: list[str] = field(default_factory=list)
+    unindexed: int = 0
+
+
+@dataclass(frozen=True)
+class EntityHop:
+    """The answer of search/entity_hop: each seed's (atomId, reached by the index,
+    entity keys) and each traversed entity's (key, named by the query, heads as
+    [atomId, rev, into, arch])."""
+
+    seeds: list[Sequence[Any]]
+    entities: list[Sequence[Any]]
+
+
+@dataclass(frozen=True)
+class SimilarRow:
+    """One seed's most similar heads (search/similar_heads), each [atomId, rev, into, arch]."""
+
+    aid: str
+    near: list[Sequence[Any]]
+
+
+@dataclass
+class Usage:
+    """The caller's usage states (AV-3) gathered with the retrieval graph."""
+
+    policy: str
+    model_id: str
+    states: dict[tuple[str, int], str] = field(default_factory=dict)  # (atomId, rev) -> state
+    covered: set[str] = field(default_factory=set)  # atoms whose states were asked for
+
+
+@dataclass
+class Walk:
+    """The retrieval graph as the BFS admitted it so far."""
+
+    nodes: dict[str, None]  # admitted atoms, in admission order
+    frontier: list[str]
+    edges: set[tuple[str, str, str]] = field(default_factory=set)
+    truncated: bool = False
+    levels: int = 0
+
+    @classmethod
+    def from_seeds(cls, seeds: Sequence[str]) -> Walk:
+        return cls(dict.fromkeys(seeds), list(seeds))
+
+
+def has_word(text: str) -> bool:
+    """Whether ``text`` has a letter or digit (else Lucene's analyzer finds no term)."""
+    return any(ch.isalnum() for ch in text)
+
+
+def take_lexical(
+    acq: Acquired,
+    head_facts: HeadFacts,
+    hits: Iterable[FulltextHit],
+    limit: int,
+    embedded: int,
+) -> None:
+    """Take the subject's top ``limit`` fulltext hits into ``acq`` (score, then atomId).
+
+    The query fetched the embedding of every hit that can be in Lucene's top
+    ``embedded`` (ties at its edge included): those scoring at least the edge. The rest
+    of the pool has none yet (the caller fetches what it keeps)."""
+    ordered = sorted(hits, key=lambda h: (-float(h[2]), h[0]))
+    edge = float(ordered[embedded - 1][2]) if len(ordered) > embedded else None
+    for atom_id, rev, score, into, arch, vector, body in ordered[:limit]:
+        acq.lexical[atom_id] = float(score)
+        head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+        if edge is None or float(score) >= edge:
+            acq.lexical_embeddings[atom_id] = vector
+        acq.texts[atom_id] = body
+
+
+def lexical_semantic(acq: Acquired, query: list[float]) -> None:
+    """The semantic signal of every lexical candidate (most are not vector hits),
+    from the embeddings that came with the fulltext rows. A head without an
+    embedding gets no signal (it is ranked lexically, ACT-1).
+    """
+    known = [a for a in acq.lexical if acq.lexical_embeddings.get(a) is not None]
+    scores = neo4j_cosines(query, [acq.lexical_embeddings[a] or [] for a in known])
+    for atom_id, score in zip(known, scores, strict=True):
+        if score is not None:
+            acq.lexical_semantic[atom_id] = score
+
+
+def admit_level(
+    walk: Walk,
+    head_facts: HeadFacts,
+    edges_of: Mapping[str, Iterable[EdgeRow]],
+    max_nodes: int,
+    max_edges: int,
+) -> None:
+    """Examine the edges of the frontier's atoms, in frontier order, within the caps;
+    the atoms first admitted become the next frontier."""
+    nodes, seen_edges = walk.nodes, walk.edges
+    nxt: list[str] = []
+    # The hottest loop of a read (~1,000 edges per level at 100k atoms): no
+    # per-edge allocation beyond the edge key.
+    for atom_id in walk.frontier:
+        for src, dst, role, node, rev, into, arch in edges_of.get(atom_id, ()):
+            if node not in head_facts:
+                head_facts[node] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+            edge = (src, dst, role)
+            if edge in seen_edges:
+                continue
+            if len(seen_edges) >= max_edges:
+                walk.truncated = True
+                break
+            for end in (src, dst):
+                if end not in nodes:
+                    if len(nodes) >= max_nodes:
+                        walk.truncated = True
+                    else:
+                        nodes[end] = None
+                        nxt.append(end)
+            if src in nodes and dst in nodes:
+                seen_edges.add(edge)
+    walk.frontier = nxt
+
+
+def covered_by(usage: Usage, *levels: Mapping[str, Iterable[EdgeRow]]) -> None:
+    """Note that a two-level fetch brought the usage of every atom its rows name."""
+    for edges_of in levels:
+        usage.covered.update(edges_of)
+        usage.covered.update(row[3] for edges in edges_of.values() for row in edges)
+
+
+def admit_entities(
+    acq: Acquired,
+    head_facts: HeadFacts,
+    nodes: dict[str, None],
+    hop: EntityHop,
+    max_nodes: int,
+    max_edges: int,
+) -> None:
+    """Add the entities the seeds mention and the query names, and the heads that
+    mention them, to the retrieval graph within the node and edge caps: the query's
+    entities first, then each seed's in seed order (so the best seeds' neighbours are
+    admitted first)."""
+    acq.unindexed = sum(1 for _, indexed, _ in hop.seeds if not indexed)
+    heads_of = {key: heads for key, _, heads in hop.entities}
+    acq.query_entities = sorted(key for key, named, _ in hop.entities if named)
+    order = list(dict.fromkeys([*acq.query_entities, *(k for s in hop.seeds for k in s[2])]))
+    edges: list[tuple[str, str]] = []
+    room = max_edges - len(acq.edges)
+    for key in order:
+        for atom_id, rev, into, arch in heads_of.get(key, ()):
+            if len(edges) >= room:
+                acq.truncated = True
+                break
+            if atom_id not in nodes:
+                if len(nodes) >= max_nodes:
+                    acq.truncated = True
+                    continue
+                nodes[atom_id] = None
+                facts = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                head_facts.setdefault(atom_id, facts)
+            edges.append((key, atom_id))
+    acq.entity_edges = edges
+
+
+def admit_similar(
+    acq: Acquired,
+    head_facts: HeadFacts,
+    nodes: dict[str, None],
+    rows: Iterable[SimilarRow],
+    max_nodes: int,
+) -> None:
+    """Add each seed's most similar heads to the retrieval graph within the node cap."""
+    for row in rows:
+        for atom_id, rev, into, arch in row.near:
+            if atom_id not in nodes:
+                if len(nodes) >= max_nodes:
+                    acq.truncated = True
+                    continue
+                nodes[atom_id] = None
+                head_facts.setdefault(
+                    atom_id, {"rev": rev, "atomisedInto": into, "archivedAt": arch}
+                )
+            acq.similar_edges.append((row.aid, atom_id))
+
+
+def node_facts(
+    nodes: Iterable[str], head_facts: HeadFacts, usage: Usage
+) -> dict[str, dict[str, Any]]:
+    """The facts of every node of the walk, with its usage state under the policy."""
+    out: dict[str, dict[str, Any]] = {}
+    for atom_id in nodes:
+        facts = head_facts.get(atom_id)
+        if facts is None:  # a seed always has facts; defensive for odd graphs
+            continue
+        out[atom_id] = {
+            "atomId": atom_id,
+            **facts,
+            "usage": usage.states.get((atom_id, facts["rev"])),
+        }
+    return out

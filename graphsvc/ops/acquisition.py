@@ -1,0 +1,357 @@
+"""One acquisition: the candidates, their fusion and the retrieval graph, read in order.
+
+:func:`acquire` runs in the caller's read transaction: the fulltext candidates (asked
+first, while the query embedding is still being computed in another thread), the
+semantic signal of the lexical candidates, the fusion that picks the seeds, the
+retrieval graph (two BFS levels per query), and the usage state of the graph's nodes
+(head facts and, with two levels per query, usage states ride along with the rows).
+Beside it, in transactions of their own (:meth:`Database.soon`; Neo4j reads are
+read-committed, so nothing is lost by that): the vector query, started by the caller
+as soon as the embedding is ready, the subject's term statistics and the index's
+analyzer, the entity hop and the similar heads, and the second half of a big frontier.
+
+The reads are :mod:`graphsvc.store.retrieval`, :mod:`graphsvc.store.expansion` and
+:mod:`graphsvc.store.term_statistics`; what is kept, fused and admitted is decided by
+the pure :mod:`graphsvc.core.acquisition` and :mod:`graphsvc.core.fusion`. The
+evaluation that follows is computed once from these facts and frozen (RD-1).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from graphsvc.core.acquisition import (
+    Acquired,
+    EntityHop,
+    HeadFacts,
+    SimilarRow,
+    Usage,
+    Walk,
+    admit_entities,
+    admit_level,
+    admit_similar,
+    covered_by,
+    has_word,
+    lexical_semantic,
+    node_facts,
+    take_lexical,
+)
+from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
+from graphsvc.core.fusion import Fusion, FusionRules, fuse, keep_lexical
+from graphsvc.core.lucene import fulltext_query
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.expansion import (
+    Edges,
+    entity_hop_soon,
+    expand_level,
+    expand_two_levels,
+    similar_heads_soon,
+    usage_states,
+)
+from graphsvc.store.retrieval import (
+    SemanticHits,
+    embeddings_of,
+    fulltext_analyzer_soon,
+    fulltext_candidates,
+    keep_analyzer,
+    kept_analyzer,
+    subject_state,
+)
+from graphsvc.store.term_statistics import (
+    Generation,
+    generation_of,
+    statistics_cache,
+    subject_stats_soon,
+)
+
+__all__ = ["AcquireQuery", "acquire", "walk"]
+
+
+@dataclass(frozen=True)
+class AcquireQuery:
+    """What one acquisition reads: the caller's subject, policy and usage model, the
+    query text, and the caps (seeds, index oversampling, graph depth and size)."""
+
+    subject: str
+    policy: str
+    model_id: str
+    text: str
+    depth: int
+    max_seeds: int
+    oversample: int
+    max_nodes: int
+    max_edges: int
+    include_archived: bool
+    proximity: int = 0
+    # How many of the subject's top Lucene hits are read (0: max_seeds); the fusion
+    # keeps the best max_seeds of them (graphsvc.core.fusion.keep_lexical).
+    lexical_pool: int = 0
+    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score,
+    # when the subject holds at most subject_stats_max bodies.
+    subject_stats: bool = False
+    subject_stats_max: int = 10_000
+    # Ask Lucene with the subject clause at once, not after an unscoped top k.
+    subject_clause_first: bool = False
+    # Traverse the entity index (ENT-4): entities mentioned by at most this many heads
+    # (0: not at all), and the keys the query may name.
+    entity_max_degree: int = 0
+    query_keys: tuple[str, ...] = ()
+    # Each seed's this many most similar heads by stored embedding (0: none).
+    similar_heads: int = 0
+    # How the fusion scores and normalises the lexical signal (graphsvc.core.fusion).
+    lexical_scope: str = "candidates"
+    lexical_normalisation: str = "max"
+
+    @property
+    def fusion(self) -> FusionRules:
+        return FusionRules(
+            self.text,
+            self.max_seeds,
+            self.proximity,
+            self.lexical_scope,
+            self.lexical_normalisation,
+        )
+
+
+def acquire(
+    tx: Tx,
+    db: Database,
+    q: AcquireQuery,
+    *,
+    embedding: Callable[[], list[float] | None],
+    semantic: Callable[[], SemanticHits | None],
+    check_state: Callable[[dict[str, Any]], None],
+) -> tuple[Acquired, Fusion]:
+    """Read candidates, fuse them, and read the retrieval graph and node facts for
+    ``q`` in ``tx``.
+
+    ``check_state(row)`` gets the subject's state (the columns of
+    ``search/subject_state``, read with the fulltext candidates) before anything
+    else is read, and raises to stop (a purge pending). ``embedding()`` returns the
+    query embedding (or None) and ``semantic()`` the vector hits (or None without
+    an embedding), each waiting for it if still running; they are called after the
+    fulltext query. ``db`` runs the reads beside the transaction.
+    """
+    acq = Acquired()
+    head_facts: HeadFacts = {}
+    statistics = _Statistics(db, q)
+    state = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
+    check_state(state or subject_state(tx, q.subject))
+    statistics.settle(acq, state)
+    _keep_lexical(tx, acq, q)
+    vector = embedding()
+    if vector is not None and acq.lexical:
+        lexical_semantic(acq, vector)
+    hits = semantic()
+    if hits is not None:
+        acq.vector_mode = hits.mode
+        for row in hits.rows:
+            atom_id = row["atomId"]
+            acq.semantic[atom_id] = float(row["semantic"])
+            head_facts[atom_id] = {
+                "rev": row["rev"],
+                "atomisedInto": row["atomisedInto"],
+                "archivedAt": row["archivedAt"],
+            }
+            acq.texts.setdefault(atom_id, row.get("text"))
+    fusion = fuse(acq, q.fusion)
+    usage = Usage(q.policy, q.model_id)
+    hop, near = _reads_beside_walk(db, q, fusion.seeds)
+    graph = walk(
+        tx, db, q.subject, fusion.seeds, q.depth, q.max_nodes, q.max_edges, usage, head_facts
+    )
+    acq.levels, acq.truncated, acq.edges = graph.levels, graph.truncated, sorted(graph.edges)
+    if hop is not None:
+        admit_entities(acq, head_facts, graph.nodes, hop(), q.max_nodes, q.max_edges)
+    if near is not None:
+        admit_similar(acq, head_facts, graph.nodes, near(), q.max_nodes)
+    rest = [a for a in graph.nodes if a not in usage.covered]
+    if rest:
+        # Two-level fetches brought the usage of every atom they name; the rest (a
+        # one-level walk, deeper levels, depth 0) is read here.
+        usage.states.update(usage_states(tx, q.subject, q.policy, q.model_id, rest))
+    acq.facts = node_facts(graph.nodes, head_facts, usage)
+    return acq, fusion
+
+
+def _lexical(
+    tx: Tx, acq: Acquired, head_facts: HeadFacts, q: AcquireQuery
+) -> dict[str, Any] | None:
+    """The subject's top ``pool`` fulltext hits into ``acq``; returns the first query's
+    row (with the subject's state), None when the text makes no Lucene query. While
+    the fulltext index is being rebuilt there are no hits and ``acq.lexical_mode`` is
+    ``"rebuilding"`` (the lexical signal is missing).
+
+    The index is shared by all subjects. Its top ``k`` without a subject clause,
+    filtered by the read, holds exactly the subject's top hits when it holds ``pool``
+    of them or was not full; otherwise ask again with the subject clause (same
+    scores: that clause has boost 0). With ``subject_clause_first`` the subject clause
+    is asked at once (one query where a subject holds a minority of the index). The
+    caller checks the state before it uses the hits.
+    """
+    pool = q.lexical_pool or q.max_seeds
+    k = max(q.max_seeds * q.oversample, pool)
+    embedded = q.max_seeds or pool
+    hits: list[Any] = []
+    first: dict[str, Any] | None = None
+    for scoped in (True,) if q.subject_clause_first else (False, True):
+        lucene = fulltext_query(q.text, q.subject if scoped else None, q.proximity)
+        if lucene is None:
+            return first
+        if scoped:
+            acq.lexical_mode = "subject clause"
+        answer = fulltext_candidates(
+            tx,
+            lucene=lucene,
+            k=k,
+            limit=embedded,
+            subject=q.subject,
+            include_archived=q.include_archived,
+        )
+        first = first or answer.row
+        if answer.rebuilding:  # `graphsvc index rebuild --fulltext` under way
+            acq.lexical_mode = "rebuilding"
+            return first
+        hits = answer.hits
+        if len(hits) >= pool or answer.seen < k:
+            break
+    take_lexical(acq, head_facts, hits, pool, embedded)
+    return first
+
+
+def _keep_lexical(tx: Tx, acq: Acquired, q: AcquireQuery) -> None:
+    """Keep the lexical hits the fusion keeps, each with its embedding."""
+    if acq.lexical:
+        # The fusion rescored the pool of Lucene hits and keeps its best; the fulltext
+        # rows brought the embeddings of Lucene's best max_seeds only.
+        kept = set(keep_lexical(acq, q.fusion))
+        for atom_id in [a for a in acq.lexical if a not in kept]:
+            del acq.lexical[atom_id]
+            acq.lexical_embeddings.pop(atom_id, None)
+    missing = [a for a in acq.lexical if a not in acq.lexical_embeddings]
+    if missing:
+        acq.lexical_embeddings.update(embeddings_of(tx, q.subject, missing))
+
+
+def _reads_beside_walk(
+    db: Database, q: AcquireQuery, seeds: list[str]
+) -> tuple[Callable[[], EntityHop] | None, Callable[[], list[SimilarRow]] | None]:
+    """The entity hop's and the similar heads' reads (None: not asked for), started.
+
+    Both need the seeds only, so they run beside the link expansion rather than after.
+    """
+    hop = (
+        entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_max_degree)
+        if q.entity_max_degree > 0 and (seeds or q.query_keys)
+        else None
+    )
+    near = (
+        similar_heads_soon(db, q.subject, seeds, q.similar_heads)
+        if q.similar_heads > 0 and seeds
+        else None
+    )
+    return hop, near
+
+
+def walk(
+    tx: Tx,
+    db: Database,
+    subject: str,
+    seeds: list[str],
+    depth: int,
+    max_nodes: int,
+    max_edges: int,
+    usage: Usage,
+    head_facts: HeadFacts,
+) -> Walk:
+    """BFS over current links from the seeds, ``depth`` levels, within the caps.
+
+    Levels are fetched two at a time where two remain (one round trip instead of
+    two; the usage states of every atom they name come along into ``usage``); the
+    edges are examined level by level in frontier order
+    (:func:`graphsvc.core.acquisition.admit_level`), so the caps admit the same nodes
+    and edges as a one-level-at-a-time walk. ``head_facts`` gets the facts of every
+    atom the rows name.
+    """
+    graph = Walk.from_seeds(seeds)
+    ahead: dict[str, Edges] | None = None
+    for level in range(depth):
+        if not graph.frontier:
+            break
+        graph.levels += 1
+        if ahead is not None:
+            edges_of = ahead
+            missing = [a for a in graph.frontier if a not in ahead]  # not expected; safe
+            if missing:
+                edges_of = {**ahead, **expand_level(tx, db, subject, missing)}
+            ahead = None
+        elif depth - level >= 2:
+            two = expand_two_levels(tx, db, subject, usage.policy, usage.model_id, graph.frontier)
+            covered_by(usage, two.first, two.second)
+            usage.states.update(two.usage)
+            edges_of, ahead = two.first, two.second
+        else:
+            edges_of = expand_level(tx, db, subject, graph.frontier)
+        admit_level(graph, head_facts, edges_of, max_nodes, max_edges)
+    return graph
+
+
+class _Statistics:
+    """The subject's term statistics and the index's analyzer for one evaluation.
+
+    Subject statistics need the index to analyse text as graphsvc.core.bm25 does;
+    an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
+    scored by Lucene. Both are read beside the fulltext query. The statistics a
+    process read earlier are kept per subject until its generation moves
+    (graphsvc.store.term_statistics): when every query term is known, no read starts
+    at construction; the fulltext row then says (:meth:`settle`) whether they are
+    still current.
+    """
+
+    def __init__(self, db: Database, q: AcquireQuery) -> None:
+        self.db, self.q = db, q
+        self.analyzer: Callable[[], str | None] | None = None
+        self.stats: Callable[[], SubjectStats | None] | None = None
+        self.known = kept_analyzer(db)
+        self.cache = statistics_cache(db)
+        self.terms = query_terms(q.text, q.proximity).surface if q.subject_stats else {}
+        self.cached_at: Generation | None = None
+        if q.subject_stats and has_word(q.text):
+            if self.known is None:
+                self.analyzer = fulltext_analyzer_soon(db)
+            self.cached_at = self.cache.known(q.subject, list(self.terms), q.subject_stats_max)
+            if self.cached_at is None:
+                self.stats = self._read()
+
+    def _read(self) -> Callable[[], SubjectStats | None]:
+        return subject_stats_soon(self.db, self.q.subject, self.terms, self.q.subject_stats_max)
+
+    def settle(self, acq: Acquired, state: dict[str, Any] | None) -> None:
+        """Fill ``acq``'s analyzer and statistics, given the fulltext row's state."""
+        if self.stats is None and self.cached_at is not None:
+            now = generation_of(state or {})
+            hit = (
+                self.cache.stats(self.q.subject, list(self.terms), now)
+                if now == self.cached_at
+                else None
+            )
+            if hit is not None:
+                self.stats = lambda: hit
+            else:  # a write (here or on another replica) moved the generation
+                self.stats = self._read()
+        if self.stats is None:
+            return
+        generation = int((state or {}).get("fulltextGeneration") or 0)
+        if self.known is not None and self.known[0] == generation:
+            acq.index_analyzer = self.known[1]
+        else:
+            # First search of this process, or the index was rebuilt since.
+            analyzer = (self.analyzer or fulltext_analyzer_soon(self.db))()
+            acq.index_analyzer = analyzer
+            if analyzer is not None and state is not None and not state.get("rebuilding"):
+                keep_analyzer(self.db, generation, analyzer)
+        subject_stats = self.stats()
+        if acq.lexical and acq.index_analyzer == ANALYZER:
+            acq.subject_stats = subject_stats
