@@ -16,8 +16,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-from graphsvc.core.requests import ReadRequest
-
 
 def _say(payload: dict[str, Any]) -> None:
     sys.stdout.write(json.dumps(payload) + "\n")
@@ -36,6 +34,11 @@ def main() -> int:
     from graphsvc.runtime import build_service
     from graphsvc.settings import Settings
 
+    try:
+        from graphsvc.core.requests import ReadRequest
+    except ImportError:  # a tree from before the typed requests (an A/B's base)
+        ReadRequest = None  # type: ignore[assignment,misc]
+
     built = build_service(Settings.from_env(), progress=lambda _msg: None)
     service = built[0] if isinstance(built, tuple) else built
     _say({"ready": True, "graphsvc": str(where)})
@@ -43,9 +46,11 @@ def main() -> int:
         request = json.loads(line)
         binding = Binding(request["subject"], "default", "human", "bench")
         t0 = time.perf_counter()
-        result = service.read(
-            binding, ReadRequest(request["query"], request["budget"], depth=request["depth"])
-        )
+        query, budget, depth = request["query"], request["budget"], request["depth"]
+        if ReadRequest is None:
+            result = service.read(binding, query, budget, depth=depth)  # type: ignore[call-arg]
+        else:
+            result = service.read(binding, ReadRequest(query, budget, depth=depth))
         ms = (time.perf_counter() - t0) * 1000
         _say({"ms": ms, "tokens": result.selection["tokens"]})
     return 0
