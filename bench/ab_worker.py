@@ -52,7 +52,7 @@ def main() -> int:
         else:
             result = service.read(binding, ReadRequest(query, budget, depth=depth))
         ms = (time.perf_counter() - t0) * 1000
-        _say({"ms": ms, "tokens": result.selection["tokens"]})
+        _say({"ms": ms, "tokens": result.selection.tokens})
     return 0
 
 

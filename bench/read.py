@@ -335,9 +335,9 @@ def measure(
         t0 = time.perf_counter()
         result = service.read(binding, ReadRequest(q, budget, depth=depth))
         times.append((time.perf_counter() - t0) * 1000)
-        assert result.selection["tokens"] <= budget
-        tokens.append(result.selection["tokens"])
-        presented.append(sum(1 for i in result.items if not i["blocked"]))
+        assert result.selection.tokens <= budget
+        tokens.append(result.selection.tokens)
+        presented.append(sum(1 for i in result.items if not i.blocked))
     return {
         "reads": len(times),
         "p50Ms": round(percentile(times, 50), 2),

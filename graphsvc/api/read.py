@@ -94,20 +94,18 @@ class ReadQuery:
             format_version=r.format_version,
             items=[
                 ReadItem(
-                    ref=AtomRef(
-                        atom_id=strawberry.ID(i["ref"]["atomId"]), rev=int(i["ref"]["rev"])
-                    ),
-                    role=i["role"],
-                    score=i["score"],
-                    blocked=i["blocked"],
+                    ref=AtomRef(atom_id=strawberry.ID(i.ref.atom_id), rev=i.ref.rev),
+                    role=i.role,
+                    score=i.score,
+                    blocked=i.blocked,
                 )
                 for i in r.items
             ],
             selection=Selection(
-                baseline_complete=r.selection["baselineComplete"],
-                coverage_certified=r.selection["coverageCertified"],
-                tokens=r.selection["tokens"],
-                budget=r.selection["budget"],
+                baseline_complete=r.selection.baseline_complete,
+                coverage_certified=r.selection.coverage_certified,
+                tokens=r.selection.tokens,
+                budget=r.selection.budget,
             ),
             manifest=cast(JSON, r.manifest),
             diagnostics=cast(JSON, r.diagnostics),

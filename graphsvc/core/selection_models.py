@@ -48,6 +48,7 @@ __all__ = [
     "RangeUnit",
     "Ref",
     "RequiredEdge",
+    "Selection",
     "unit_length",
 ]
 
@@ -348,6 +349,25 @@ class PackedItem:
 
 
 @dataclass(frozen=True, slots=True)
+class Selection:
+    """What a read's ``selection`` says of its packing (RD-4, RD-6)."""
+
+    baseline_complete: bool
+    coverage_certified: bool
+    tokens: int
+    budget: int
+
+    def to_dict(self) -> dict[str, Any]:
+        """The ``Selection`` JSON form."""
+        return {
+            "baselineComplete": self.baseline_complete,
+            "coverageCertified": self.coverage_certified,
+            "tokens": self.tokens,
+            "budget": self.budget,
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class PackResult:
     """The outcome of :func:`graphsvc.core.packing.pack`.
 
@@ -405,14 +425,13 @@ class PackResult:
         """The ``items`` list in JSON form."""
         return [i.to_dict() for i in self.items]
 
+    def selection(self) -> Selection:
+        """What the read result's ``selection`` says."""
+        return Selection(self.baseline_complete, self.coverage_certified, self.tokens, self.budget)
+
     def selection_dict(self) -> dict[str, Any]:
         """The ``Selection`` JSON form of the read result."""
-        return {
-            "baselineComplete": self.baseline_complete,
-            "coverageCertified": self.coverage_certified,
-            "tokens": self.tokens,
-            "budget": self.budget,
-        }
+        return self.selection().to_dict()
 
     def diagnostics(self) -> dict[str, Any]:
         """The ``selection`` part of the read diagnostics (CUR-3), JSON-safe."""

@@ -62,8 +62,8 @@ def _read(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -
     return {
         "text": r.text,
         "formatVersion": r.format_version,
-        "items": r.items,
-        "selection": r.selection,
+        "items": [i.to_dict() for i in r.items],
+        "selection": r.selection.to_dict(),
         "manifestId": r.manifest["id"],
         "cursor": r.cursor,
     }

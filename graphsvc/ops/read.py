@@ -28,10 +28,12 @@ from graphsvc.core.selection_models import (
     Body,
     Candidate,
     Citation,
+    PackedItem,
     PackResult,
     PublicLink,
     Ref,
     RequiredEdge,
+    Selection,
 )
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
@@ -58,8 +60,8 @@ CONTRACT_VERSION = 2
 class ReadResult:
     text: str
     format_version: int
-    items: list[dict[str, Any]]
-    selection: dict[str, Any]
+    items: tuple[PackedItem, ...]
+    selection: Selection
     manifest: dict[str, Any]
     diagnostics: dict[str, Any]
     cursor: str | None
@@ -68,8 +70,8 @@ class ReadResult:
         return {
             "text": self.text,
             "formatVersion": self.format_version,
-            "items": self.items,
-            "selection": self.selection,
+            "items": [i.to_dict() for i in self.items],
+            "selection": self.selection.to_dict(),
             "manifest": self.manifest,
             "diagnostics": self.diagnostics,
             "cursor": self.cursor,
@@ -162,8 +164,8 @@ def read(
     return ReadResult(
         text=result.text,
         format_version=FORMAT_VERSION,
-        items=[dict(item) for item in result.items_dicts()],
-        selection=dict(result.selection_dict()),
+        items=result.items,
+        selection=result.selection(),
         manifest=manifest,
         diagnostics={
             "acquisition": page.diagnostics.get("acquisition", {}),

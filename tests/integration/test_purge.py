@@ -191,18 +191,16 @@ def test_stale_blocked_retired_and_purged_are_four_different_conditions(
     assert inspected.stale is True and inspected.atom.state == "active"
     # blocked: Z needs Y's body and Y is stale, so Z cannot be presented.
     items = service.read(human, ReadRequest("morning routine brew team tea", 4096)).items
-    by_id = {i["ref"]["atomId"]: i for i in items}
-    assert by_id[z.atom_id]["blocked"] is True
-    assert by_id.get(y.atom_id, {"blocked": False})["blocked"] is False
+    blocked = {i.ref.atom_id: i.blocked for i in items}
+    assert blocked[z.atom_id] is True
+    assert blocked.get(y.atom_id, False) is False
 
     # retired: leaves search and read, but the retired revision keeps everything.
     before = load_views(db, s, [r])[r]
     r2 = retire(service, human, r)
     hits = service.search(human, SearchRequest(f"biscuits {r_word}")).hits
     assert r.atom_id not in {h.atom.atom_id for h in hits}
-    read_ids = {
-        i["ref"]["atomId"] for i in service.read(human, ReadRequest("biscuits", 4096)).items
-    }
+    read_ids = {i.ref.atom_id for i in service.read(human, ReadRequest("biscuits", 4096)).items}
     assert r.atom_id not in read_ids
     after = load_views(db, s, [r2])[r2]
     assert after.state == "retired" and after.text == before.text

@@ -86,15 +86,11 @@ def memory_refs(result: ReadResult) -> list[str]:
 
 
 def item_keys(result: ReadResult, *, blocked: bool | None = None) -> list[str]:
-    return [
-        f"{i['ref']['atomId']}@{i['ref']['rev']}"
-        for i in result.items
-        if blocked is None or i["blocked"] is blocked
-    ]
+    return [i.ref.key for i in result.items if blocked is None or i.blocked is blocked]
 
 
 def root_keys(result: ReadResult) -> list[str]:
-    return [f"{i['ref']['atomId']}@{i['ref']['rev']}" for i in result.items if i["role"] == "root"]
+    return [i.ref.key for i in result.items if i.role == "root"]
 
 
 def cypher(service: Service, text: str, **params: Any) -> list[dict[str, Any]]:
@@ -191,7 +187,7 @@ def test_required_closure_is_presented_with_its_root(service: Service, human: Bi
     )
     result = service.read(human, ReadRequest("saffron risotto", 2000, limit=1))
     assert root_keys(result) == [key(views["root"])]
-    assert [(k, i["role"]) for k, i in zip(item_keys(result), result.items, strict=True)] == [
+    assert [(k, i.role) for k, i in zip(item_keys(result), result.items, strict=True)] == [
         (key(views["root"]), "root"),
         (key(views["dep"]), "required"),
     ]
@@ -218,7 +214,7 @@ def test_cycle_of_required_links_terminates(service: Service, human: Binding) ->
     refs = memory_refs(result)
     assert sorted(refs) == sorted(key(v) for v in views.values())
     assert len(refs) == len(set(refs)) == 3
-    assert not any(i["blocked"] for i in result.items)
+    assert not any(i.blocked for i in result.items)
 
 
 @pytest.mark.req("RD-2")
@@ -255,7 +251,7 @@ def test_retired_observed_target_stays_pinned_and_does_not_block(
     )
     change(service, human, "retire", views["dep"])
     result = service.read(human, ReadRequest("sourdough starter feeding", 2000, limit=1))
-    assert not any(i["blocked"] for i in result.items)
+    assert not any(i.blocked for i in result.items)
     assert memory_refs(result) == [key(views["root"]), key(views["dep"])]
     assert "Wild yeast and lactobacilli ferment flour." in result.text
 
@@ -409,8 +405,8 @@ def test_budget_is_never_exceeded_and_tokens_are_exact(service: Service, human: 
         result = service.read(human, ReadRequest("chlorophyll light leaves", budget))
         tokens = count_tokens(result.text)
         assert tokens <= budget, (budget, tokens)
-        assert result.selection["tokens"] == tokens
-        assert result.selection["budget"] == budget
+        assert result.selection.tokens == tokens
+        assert result.selection.budget == budget
         assert result.diagnostics["selection"]["tokens"] == tokens
         sizes.append(len(memory_refs(result)))
     assert sizes[0] == 0 and sizes[-1] == 8  # nothing fits 0 tokens; everything fits 2000
@@ -440,10 +436,11 @@ def test_text_holds_bodies_once_and_items_hold_refs(service: Service, human: Bin
     assert "score" not in set(walk_keys(doc))
     for v in views.values():
         assert result.text.count(json.dumps(v.text, ensure_ascii=False)) == 1
-    for item in result.items:
+    items = result.to_json()["items"]
+    for item in items:
         assert set(item) == {"ref", "role", "score", "blocked"}
         assert set(item["ref"]) == {"atomId", "rev"}
-    items_json = json.dumps(result.items)
+    items_json = json.dumps(items)
     assert all(v.text not in items_json for v in views.values())
     assert json.dumps(result.diagnostics).count("Photosynthesis") == 0
 
@@ -457,16 +454,16 @@ def test_work_limit_cut_reports_incomplete_baseline(
 ) -> None:
     _shared_corpus(service, human)
     normal = service.read(human, ReadRequest("chlorophyll light leaves", 2000))
-    assert normal.selection["baselineComplete"] is True
-    assert normal.selection["coverageCertified"] is False
+    assert normal.selection.baseline_complete is True
+    assert normal.selection.coverage_certified is False
     tight = service_for(
         test_settings.with_(packing_work=50), service.db, service.embedder, service.tokenizer
     )
     cut = tight.read(human, ReadRequest("chlorophyll light leaves", 2000))
-    assert cut.selection["baselineComplete"] is False
-    assert cut.selection["coverageCertified"] is False
+    assert cut.selection.baseline_complete is False
+    assert cut.selection.coverage_certified is False
     assert cut.diagnostics["selection"]["workUsed"] <= 50
-    assert count_tokens(cut.text) == cut.selection["tokens"] <= 2000
+    assert count_tokens(cut.text) == cut.selection.tokens <= 2000
     assert len(memory_refs(cut)) < len(memory_refs(normal))
 
 
