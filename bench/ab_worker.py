@@ -52,7 +52,9 @@ def main() -> int:
         else:
             result = service.read(binding, ReadRequest(query, budget, depth=depth))
         ms = (time.perf_counter() - t0) * 1000
-        _say({"ms": ms, "tokens": result.selection.tokens})
+        selection = result.selection  # a dict in a tree from before the typed result
+        tokens = selection["tokens"] if isinstance(selection, dict) else selection.tokens
+        _say({"ms": ms, "tokens": tokens})
     return 0
 
 
