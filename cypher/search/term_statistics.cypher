@@ -13,7 +13,10 @@
 // the half-populated index is not called.
 // The row carries the generation it was read at (the subject's change sequence and
 // purge epoch, the fulltext index's generation), so the caller can keep the counts
-// until one of them moves (graphsvc.store.term_statistics).
+// until one of them moves (graphsvc.store.term_statistics). A caller that keeps the
+// body count and length of generation $keptAt (null: none) gets `current` true when
+// that is still the generation: the linear part is skipped (docs and words null) and
+// only the terms not in $known are counted; otherwise everything is read.
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
 WITH f WHERE f IS NULL
 OPTIONAL MATCH (cs:ChangeSequence {subject: $subject})
@@ -21,18 +24,27 @@ OPTIONAL MATCH (st:SubjectState {subject: $subject})
 OPTIONAL MATCH (g:GraphsvcMeta {key: 'fulltextGeneration'})
 WITH coalesce(cs.last, 0) AS changeSeq, coalesce(st.purgeEpoch, 0) AS purgeEpoch,
      coalesce(g.value, 0) AS fulltextGeneration
-CALL () {
-  MATCH (n:Revision:Current {subject: $subject})
-  WITH n LIMIT $statsMax + 1
-  RETURN count(n) AS size
+WITH changeSeq, purgeEpoch, fulltextGeneration,
+     coalesce([changeSeq, purgeEpoch, fulltextGeneration] = $keptAt, false) AS current
+OPTIONAL CALL (current) {
+  WITH current WHERE NOT current
+  CALL () {
+    MATCH (n:Revision:Current {subject: $subject})
+    WITH n LIMIT $statsMax + 1
+    RETURN count(n) AS size
+  }
+  WITH size WHERE size <= $statsMax
+  CALL () {
+    MATCH (r:Revision:Current {subject: $subject})
+    RETURN count(r) AS docs, sum(size(split(coalesce(r.text, ''), ' '))) AS words
+  }
+  RETURN docs, words
 }
-WITH changeSeq, purgeEpoch, fulltextGeneration, size WHERE size <= $statsMax
-CALL () {
-  MATCH (r:Revision:Current {subject: $subject})
-  RETURN count(r) AS docs, sum(size(split(coalesce(r.text, ''), ' '))) AS words
-}
-CALL () {
+WITH changeSeq, purgeEpoch, fulltextGeneration, current, docs, words
+WHERE current OR docs IS NOT NULL
+CALL (current) {
   UNWIND $terms AS term
+  WITH term WHERE NOT (current AND term[0] IN $known)
   CALL (term) {
     CALL db.index.fulltext.queryNodes('current_text', term[1]) YIELD node
     // The subject clause is a phrase: it also matches a subject that contains it.
@@ -41,4 +53,4 @@ CALL () {
   }
   RETURN collect([term[0], df]) AS dfs
 }
-RETURN docs, words, dfs, changeSeq, purgeEpoch, fulltextGeneration
+RETURN current, docs, words, dfs, changeSeq, purgeEpoch, fulltextGeneration

@@ -9,9 +9,9 @@ returns those three numbers from the same transaction as the counts, and every
 search's fulltext query returns them too (search/fulltext_candidates), so a search
 whose terms are all known for the current generation reads no statistics at all;
 another replica's writes move the numbers it reads as well. A search with terms not
-seen yet at a generation whose totals are kept reads only those terms' document
-frequencies (search/term_frequencies), not the body count and length, which cost a
-read of every body of the subject.
+seen yet at a generation whose totals are kept counts only those terms (the same
+query, told the kept generation), not the body count and length, which cost a read
+of every body of the subject.
 """
 
 from __future__ import annotations
@@ -166,56 +166,48 @@ def subject_stats_soon(
     generation the read saw; returns the wait for them, which gives None when the
     text has no term the analysis keeps, the subject holds more than ``stats_max``
     bodies (the read is linear in its size), or the fulltext index is being rebuilt
-    (it is not called then)."""
+    (it is not called then). When the cache holds the body count and length of the
+    generation the read finds, only the terms it lacks are counted."""
 
     def read() -> SubjectStats | None:
         if not terms:
             return None
         cache = statistics_cache(db)
-        kept = _kept_totals_with_new_terms(db, cache, subject, terms, stats_max)
-        if kept is not None:
-            return kept
-        rows = db.read_rows(
-            "search/term_statistics",
-            subject=subject,
-            terms=[[t, term_query(w, subject)] for t, w in terms.items()],
-            statsMax=stats_max,
-        )
-        if not rows:  # the rebuild marker is set, or the subject is too large
-            return None
-        row = rows[0]
-        docs, words = int(row["docs"]), int(row["words"] or 0)
-        df = {t: int(n) for t, n in row["dfs"]}
-        cache.put(subject, generation_of(row), stats_max, docs, words, df)
-        return SubjectStats(docs, words / docs if docs else 0.0, df)
+        return _read(db, cache, subject, terms, stats_max, cache.totals(subject, stats_max))
 
     return db.soon(read, label="search/term_statistics").result
 
 
-def _kept_totals_with_new_terms(
-    db: Database, cache: StatisticsCache, subject: str, terms: Mapping[str, str], stats_max: int
+def _read(
+    db: Database,
+    cache: StatisticsCache,
+    subject: str,
+    terms: Mapping[str, str],
+    stats_max: int,
+    kept_at: Generation | None,
 ) -> SubjectStats | None:
-    """The statistics of ``terms`` from the subject's kept totals and the document
-    frequencies of the terms not kept yet (search/term_frequencies: no read of every
-    body); None when no totals are kept, every term is (the caller reads because the
-    generation moved), or the generation moved since the totals were read (the caller
-    then reads everything, search/term_statistics)."""
-    kept_at = cache.totals(subject, stats_max)
-    if kept_at is None:
-        return None
-    new = cache.missing(subject, list(terms))
-    if not new:
-        # Every term is kept, so the caller reads because the generation moved.
-        return None
+    """One search/term_statistics read; with ``kept_at``, the generation whose totals
+    the cache holds, the query skips them (and the terms kept) if it is still current."""
+    known = [t for t in terms if t not in cache.missing(subject, list(terms))]
     rows = db.read_rows(
-        "search/term_frequencies",
+        "search/term_statistics",
         subject=subject,
-        terms=[[t, term_query(terms[t], subject)] for t in new],
+        terms=[[t, term_query(w, subject)] for t, w in terms.items()],
+        statsMax=stats_max,
+        keptAt=None if kept_at is None else list(kept_at),
+        known=known if kept_at is not None else [],
     )
-    # The row's generation is what proves the kept totals current.
-    if not rows or generation_of(rows[0]) != kept_at:
+    if not rows:  # the rebuild marker is set, or the subject is too large
         return None
-    df = {t: int(n) for t, n in rows[0]["dfs"]}
-    if not cache.add_terms(subject, kept_at, stats_max, df):
-        return None
-    return cache.stats(subject, list(terms), kept_at)
+    row = rows[0]
+    generation = generation_of(row)
+    df = {t: int(n) for t, n in row["dfs"]}
+    if row["current"]:
+        kept = cache.add_terms(subject, generation, stats_max, df)
+        stats = cache.stats(subject, list(terms), generation) if kept else None
+        # None: another read replaced the kept totals meanwhile, or the subject's
+        # terms are at their bound; read everything once more.
+        return stats if stats is not None else _read(db, cache, subject, terms, stats_max, None)
+    docs, words = int(row["docs"]), int(row["words"] or 0)
+    cache.put(subject, generation, stats_max, docs, words, df)
+    return SubjectStats(docs, words / docs if docs else 0.0, df)

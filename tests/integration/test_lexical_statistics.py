@@ -19,6 +19,7 @@ from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store.term_statistics import StatisticsCache, statistics_cache, subject_stats_soon
 
 QUERY = "rowing boat harbour keeper"
 TEXTS = {
@@ -251,12 +252,9 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
     words = sum(len(t.split(" ")) for t in texts.values())
     stats = SubjectStats(6, words / 6, {"row": 2, "boat": 1, "harbour": 3, "keeper": 2})
     _assert_own_bm25(service, got, ids, texts, stats)
-    # A query with a term not seen yet reads that term's document frequency, even at
-    # the same generation, but not the body count and length again (kept with it).
-    frequencies = _statistics_reads("search/term_frequencies")
+    # A query with a term not seen yet is one more read, even at the same generation.
     fog = service.search(mine, SearchRequest("lighthouse fog", depth=0, limit=10))
-    assert _statistics_reads() == reads + 1
-    assert _statistics_reads("search/term_frequencies") == frequencies + 1
+    assert _statistics_reads() == reads + 2
     fog_lexical = {h.atom.atom_id: h.breakdown["lexical"] or 0.0 for h in fog.hits}
     _assert_own_bm25(
         service,
@@ -266,3 +264,31 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
         SubjectStats(6, words / 6, {"lighthous": 1, "fog": 1}),
         query="lighthouse fog",
     )
+
+
+@pytest.mark.req("ACT-1")
+def test_new_terms_at_a_kept_generation_reuse_the_kept_body_count_and_length(
+    service: Service,
+) -> None:
+    """The read counts only what the process lacks: at the generation whose totals it
+    keeps, the (here deliberately false) kept body count is used, not read again; at
+    an older generation everything is read."""
+    mine = _binding("kept")
+    _write(service, mine, TEXTS)
+    _lexical(service, mine)  # keeps the totals at the current generation
+    db, bound = service.db, service.settings.ranking.lexical_statistics_max
+    kept_at = statistics_cache(db).totals(mine.subject, bound)
+    assert kept_at is not None
+    terms = {"lighthous": "lighthouse", "fog": "fog"}
+    real = db.facts["termStatistics"]
+    try:
+        for at, docs in ((kept_at, 999), ((kept_at[0] - 1, *kept_at[1:]), len(TEXTS))):
+            planted = StatisticsCache()
+            planted.put(mine.subject, at, bound, 999, 999 * 9, {"row": 2})
+            db.facts["termStatistics"] = planted
+            got = subject_stats_soon(db, mine.subject, terms, bound)()
+            assert got is not None
+            assert got.docs == docs
+            assert dict(got.df) == {"lighthous": 1, "fog": 1}
+    finally:
+        db.facts["termStatistics"] = real
