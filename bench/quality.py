@@ -435,7 +435,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
     ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
     ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` (the entity
-    index's weight, degree bound and query-entity weight), joined by ``;``."""
+    index's weight, degree bound and query-entity weight) / ``mirror=0`` (the head
+    mirror's bound, 0: both legs asked of Neo4j), joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -477,6 +478,8 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["similar_weight"] = float(value)
         elif key == "entq":
             changes["entity_query_weight"] = float(value)
+        elif key == "mirror":
+            changes["head_mirror_max"] = int(value)
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes

@@ -17,8 +17,14 @@ in process, the questions of ``bench/data/team_questions.json`` in turn) are tim
 - then each named query a search sent, run again alone with the parameters it was
   sent with (three times over): Neo4j's CPU per call and the calls per search.
 
-Writes ``bench/results/search_cost.json`` and prints one table. Needs the managed
-Neo4j (not ``GRAPHSVC_NEO4J_URI``): its process is what is measured.
+``--arms`` names settings variants (``name=value`` pairs joined by ``;``, arms by
+``,``; ``shipped`` is the defaults): each arm is its own service on the same data, and
+the timed searches alternate between the arms in blocks of ten, so the machine's
+load falls on every arm alike. The default compares the shipped settings with the
+head mirror turned off (``head_mirror_max=0``: both candidate legs asked of Neo4j).
+
+Writes ``bench/results/search_cost.json`` and prints one table per arm. Needs the
+managed Neo4j (not ``GRAPHSVC_NEO4J_URI``): its process is what is measured.
 """
 
 from __future__ import annotations
@@ -89,7 +95,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--searches", type=int, default=120)
     p.add_argument("--warmup", type=int, default=200, help="untimed searches first")
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "search_cost.json"))
+    p.add_argument("--arms", default="shipped,head_mirror_max=0")
     args = p.parse_args(argv)
+    arms = [a.strip() for a in args.arms.split(",") if a.strip()]
     if os.environ.get("GRAPHSVC_NEO4J_URI"):
         p.error("unset GRAPHSVC_NEO4J_URI: the managed Neo4j's process is what is measured")
     recorder = Recorder()
@@ -99,81 +107,123 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         assert neo.pid is not None
         db.apply_schema()
-        service = service_for(neo.settings, db, get_embedder(), get_tokenizer())
+        services = {arm: _service(neo.settings, db, arm) for arm in arms}
         subject = f"team-{uuid.uuid4().hex[:8]}"
-        load_team_corpus(service, subject=subject)
+        load_team_corpus(services[arms[0]], subject=subject)
         db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
         binding = Binding(subject, "default", "human", "bench")
 
-        def search(i: int) -> None:
-            service.search(binding, SearchRequest(questions[i % len(questions)], limit=10))
+        def search(arm: str, i: int) -> None:
+            services[arm].search(binding, SearchRequest(questions[i % len(questions)], limit=10))
 
         for i in range(args.warmup):  # the JVM compiles its hot paths
-            search(i)
+            for arm in arms:
+                search(arm, i)
         time.sleep(1.0)  # the last cursor saves commit before the clocks start
-        recorder.on = True
-        neo0, own0, wall0 = cpu_seconds(neo.pid), time.process_time(), time.perf_counter()
-        for i in range(args.searches):
-            search(i)
-        time.sleep(1.0)
-        neo1, own1, wall1 = cpu_seconds(neo.pid), time.process_time(), time.perf_counter()
-        recorder.on = False
+        spent = {arm: [0.0, 0.0, 0.0] for arm in arms}  # graphsvc, Neo4j, wall
+        calls: dict[str, list[tuple[str, dict[str, Any]]]] = {arm: [] for arm in arms}
+        block = 10
+        for start in range(0, args.searches, block):
+            for arm in arms:
+                recorder.calls = calls[arm]
+                recorder.on = True
+                neo0, own0, wall0 = cpu_seconds(neo.pid), time.process_time(), time.perf_counter()
+                for i in range(start, min(start + block, args.searches)):
+                    search(arm, i)
+                time.sleep(0.2)  # the cursor saves of the block commit
+                neo1, own1, wall1 = cpu_seconds(neo.pid), time.process_time(), time.perf_counter()
+                recorder.on = False
+                spent[arm][0] += own1 - own0
+                spent[arm][1] += neo1 - neo0
+                spent[arm][2] += wall1 - wall0 - 0.2
         n = args.searches
-        per_search = {
-            "graphsvcCpuMs": round(1000 * (own1 - own0) / n, 2),
-            "neo4jCpuMs": round(1000 * (neo1 - neo0) / n, 2),
-            "wallMs": round(1000 * (wall1 - wall0 - 1.0) / n, 2),
-        }
-        by_query: dict[str, list[dict[str, Any]]] = defaultdict(list)
-        for name, params in recorder.calls:
-            by_query[name].append(params)
-        queries: dict[str, dict[str, float]] = {}
-        for name, calls in sorted(by_query.items()):
-            text = query(name)
-            is_write = "save" in name or "record" in name or "delete" in name
-
-            def again(params: dict[str, Any], text: str = text, write: bool = is_write) -> None:
-                if "evalId" in params:  # a stored evaluation's key is unique
-                    params = {**params, "evalId": uuid.uuid4().hex}
-                with db.driver.session(database=db.database) as s:
-                    run = s.execute_write if write else s.execute_read
-                    run(lambda tx: list(tx.run(text, params)))
-
-            c0 = cpu_seconds(neo.pid)
-            for _ in range(3):
-                for params in calls:
-                    again(params)
-            queries[name] = {
-                "callsPerSearch": round(len(calls) / n, 2),
-                "neo4jCpuMsPerCall": round(
-                    1000 * (cpu_seconds(neo.pid) - c0) / (3 * len(calls)), 2
-                ),
+        results = {
+            arm: {
+                "perSearch": {
+                    "graphsvcCpuMs": round(1000 * spent[arm][0] / n, 2),
+                    "neo4jCpuMs": round(1000 * spent[arm][1] / n, 2),
+                    "wallMs": round(1000 * spent[arm][2] / n, 2),
+                },
+                "queries": _queries(db, neo.pid, calls[arm], n),
             }
+            for arm in arms
+        }
         report = {
             "benchmark": "search_cost",
             "date": datetime.now(UTC).isoformat(timespec="seconds"),
             "searches": n,
             "corpusAtoms": 301,
             "loadAverage": [round(x, 2) for x in os.getloadavg()],
-            "perSearch": per_search,
-            "queries": queries,
+            "arms": results,
         }
         out = Path(args.json)
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=1) + "\n")
-        print(
-            f"per search: graphsvc CPU {per_search['graphsvcCpuMs']} ms, Neo4j CPU "
-            f"{per_search['neo4jCpuMs']} ms, wall {per_search['wallMs']} ms "
-            f"(load {report['loadAverage'][0]})"
-        )
-        print(f"{'query':36s} {'calls/search':>12s} {'Neo4j CPU ms/call':>18s}")
-        for name, q in sorted(queries.items(), key=lambda x: -x[1]["neo4jCpuMsPerCall"]):
-            print(f"{name:36s} {q['callsPerSearch']:12.2f} {q['neo4jCpuMsPerCall']:18.2f}")
+        for arm, result in results.items():
+            per = result["perSearch"]
+            print(
+                f"[{arm}] per search: graphsvc CPU {per['graphsvcCpuMs']} ms, Neo4j CPU "
+                f"{per['neo4jCpuMs']} ms, wall {per['wallMs']} ms"
+            )
+            print(f"{'query':36s} {'calls/search':>12s} {'Neo4j CPU ms/call':>18s}")
+            ranked = sorted(result["queries"].items(), key=lambda x: -x[1]["neo4jCpuMsPerCall"])
+            for name, q in ranked:
+                print(f"{name:36s} {q['callsPerSearch']:12.2f} {q['neo4jCpuMsPerCall']:18.2f}")
+        first, *rest = arms
+        for arm in rest:
+            a, b = results[first]["perSearch"], results[arm]["perSearch"]
+            total = (a["graphsvcCpuMs"] + a["neo4jCpuMs"]) / max(
+                b["graphsvcCpuMs"] + b["neo4jCpuMs"], 1e-9
+            )
+            print(
+                f"CPU per search, {first} / {arm}: x{total:.2f} (load {report['loadAverage'][0]})"
+            )
         print(f"wrote {out}")
     finally:
         db.close()
         neo.close()
     return 0
+
+
+def _service(settings: Any, db: Any, arm: str) -> Any:
+    """A service with ``arm``'s settings (``shipped``: the defaults)."""
+    changes: dict[str, Any] = {}
+    if arm != "shipped":
+        for part in filter(None, (p.strip() for p in arm.split(";"))):
+            key, _, value = part.partition("=")
+            changes[key.strip()] = value.strip()
+    return service_for(settings.with_(**changes), db, get_embedder(), get_tokenizer())
+
+
+def _queries(
+    db: Any, pid: int, recorded: list[tuple[str, dict[str, Any]]], searches: int
+) -> dict[str, dict[str, float]]:
+    """Each named query the searches sent, run again alone (three times over): calls
+    per search and Neo4j's CPU per call."""
+    by_query: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for name, params in recorded:
+        by_query[name].append(params)
+    queries: dict[str, dict[str, float]] = {}
+    for name, calls in sorted(by_query.items()):
+        text = query(name)
+        is_write = "save" in name or "record" in name or "delete" in name
+
+        def again(params: dict[str, Any], text: str = text, write: bool = is_write) -> None:
+            if "evalId" in params:  # a stored evaluation's key is unique
+                params = {**params, "evalId": uuid.uuid4().hex}
+            with db.driver.session(database=db.database) as s:
+                run = s.execute_write if write else s.execute_read
+                run(lambda tx: list(tx.run(text, params)))
+
+        c0 = cpu_seconds(pid)
+        for _ in range(3):
+            for params in calls:
+                again(params)
+        queries[name] = {
+            "callsPerSearch": round(len(calls) / searches, 2),
+            "neo4jCpuMsPerCall": round(1000 * (cpu_seconds(pid) - c0) / (3 * len(calls)), 2),
+        }
+    return queries
 
 
 if __name__ == "__main__":

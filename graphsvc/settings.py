@@ -389,6 +389,11 @@ class RankingSettings(Section):
     # leg instead of asking the shared (approximate) index: its semantic candidates are
     # then its own, whatever other subjects hold (0: always the index first).
     vector_exact_max: Annotated[int, Range(ge=0)] = 2000
+    # A search of a subject with at most this many current heads answers both
+    # candidate legs from the process's mirror of its heads, kept per write generation
+    # (graphsvc.store.head_mirror), instead of a fulltext query and a vector scan; the
+    # process holds at most four times this many heads over all subjects (0: off).
+    head_mirror_max: Annotated[int, Range(ge=0)] = 10_000
     # "fallback": ask Lucene for the index's top hits without the subject clause and
     # again with it when too few were the subject's; "first": with the clause at once.
     fulltext_subject_clause: Literal["first", "fallback"] = "fallback"

@@ -50,6 +50,7 @@ from graphsvc.store.expansion import (
     similar_heads_soon,
     usage_states,
 )
+from graphsvc.store.head_mirror import mirror_shelf, mirror_state
 from graphsvc.store.retrieval import (
     SemanticHits,
     embeddings_of,
@@ -103,6 +104,9 @@ class AcquireQuery:
     # How the fusion scores and normalises the lexical signal (graphsvc.core.fusion).
     lexical_scope: str = "candidates"
     lexical_normalisation: str = "max"
+    # Answer both candidate legs from the process's mirror of a subject of at most
+    # this many heads (0: never; graphsvc.store.head_mirror).
+    mirror_max: int = 0
 
     @property
     def fusion(self) -> FusionRules:
@@ -136,26 +140,19 @@ def acquire(
     """
     acq = Acquired()
     head_facts: HeadFacts = {}
-    statistics = _Statistics(db, q)
-    state = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
-    check_state(state or subject_state(tx, q.subject))
-    statistics.settle(acq, state)
-    _keep_lexical(tx, acq, q)
-    vector = embedding()
-    if vector is not None and acq.lexical:
-        lexical_semantic(acq, vector)
-    hits = semantic()
-    if hits is not None:
-        acq.vector_mode = hits.mode
-        for row in hits.rows:
-            atom_id = row["atomId"]
-            acq.semantic[atom_id] = float(row["semantic"])
-            head_facts[atom_id] = {
-                "rev": row["rev"],
-                "atomisedInto": row["atomisedInto"],
-                "archivedAt": row["archivedAt"],
-            }
-            acq.texts.setdefault(atom_id, row.get("text"))
+    if not _mirrored(tx, db, q, acq, head_facts, embedding, check_state):
+        statistics = _Statistics(db, q)
+        state = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
+        check_state(state or subject_state(tx, q.subject))
+        statistics.settle(acq, state)
+        _keep_lexical(tx, acq, q)
+        vector = embedding()
+        if vector is not None and acq.lexical:
+            lexical_semantic(acq, vector)
+        hits = semantic()
+        if hits is not None:
+            acq.vector_mode = hits.mode
+            _take_semantic(acq, head_facts, hits.rows)
     fusion = fuse(acq, q.fusion)
     usage = Usage(q.policy, q.model_id)
     hop, near = _reads_beside_walk(db, q, fusion.seeds)
@@ -174,6 +171,81 @@ def acquire(
         usage.states.update(usage_states(tx, q.subject, q.policy, q.model_id, rest))
     acq.facts = node_facts(graph.nodes, head_facts, usage)
     return acq, fusion
+
+
+def _take_semantic(acq: Acquired, head_facts: HeadFacts, rows: list[dict[str, Any]]) -> None:
+    """The vector hits (rows of search/vector_candidates_small) into ``acq``."""
+    for row in rows:
+        atom_id = row["atomId"]
+        acq.semantic[atom_id] = float(row["semantic"])
+        head_facts[atom_id] = {
+            "rev": row["rev"],
+            "atomisedInto": row["atomisedInto"],
+            "archivedAt": row["archivedAt"],
+        }
+        acq.texts.setdefault(atom_id, row.get("text"))
+
+
+def _mirrored(
+    tx: Tx,
+    db: Database,
+    q: AcquireQuery,
+    acq: Acquired,
+    head_facts: HeadFacts,
+    embedding: Callable[[], list[float] | None],
+    check_state: Callable[[dict[str, Any]], None],
+) -> bool:
+    """Both candidate legs from the process's mirror of the subject's heads
+    (:mod:`graphsvc.store.head_mirror`); False (nothing taken) where the mirror does
+    not answer: turned off, index statistics asked for, a fulltext index with another
+    analyzer than the one the mirror scores like, or a subject above the bound.
+
+    One round trip checks the subject's state and the mirror's generation; the
+    lexical leg is the subject's own BM25 over every body holding a query term (the
+    pool Lucene's top hits would give, without Lucene's index-wide statistics
+    choosing it), the vector leg an exact scan, as ``search/vector_candidates_small``.
+    """
+    bound = min(q.mirror_max, q.subject_stats_max)
+    if bound <= 0 or not q.subject_stats:
+        return False
+    state = mirror_state(tx, q.subject)
+    check_state(state)
+    generation = int(state.get("fulltextGeneration") or 0)
+    known = kept_analyzer(db)
+    if known is not None and known[0] == generation:
+        analyzer = known[1]
+    else:
+        analyzer = fulltext_analyzer_soon(db)()
+        if analyzer is not None and not state.get("rebuilding"):
+            keep_analyzer(db, generation, analyzer)
+    if analyzer != ANALYZER:
+        return False
+    # The query embedding is waited for before the mirror is held: other searches of
+    # the subject wait for the holder, and only for its work on the mirror.
+    vector = embedding()
+    with mirror_shelf(db, 4 * bound).current(tx, q.subject, state, bound) as mirror:
+        if mirror is None:
+            return False
+        acq.index_analyzer = analyzer
+        terms = query_terms(q.text, q.proximity)
+        if state.get("rebuilding"):  # as the fulltext leg: no lexical signal meanwhile
+            acq.lexical_mode = "rebuilding"
+        elif terms.terms:
+            # The best max_seeds by the subject's own BM25: what keep_lexical keeps of
+            # any pool holding them all.
+            acq.lexical_mode = "mirror"
+            rows = mirror.lexical(
+                terms, slop=q.proximity, limit=q.max_seeds, include_archived=q.include_archived
+            )
+            take_lexical(acq, head_facts, rows, q.max_seeds, q.max_seeds)
+            acq.subject_stats = mirror.stats(terms)
+        acq.lexical_embeddings.clear()
+        if vector is not None:
+            acq.lexical_semantic.update(mirror.cosines(vector, acq.lexical))
+            acq.vector_mode = "exact"
+            hits = mirror.semantic(vector, limit=q.max_seeds, include_archived=q.include_archived)
+            _take_semantic(acq, head_facts, hits)
+    return True
 
 
 def _lexical(

@@ -67,6 +67,7 @@ class EvaluationLimits:
     lexical_pool: int
     lexical_scope: str
     vector_exact_max: int
+    head_mirror_max: int
     fulltext_subject_clause: str
     beta: float
     role_weights: str
@@ -256,7 +257,11 @@ def evaluate_then(
     # The query embedding, and then the vector query, run beside the first reads.
     pending: Future[list[float]] | None = None
     hits: Future[SemanticHits] | None = None
-    if text.strip():
+    if text.strip() and limits.head_mirror_max > 0:
+        # The mirror of the subject's heads answers the vector leg in most searches:
+        # the query is asked only where it does not (semantic_later).
+        pending = embed_soon(embedder, text)
+    elif text.strip():
         pending = embed_soon(embedder, text)
         embedded = pending
         hits = db.soon(
@@ -312,7 +317,7 @@ def _evaluate_in(
         req.db,
         query,
         embedding=embedding,
-        semantic=lambda: None if req.hits is None else req.hits.result(),
+        semantic=lambda: _semantic(req),
         check_state=check_state,
     )
     fused = fusion.fused
@@ -357,6 +362,25 @@ def _evaluate_in(
     )
 
 
+def _semantic(req: _Request) -> SemanticHits | None:
+    """The vector hits: started beside the transaction, or asked now where the mirror
+    was expected to answer and did not (a subject above its bound)."""
+    if req.hits is not None:
+        return req.hits.result()
+    if req.pending is None:
+        return None
+    lim = req.limits
+    return semantic_candidates(
+        req.db,
+        subject=req.binding.subject,
+        vector=req.pending.result(),
+        k=lim.max_seeds * lim.candidate_oversample,
+        limit=lim.max_seeds,
+        include_archived=req.include_archived,
+        exact_max=lim.vector_exact_max,
+    )
+
+
 def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
     """What ``acquire`` reads for ``req``: its text, its walk and the limits' knobs."""
     lim = req.limits
@@ -384,6 +408,7 @@ def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
         similar_heads=lim.similar_heads if req.depth > 0 else 0,
         lexical_scope=lim.lexical_scope,
         lexical_normalisation=lim.lexical_normalisation,
+        mirror_max=lim.head_mirror_max,
     )
 
 

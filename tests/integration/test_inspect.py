@@ -27,6 +27,7 @@ from graphsvc.ops.inspect import DEFAULT_RANGE_BYTES, byte_range
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store.head_mirror import forget_mirrors
 
 INSPECT = """
 query($atomId: ID!, $rev: Int, $version: LinkAt, $direction: Direction, $roles: [String!],
@@ -81,6 +82,7 @@ def cypher(service: Service, text: str, **params: Any) -> list[dict[str, Any]]:
     records, _, _ = service.db.driver.execute_query(
         text, params, database_=service.db.database, routing_=RoutingControl.WRITE
     )
+    forget_mirrors(service.db)  # a direct edit moves no generation the mirrors follow
     return [r.data() for r in records]
 
 

@@ -232,11 +232,21 @@ def _statistics_reads(query: str = "search/term_statistics") -> float:
     return value or 0.0
 
 
+@pytest.fixture(scope="module")
+def indexes_only(service: Service, test_settings: Settings) -> Service:
+    """Both candidate legs asked of Neo4j (no head mirror): the statistics read here
+    are what a subject above the mirror's bound, or a process without it, uses."""
+    return service_for(
+        test_settings.with_(head_mirror_max=0), service.db, service.embedder, service.tokenizer
+    )
+
+
 @pytest.mark.req("ACT-1")
-def test_the_statistics_are_read_once_per_write_generation(service: Service) -> None:
+def test_the_statistics_are_read_once_per_write_generation(indexes_only: Service) -> None:
     """A repeated search reads no statistics; a write (which moves the subject's change
     sequence, read by every search's fulltext query, whoever wrote) makes the next
     search read them again, and its scores are the new statistics' BM25."""
+    service = indexes_only
     mine = _binding("generation")
     ids = _write(service, mine, TEXTS)
     first = _lexical(service, mine)
@@ -268,11 +278,12 @@ def test_the_statistics_are_read_once_per_write_generation(service: Service) -> 
 
 @pytest.mark.req("ACT-1")
 def test_new_terms_at_a_kept_generation_reuse_the_kept_body_count_and_length(
-    service: Service,
+    indexes_only: Service,
 ) -> None:
     """The read counts only what the process lacks: at the generation whose totals it
     keeps, the (here deliberately false) kept body count is used, not read again; at
     an older generation everything is read."""
+    service = indexes_only
     mine = _binding("kept")
     _write(service, mine, TEXTS)
     _lexical(service, mine)  # keeps the totals at the current generation

@@ -31,6 +31,7 @@ from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
+from graphsvc.store.head_mirror import forget_mirrors
 from graphsvc.store.views import load_views
 
 PAYLOAD = "sha256:" + "ab" * 32
@@ -116,6 +117,7 @@ def cypher(db: Database, text: str, **params: Any) -> list[dict[str, Any]]:
     records, _, _ = db.driver.execute_query(
         text, params, database_=db.database, routing_=RoutingControl.WRITE
     )
+    forget_mirrors(db)  # a direct edit moves no generation the mirrors follow
     return [r.data() for r in records]
 
 

@@ -24,6 +24,7 @@ from graphsvc.ops.read import ReadResult
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store.head_mirror import forget_mirrors
 from graphsvc.tokenizer import count_tokens
 
 # --------------------------------------------------------------------------- helpers
@@ -97,6 +98,7 @@ def cypher(service: Service, text: str, **params: Any) -> list[dict[str, Any]]:
     records, _, _ = service.db.driver.execute_query(
         text, params, database_=service.db.database, routing_=RoutingControl.WRITE
     )
+    forget_mirrors(service.db)  # a direct edit moves no generation the mirrors follow
     return [r.data() for r in records]
 
 

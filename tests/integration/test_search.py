@@ -34,6 +34,7 @@ from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate
 from graphsvc.ops.search import SearchResult
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
+from graphsvc.store.head_mirror import forget_mirrors
 
 # ----------------------------------------------------------------------------- corpus
 
@@ -276,6 +277,7 @@ def _set_flags(service: Service, subject: str, atom_id: str, props: dict[str, An
         database_=service.db.database,
         routing_=RoutingControl.WRITE,
     )
+    forget_mirrors(service.db)  # a direct edit moves no generation the mirrors follow
 
 
 def _usage_states(service: Service, subject: str, policy: str) -> dict[str, str]:
@@ -452,6 +454,7 @@ def test_missing_embedding_is_ranked_lexically_and_named_in_diagnostics(
         database_=service.db.database,
         routing_=RoutingControl.WRITE,
     )
+    forget_mirrors(service.db)  # a direct edit moves no generation the mirrors follow
     result = service.search(corpus.binding, SearchRequest("glimmerquartz crystal"))
     assert result.hits[0].atom.atom_id == glimmer
     bd = result.hits[0].breakdown

@@ -113,6 +113,8 @@ def settings_2026(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Settings
             secret_file=str(state / "server-secret"),
             # The index leg for every subject here (no small-subject scan first).
             vector_exact_max=0,
+            # ... and no mirror of the subjects' heads answering instead.
+            head_mirror_max=0,
         )
     finally:
         local.stop()

@@ -24,6 +24,7 @@ from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
 from graphsvc.store.connection import Database
+from graphsvc.store.head_mirror import forget_mirrors
 
 __all__ = [
     "cypher",
@@ -120,6 +121,7 @@ def cypher(db: Database, text: str, **params: Any) -> list[dict[str, Any]]:
     records, _, _ = db.driver.execute_query(
         text, params, database_=db.database, routing_=RoutingControl.WRITE
     )
+    forget_mirrors(db)  # a direct edit moves no generation the mirrors follow
     return [r.data() for r in records]
 
 

@@ -1,0 +1,13 @@
+// The current heads of every atom the subject's change feed names after sequence
+// $since (cypher/changes/record.cypher): what moves a process's mirror of the
+// subject (graphsvc.store.head_mirror) forward. An atom without a current head
+// comes back with nulls (the mirror drops it). A head read here may be newer than
+// the sequence the caller read first (reads are read-committed); the next search
+// reads that change again, so the mirror only ever moves forward.
+MATCH (c:Change {subject: $subject})
+WHERE c.seq > $since
+UNWIND c.atomIds AS changed
+WITH DISTINCT changed
+OPTIONAL MATCH (n:Revision:Current {subject: $subject, atomId: changed})
+RETURN changed AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomisedInto,
+       n.archivedAt AS archivedAt, n.embedding AS embedding

@@ -1,0 +1,247 @@
+"""One subject's current heads held in process: both candidate legs without Neo4j.
+
+A search's two candidate legs read the same things every time until the subject
+changes: every current body (the lexical leg scores them with the subject's own
+BM25, :mod:`graphsvc.core.bm25`) and every stored embedding (the vector leg's exact
+scan). Asking Neo4j for them costs a fulltext query and a vector scan per search,
+most of a search's database CPU on a small subject (docs/performance.md). A
+:class:`HeadMirror` holds them instead, with an inverted index of the analysed terms
+and the embeddings as one matrix, and answers both legs as the queries would:
+
+- :meth:`HeadMirror.lexical`: the bodies holding a query term, scored by
+  :func:`graphsvc.core.bm25.score_bodies` with the subject's statistics counted
+  from the mirror itself (:meth:`HeadMirror.stats`), best first (ties by atomId), in
+  the rows of ``search/fulltext_candidates`` (every row with its embedding);
+- :meth:`HeadMirror.semantic`: Neo4j's ``vector.similarity.cosine`` (``(1 + cos) /
+  2``) of every head whose embedding has the query's length, best first, in the rows
+  of ``search/vector_candidates_small``.
+
+The store keeps one per subject and moves it forward by the change feed
+(:mod:`graphsvc.store.head_mirror`); this module only holds and answers. It is
+derived from stored text like the BM25 analysis cache: process memory only, never
+stored or queryable, dropped with the process.
+
+Pure: no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from graphsvc.core.activation import neo4j_cosines
+from graphsvc.core.bm25 import QueryTerms, SubjectStats, analyse, body_length, score_bodies
+
+__all__ = ["HeadMirror", "MirrorHead"]
+
+_Matrix = np.ndarray[Any, np.dtype[np.float64]]
+
+
+@dataclass(frozen=True)
+class MirrorHead:
+    """One current head as the mirror keeps it."""
+
+    atom_id: str
+    rev: int
+    text: str
+    atomised_into: int | None
+    archived_at: str | None
+    embedding: tuple[float, ...] | None
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> MirrorHead:
+        """A head from a row with the columns of ``search/mirror_heads``."""
+        vector = row.get("embedding")
+        return cls(
+            atom_id=str(row["atomId"]),
+            rev=int(row["rev"]),
+            text=str(row.get("text") or ""),
+            atomised_into=row.get("atomisedInto"),
+            archived_at=row.get("archivedAt"),
+            embedding=None if vector is None else tuple(float(x) for x in vector),
+        )
+
+    @property
+    def hidden(self) -> bool:
+        """Hidden unless archived heads are asked for (an atomised, archived parent)."""
+        return (self.atomised_into or 0) > 0 and self.archived_at is not None
+
+
+class HeadMirror:
+    """A subject's current heads, their term postings and their embeddings.
+
+    Embeddings sit in one matrix, a row per head (a removed head's row is zeroed and
+    reused), so a change costs one row, not a new matrix. Not thread-safe: the
+    caller serialises :meth:`apply` against the readers.
+    """
+
+    def __init__(self, heads: Iterable[MirrorHead] = ()) -> None:
+        self._heads: dict[str, MirrorHead] = {}
+        # term → {atomId: term frequency} (analysed terms, as the mirror scores).
+        self._postings: dict[str, dict[str, int]] = {}
+        self._words = 0
+        self._dimension = 0
+        self._matrix: _Matrix = np.zeros((0, 0))
+        self._norms: _Matrix = np.zeros(0)
+        self._row_of: dict[str, int] = {}
+        self._atom_at: list[str | None] = []
+        self._free: list[int] = []
+        for head in heads:
+            self._add(head)
+
+    def __len__(self) -> int:
+        return len(self._heads)
+
+    def __contains__(self, atom_id: object) -> bool:
+        return atom_id in self._heads
+
+    def apply(self, changed: Mapping[str, MirrorHead | None]) -> None:
+        """Replace each changed atom's head (None: the atom has no current head)."""
+        for atom_id, head in changed.items():
+            old = self._heads.get(atom_id)
+            if old == head:
+                continue
+            if old is not None:
+                self._remove(old)
+            if head is not None:
+                self._add(head)
+
+    def _add(self, head: MirrorHead) -> None:
+        self._heads[head.atom_id] = head
+        self._words += body_length(head.text)
+        counts: dict[str, int] = {}
+        for term in analyse(head.text).terms:
+            counts[term] = counts.get(term, 0) + 1
+        for term, tf in counts.items():
+            self._postings.setdefault(term, {})[head.atom_id] = tf
+        if head.embedding is None:
+            return
+        if not self._dimension:
+            self._dimension = len(head.embedding)
+            self._matrix = np.zeros((0, self._dimension))
+        if len(head.embedding) != self._dimension:
+            return  # another model's length (reembed under way): see cosines()
+        if not self._free:
+            grow = max(16, len(self._atom_at))
+            self._free = list(range(len(self._atom_at) + grow - 1, len(self._atom_at) - 1, -1))
+            self._atom_at.extend([None] * grow)
+            self._matrix = np.vstack([self._matrix, np.zeros((grow, self._dimension))])
+            self._norms = np.concatenate([self._norms, np.zeros(grow)])
+        row = self._free.pop()
+        self._matrix[row] = head.embedding
+        self._norms[row] = float(np.linalg.norm(self._matrix[row]))
+        self._row_of[head.atom_id] = row
+        self._atom_at[row] = head.atom_id
+
+    def _remove(self, head: MirrorHead) -> None:
+        del self._heads[head.atom_id]
+        self._words -= body_length(head.text)
+        for term in set(analyse(head.text).terms):
+            posting = self._postings.get(term)
+            if posting is not None:
+                posting.pop(head.atom_id, None)
+                if not posting:
+                    del self._postings[term]
+        row = self._row_of.pop(head.atom_id, None)
+        if row is not None:
+            self._matrix[row] = 0.0
+            self._norms[row] = 0.0
+            self._atom_at[row] = None
+            self._free.append(row)
+
+    def stats(self, query: QueryTerms) -> SubjectStats:
+        """The subject's BM25 statistics for ``query``'s terms, from every head."""
+        docs = len(self._heads)
+        return SubjectStats(
+            docs=docs,
+            avg_length=self._words / docs if docs else 0.0,
+            df={t: len(self._postings.get(t, ())) for t in set(query.terms)},
+        )
+
+    def lexical(
+        self, query: QueryTerms, *, slop: int, limit: int, include_archived: bool
+    ) -> list[list[Any]]:
+        """The best ``limit`` bodies holding a query term, as fulltext rows
+        ``[atomId, rev, score, atomisedInto, archivedAt, None, text]`` (no embedding:
+        :meth:`cosines` gives their semantic signal)."""
+        matched: set[str] = set()
+        for term in set(query.terms):
+            matched.update(self._postings.get(term, ()))
+        heads = [
+            self._heads[a] for a in sorted(matched) if include_archived or not self._heads[a].hidden
+        ]
+        if not heads:
+            return []
+        scores, _ = score_bodies(query, [h.text for h in heads], self.stats(query), slop=slop)
+        ranked = sorted(zip(scores, heads, strict=True), key=lambda p: (-p[0], p[1].atom_id))
+        return [
+            [h.atom_id, h.rev, s, h.atomised_into, h.archived_at, None, h.text]
+            for s, h in ranked[:limit]
+            if s > 0
+        ]
+
+    def semantic(
+        self, vector: Sequence[float], *, limit: int, include_archived: bool
+    ) -> list[dict[str, Any]]:
+        """The best ``limit`` heads by Neo4j's cosine to ``vector`` (ties by atomId),
+        as rows of ``search/vector_candidates_small``."""
+        if len(vector) == self._dimension:
+            q = np.asarray(vector, dtype=np.float64)
+            q_norm = float(np.linalg.norm(q))
+            if q_norm == 0.0:
+                return []
+            denominators = self._norms * q_norm
+            live = denominators > 0.0
+            cosines = np.where(
+                live, (1.0 + (self._matrix @ q) / np.where(live, denominators, 1.0)) / 2.0, -1.0
+            )
+            order = np.lexsort((np.arange(len(cosines)), -cosines))
+            pairs = [
+                (min(1.0, max(0.0, float(cosines[r]))), str(self._atom_at[r]))
+                for r in order.tolist()
+                if cosines[r] >= 0.0 and self._atom_at[r] is not None
+            ]
+        else:
+            found = self.cosines(vector, list(self._heads))
+            pairs = [(s, a) for a, s in found.items()]
+        kept = [(s, a) for s, a in pairs if include_archived or not self._heads[a].hidden]
+        kept.sort(key=lambda p: (-p[0], p[1]))
+        out: list[dict[str, Any]] = []
+        for score, atom_id in kept[:limit]:
+            head = self._heads[atom_id]
+            out.append(
+                {
+                    "atomId": atom_id,
+                    "rev": head.rev,
+                    "semantic": score,
+                    "atomisedInto": head.atomised_into,
+                    "archivedAt": head.archived_at,
+                    "text": head.text,
+                }
+            )
+        return out
+
+    def cosines(self, vector: Sequence[float], atom_ids: Iterable[str]) -> dict[str, float]:
+        """Neo4j's cosine of ``vector`` and each head of ``atom_ids`` that has an
+        embedding of its length (none for the others, as ACT-1's missing signal)."""
+        ids = [a for a in atom_ids if a in self._heads]
+        if len(vector) != self._dimension:
+            vectors = [self._heads[a].embedding or () for a in ids]
+            scored = zip(ids, neo4j_cosines(vector, vectors), strict=True)
+            return {a: s for a, s in scored if s is not None}
+        q = np.asarray(vector, dtype=np.float64)
+        q_norm = float(np.linalg.norm(q))
+        rows = [(a, self._row_of[a]) for a in ids if a in self._row_of]
+        if q_norm == 0.0 or not rows:
+            return {}
+        index = [r for _, r in rows]
+        dots = (self._matrix[index] @ q).tolist()
+        out: dict[str, float] = {}
+        for (atom_id, row), d in zip(rows, dots, strict=True):
+            n = float(self._norms[row]) * q_norm
+            if n > 0.0:
+                out[atom_id] = min(1.0, max(0.0, (1.0 + d / n) / 2.0))
+        return out

@@ -1,0 +1,129 @@
+"""The in-process mirror of a subject's heads answers both candidate legs as the
+queries do: the subject's own BM25 over every body holding a query term, and Neo4j's
+cosine over every embedding (graphsvc.core.head_mirror)."""
+
+from __future__ import annotations
+
+import pytest
+
+from graphsvc.core.activation import neo4j_cosines
+from graphsvc.core.bm25 import SubjectStats, body_length, query_terms, score_bodies
+from graphsvc.core.head_mirror import HeadMirror, MirrorHead
+
+TEXTS = {
+    "a": "The lighthouse keeper painted the rowing boat blue",
+    "b": "A rowing club meets at the harbour every Sunday morning",
+    "c": "The keeper's logbook records storms and fog",
+    "d": "Quarterly figures were presented to the board",
+}
+VECTORS = {
+    "a": (1.0, 0.0, 0.0),
+    "b": (0.6, 0.8, 0.0),
+    "c": (0.0, 0.0, 2.0),
+    "d": (-1.0, 0.0, 0.0),
+}
+
+
+def _head(atom_id: str, text: str | None = None, **kw: object) -> MirrorHead:
+    return MirrorHead(
+        atom_id=atom_id,
+        rev=int(kw.get("rev", 1)),  # type: ignore[call-overload]
+        text=TEXTS[atom_id] if text is None else text,
+        atomised_into=kw.get("into"),  # type: ignore[arg-type]
+        archived_at=kw.get("archived"),  # type: ignore[arg-type]
+        embedding=kw.get("vector", VECTORS.get(atom_id)),  # type: ignore[arg-type]
+    )
+
+
+def _mirror() -> HeadMirror:
+    return HeadMirror(_head(a) for a in TEXTS)
+
+
+@pytest.mark.req("ACT-1")
+def test_the_lexical_leg_is_the_subjects_own_bm25_best_first() -> None:
+    mirror = _mirror()
+    terms = query_terms("rowing keeper", 3)
+    rows = mirror.lexical(terms, slop=3, limit=10, include_archived=False)
+    words = sum(body_length(t) for t in TEXTS.values())
+    stats = SubjectStats(4, words / 4, {"row": 2, "keeper": 2})
+    assert mirror.stats(terms) == stats
+    expected, _ = score_bodies(terms, [TEXTS[a] for a in "abc"], stats, slop=3)
+    want = sorted(zip("abc", expected, strict=True), key=lambda p: (-p[1], p[0]))
+    assert [(r[0], r[2]) for r in rows] == [(a, pytest.approx(s)) for a, s in want]
+    assert rows[0][0] == "a"  # both words, and near each other
+    assert all(r[5] is None and r[6] == TEXTS[r[0]] for r in rows)
+    assert mirror.lexical(terms, slop=3, limit=1, include_archived=False)[0][0] == "a"
+
+
+@pytest.mark.req("ACT-1")
+def test_the_vector_leg_is_neo4js_cosine_over_every_head() -> None:
+    mirror = _mirror()
+    query = [0.8, 0.6, 0.0]
+    rows = mirror.semantic(query, limit=10, include_archived=False)
+    want = neo4j_cosines(query, [VECTORS[a] for a in "abcd"])
+    got = {r["atomId"]: r["semantic"] for r in rows}
+    assert got == {a: pytest.approx(s) for a, s in zip("abcd", want, strict=True)}
+    assert [r["atomId"] for r in rows] == ["b", "a", "c", "d"]
+    assert mirror.cosines(query, ["a", "c", "zz"]) == {
+        "a": pytest.approx(want[0]),
+        "c": pytest.approx(want[2]),
+    }
+    # Another length (another model's embedding): no similarity, as in Neo4j.
+    assert mirror.semantic([1.0, 0.0], limit=10, include_archived=False) == []
+
+
+@pytest.mark.req("ACT-1")
+def test_changes_replace_heads_and_their_terms_and_vectors() -> None:
+    mirror = _mirror()
+    mirror.apply(
+        {
+            "a": _head("a", "A tugboat in the fog", rev=2, vector=(0.0, 1.0, 0.0)),
+            "b": None,
+            "e": _head("e", "Rowing at dawn", vector=(0.0, 1.0, 0.0)),
+        }
+    )
+    assert len(mirror) == 4 and "b" not in mirror
+    terms = query_terms("rowing fog", 0)
+    rows = mirror.lexical(terms, slop=0, limit=10, include_archived=False)
+    assert {r[0] for r in rows} == {"a", "c", "e"}
+    assert next(r for r in rows if r[0] == "a")[1] == 2
+    assert mirror.stats(terms).df == {"row": 1, "fog": 2}
+    semantic = mirror.semantic([0.0, 1.0, 0.0], limit=2, include_archived=False)
+    assert [r["atomId"] for r in semantic] == ["a", "e"]
+    # Rows freed by removals are reused: many changes keep the mirror consistent.
+    for i in range(40):
+        mirror.apply({f"x{i}": _head(f"x{i}", f"filler {i}", vector=(1.0, 1.0, 1.0))})
+    for i in range(0, 40, 2):
+        mirror.apply({f"x{i}": None})
+    near = mirror.semantic([1.0, 1.0, 1.0], limit=100, include_archived=False)
+    assert len(near) == 4 + 20
+
+
+@pytest.mark.req("ACT-1")
+def test_archived_parents_are_hidden_unless_asked_for_yet_counted() -> None:
+    mirror = _mirror()
+    mirror.apply({"a": _head("a", rev=2, into=3, archived="2026-12-03T00:00:00Z")})
+    terms = query_terms("rowing", 0)
+    hidden = mirror.lexical(terms, slop=0, limit=10, include_archived=False)
+    shown = mirror.lexical(terms, slop=0, limit=10, include_archived=True)
+    assert [r[0] for r in hidden] == ["b"] and {r[0] for r in shown} == {"a", "b"}
+    assert mirror.stats(terms).df == {"row": 2}  # the index counts every head
+    assert "a" not in {
+        r["atomId"] for r in mirror.semantic([1.0, 0.0, 0.0], limit=10, include_archived=False)
+    }
+    assert "a" in {
+        r["atomId"] for r in mirror.semantic([1.0, 0.0, 0.0], limit=10, include_archived=True)
+    }
+
+
+@pytest.mark.req("ACT-1")
+def test_a_head_without_an_embedding_has_text_but_no_vector() -> None:
+    mirror = HeadMirror([_head("a", vector=None), _head("b")])
+    assert [
+        r["atomId"] for r in mirror.semantic([1.0, 0.0, 0.0], limit=5, include_archived=False)
+    ] == ["b"]
+    assert mirror.cosines([1.0, 0.0, 0.0], ["a"]) == {}
+    assert [
+        r[0]
+        for r in mirror.lexical(query_terms("boat", 0), slop=0, limit=5, include_archived=False)
+    ] == ["a"]
