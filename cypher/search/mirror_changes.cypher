@@ -3,11 +3,17 @@
 // subject (graphsvc.store.head_mirror) forward. An atom without a current head
 // comes back with nulls (the mirror drops it). A head read here may be newer than
 // the sequence the caller read first (reads are read-committed); the next search
-// reads that change again, so the mirror only ever moves forward.
+// reads that change again, so the mirror only ever moves forward. Columns as
+// search/mirror_heads.
 MATCH (c:Change {subject: $subject})
 WHERE c.seq > $since
 UNWIND c.atomIds AS changed
 WITH DISTINCT changed
 OPTIONAL MATCH (n:Revision:Current {subject: $subject, atomId: changed})
 RETURN changed AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomisedInto,
-       n.archivedAt AS archivedAt, n.embedding AS embedding
+       n.archivedAt AS archivedAt, n.embedding AS embedding,
+       CASE WHEN n IS NULL THEN [] ELSE COLLECT {
+         MATCH (n)-[l:LINK]->(t)
+         RETURN [l.role, t.atomId, CASE WHEN t:Revision THEN t.rev END,
+                 coalesce(l.unavailable, false)]
+       } END AS links

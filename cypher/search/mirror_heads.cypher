@@ -2,7 +2,10 @@
 // (graphsvc.store.head_mirror): one row per head, each with `size` (the number of
 // heads, counted up to $max + 1). A subject of more than $max heads gets one row
 // with `size` alone (its searches ask the indexes), an empty one a row of nulls
-// with size 0.
+// with size 0. `links` are the head's declared links as [role, target atomId, the
+// pinned revision of an observed link (null: a logical link to the atom),
+// unavailable]: the mirror resolves them against the heads it holds, as
+// search/expand_level does against the store.
 CALL () {
   MATCH (n:Revision:Current {subject: $subject})
   WITH n LIMIT $max + 1
@@ -12,6 +15,11 @@ OPTIONAL CALL (size) {
   WITH size WHERE size <= $max
   MATCH (n:Revision:Current {subject: $subject})
   RETURN n.atomId AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomisedInto,
-         n.archivedAt AS archivedAt, n.embedding AS embedding
+         n.archivedAt AS archivedAt, n.embedding AS embedding,
+         COLLECT {
+           MATCH (n)-[l:LINK]->(t)
+           RETURN [l.role, t.atomId, CASE WHEN t:Revision THEN t.rev END,
+                   coalesce(l.unavailable, false)]
+         } AS links
 }
-RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding
+RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding, links

@@ -50,6 +50,9 @@ class MirrorHead:
     atomised_into: int | None
     archived_at: str | None
     embedding: tuple[float, ...] | None
+    # The head's declared links: (role, target atomId, the pinned revision of an
+    # observed link or None for a logical one, unavailable since a purge).
+    links: tuple[tuple[str, str, int | None, bool], ...] = ()
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> MirrorHead:
@@ -62,6 +65,10 @@ class MirrorHead:
             atomised_into=row.get("atomisedInto"),
             archived_at=row.get("archivedAt"),
             embedding=None if vector is None else tuple(float(x) for x in vector),
+            links=tuple(
+                (str(role), str(target), None if pinned is None else int(pinned), bool(gone))
+                for role, target, pinned, gone in row.get("links") or ()
+            ),
         )
 
     @property
@@ -87,6 +94,8 @@ class HeadMirror:
         self._matrix: _Matrix = np.zeros((0, 0))
         self._norms: _Matrix = np.zeros(0)
         self._row_of: dict[str, int] = {}
+        # target atomId → the atoms whose heads link to it (in the order added).
+        self._incoming: dict[str, dict[str, None]] = {}
         self._atom_at: list[str | None] = []
         self._free: list[int] = []
         for head in heads:
@@ -117,6 +126,8 @@ class HeadMirror:
             counts[term] = counts.get(term, 0) + 1
         for term, tf in counts.items():
             self._postings.setdefault(term, {})[head.atom_id] = tf
+        for _, target, _, _ in head.links:
+            self._incoming.setdefault(target, {})[head.atom_id] = None
         if head.embedding is None:
             return
         if not self._dimension:
@@ -145,12 +156,43 @@ class HeadMirror:
                 posting.pop(head.atom_id, None)
                 if not posting:
                     del self._postings[term]
+        for _, target, _, _ in head.links:
+            sources = self._incoming.get(target)
+            if sources is not None:
+                sources.pop(head.atom_id, None)
+                if not sources:
+                    del self._incoming[target]
         row = self._row_of.pop(head.atom_id, None)
         if row is not None:
             self._matrix[row] = 0.0
             self._norms[row] = 0.0
             self._atom_at[row] = None
             self._free.append(row)
+
+    def edges(self, atom_id: str) -> list[list[Any]]:
+        """The retrieval graph's edges of ``atom_id``'s head, as rows of
+        ``search/expand_level`` ``[src, dst, role, reached, its rev, atomisedInto,
+        archivedAt]``: its own links, then those of the heads linking to it. A logical
+        link binds to the target's current head, an observed one only while its pinned
+        revision is current; a link made unavailable by a purge is none."""
+        head = self._heads.get(atom_id)
+        if head is None:
+            return []
+        rows: list[list[Any]] = []
+        for role, target, pinned, gone in head.links:
+            to = self._heads.get(target)
+            if gone or to is None or (pinned is not None and pinned != to.rev):
+                continue
+            rows.append([atom_id, target, role, target, to.rev, to.atomised_into, to.archived_at])
+        for source in self._incoming.get(atom_id, ()):
+            src = self._heads[source]
+            for role, target, pinned, gone in src.links:
+                if target != atom_id or gone or (pinned is not None and pinned != head.rev):
+                    continue
+                rows.append(
+                    [source, atom_id, role, source, src.rev, src.atomised_into, src.archived_at]
+                )
+        return rows
 
     def stats(self, query: QueryTerms) -> SubjectStats:
         """The subject's BM25 statistics for ``query``'s terms, from every head."""

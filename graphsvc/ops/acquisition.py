@@ -18,7 +18,8 @@ evaluation that follows is computed once from these facts and frozen (RD-1).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,7 @@ from graphsvc.core.acquisition import (
 )
 from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
 from graphsvc.core.fusion import Fusion, FusionRules, fuse, keep_lexical
+from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.lucene import fulltext_query
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.expansion import (
@@ -67,7 +69,7 @@ from graphsvc.store.term_statistics import (
     subject_stats_soon,
 )
 
-__all__ = ["AcquireQuery", "acquire", "walk"]
+__all__ = ["AcquireQuery", "acquire", "walk", "walk_mirror"]
 
 
 @dataclass(frozen=True)
@@ -140,11 +142,19 @@ def acquire(
     """
     acq = Acquired()
     head_facts: HeadFacts = {}
-    if not _mirrored(tx, db, q, acq, head_facts, embedding, check_state):
+    usage = Usage(q.policy, q.model_id)
+    with _mirror_of(tx, db, q, embedding, check_state) as held:
+        if held is not None:
+            mirror, state, vector = held
+            _from_mirror(acq, head_facts, q, mirror, state, vector)
+            fusion = fuse(acq, q.fusion)
+            hop, near = _reads_beside_walk(db, q, fusion.seeds)
+            graph = walk_mirror(mirror, fusion.seeds, q.depth, q.max_nodes, q.max_edges, head_facts)
+    if held is None:
         statistics = _Statistics(db, q)
-        state = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
-        check_state(state or subject_state(tx, q.subject))
-        statistics.settle(acq, state)
+        row = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
+        check_state(row or subject_state(tx, q.subject))
+        statistics.settle(acq, row)
         _keep_lexical(tx, acq, q)
         vector = embedding()
         if vector is not None and acq.lexical:
@@ -153,12 +163,11 @@ def acquire(
         if hits is not None:
             acq.vector_mode = hits.mode
             _take_semantic(acq, head_facts, hits.rows)
-    fusion = fuse(acq, q.fusion)
-    usage = Usage(q.policy, q.model_id)
-    hop, near = _reads_beside_walk(db, q, fusion.seeds)
-    graph = walk(
-        tx, db, q.subject, fusion.seeds, q.depth, q.max_nodes, q.max_edges, usage, head_facts
-    )
+        fusion = fuse(acq, q.fusion)
+        hop, near = _reads_beside_walk(db, q, fusion.seeds)
+        graph = walk(
+            tx, db, q.subject, fusion.seeds, q.depth, q.max_nodes, q.max_edges, usage, head_facts
+        )
     acq.levels, acq.truncated, acq.edges = graph.levels, graph.truncated, sorted(graph.edges)
     if hop is not None:
         admit_entities(acq, head_facts, graph.nodes, hop(), q.max_nodes, q.max_edges)
@@ -167,7 +176,7 @@ def acquire(
     rest = [a for a in graph.nodes if a not in usage.covered]
     if rest:
         # Two-level fetches brought the usage of every atom they name; the rest (a
-        # one-level walk, deeper levels, depth 0) is read here.
+        # walk of the mirror, a one-level walk, deeper levels, depth 0) is read here.
         usage.states.update(usage_states(tx, q.subject, q.policy, q.model_id, rest))
     acq.facts = node_facts(graph.nodes, head_facts, usage)
     return acq, fusion
@@ -186,28 +195,26 @@ def _take_semantic(acq: Acquired, head_facts: HeadFacts, rows: list[dict[str, An
         acq.texts.setdefault(atom_id, row.get("text"))
 
 
-def _mirrored(
+@contextmanager
+def _mirror_of(
     tx: Tx,
     db: Database,
     q: AcquireQuery,
-    acq: Acquired,
-    head_facts: HeadFacts,
     embedding: Callable[[], list[float] | None],
     check_state: Callable[[dict[str, Any]], None],
-) -> bool:
-    """Both candidate legs from the process's mirror of the subject's heads
-    (:mod:`graphsvc.store.head_mirror`); False (nothing taken) where the mirror does
-    not answer: turned off, index statistics asked for, a fulltext index with another
-    analyzer than the one the mirror scores like, or a subject above the bound.
-
-    One round trip checks the subject's state and the mirror's generation; the
-    lexical leg is the subject's own BM25 over every body holding a query term (the
-    pool Lucene's top hits would give, without Lucene's index-wide statistics
-    choosing it), the vector leg an exact scan, as ``search/vector_candidates_small``.
+) -> Iterator[tuple[HeadMirror, dict[str, Any], list[float] | None] | None]:
+    """The process's mirror of the subject's heads (:mod:`graphsvc.store.head_mirror`)
+    at the subject's current generation, held (no other search of the subject moves
+    it) while the block runs, with the subject's state and the query embedding; None
+    where the mirror does not answer: turned off, index statistics asked for, a
+    fulltext index with another analyzer than the one the mirror scores like, or a
+    subject above the bound. One round trip checks the subject's state (``check_state``
+    gets it) and the mirror's generation.
     """
     bound = min(q.mirror_max, q.subject_stats_max)
     if bound <= 0 or not q.subject_stats:
-        return False
+        yield None
+        return
     state = mirror_state(tx, q.subject)
     check_state(state)
     generation = int(state.get("fulltextGeneration") or 0)
@@ -219,33 +226,66 @@ def _mirrored(
         if analyzer is not None and not state.get("rebuilding"):
             keep_analyzer(db, generation, analyzer)
     if analyzer != ANALYZER:
-        return False
+        yield None
+        return
     # The query embedding is waited for before the mirror is held: other searches of
     # the subject wait for the holder, and only for its work on the mirror.
     vector = embedding()
     with mirror_shelf(db, 4 * bound).current(tx, q.subject, state, bound) as mirror:
-        if mirror is None:
-            return False
-        acq.index_analyzer = analyzer
-        terms = query_terms(q.text, q.proximity)
-        if state.get("rebuilding"):  # as the fulltext leg: no lexical signal meanwhile
-            acq.lexical_mode = "rebuilding"
-        elif terms.terms:
-            # The best max_seeds by the subject's own BM25: what keep_lexical keeps of
-            # any pool holding them all.
-            acq.lexical_mode = "mirror"
-            rows = mirror.lexical(
-                terms, slop=q.proximity, limit=q.max_seeds, include_archived=q.include_archived
-            )
-            take_lexical(acq, head_facts, rows, q.max_seeds, q.max_seeds)
-            acq.subject_stats = mirror.stats(terms)
-        acq.lexical_embeddings.clear()
-        if vector is not None:
-            acq.lexical_semantic.update(mirror.cosines(vector, acq.lexical))
-            acq.vector_mode = "exact"
-            hits = mirror.semantic(vector, limit=q.max_seeds, include_archived=q.include_archived)
-            _take_semantic(acq, head_facts, hits)
-    return True
+        yield None if mirror is None else (mirror, state, vector)
+
+
+def _from_mirror(
+    acq: Acquired,
+    head_facts: HeadFacts,
+    q: AcquireQuery,
+    mirror: HeadMirror,
+    state: dict[str, Any],
+    vector: list[float] | None,
+) -> None:
+    """Both candidate legs from ``mirror``: the lexical one the subject's own BM25 over
+    every body holding a query term (the pool Lucene's top hits would give, without
+    Lucene's index-wide statistics choosing it), the vector one an exact scan, as
+    ``search/vector_candidates_small``."""
+    acq.index_analyzer = ANALYZER
+    terms = query_terms(q.text, q.proximity)
+    if state.get("rebuilding"):  # as the fulltext leg: no lexical signal meanwhile
+        acq.lexical_mode = "rebuilding"
+    elif terms.terms:
+        # The best max_seeds by the subject's own BM25: what keep_lexical keeps of any
+        # pool holding them all.
+        acq.lexical_mode = "mirror"
+        rows = mirror.lexical(
+            terms, slop=q.proximity, limit=q.max_seeds, include_archived=q.include_archived
+        )
+        take_lexical(acq, head_facts, rows, q.max_seeds, q.max_seeds)
+        acq.subject_stats = mirror.stats(terms)
+    acq.lexical_embeddings.clear()
+    if vector is not None:
+        acq.lexical_semantic.update(mirror.cosines(vector, acq.lexical))
+        acq.vector_mode = "exact"
+        hits = mirror.semantic(vector, limit=q.max_seeds, include_archived=q.include_archived)
+        _take_semantic(acq, head_facts, hits)
+
+
+def walk_mirror(
+    mirror: HeadMirror,
+    seeds: list[str],
+    depth: int,
+    max_nodes: int,
+    max_edges: int,
+    head_facts: HeadFacts,
+) -> Walk:
+    """:func:`walk` over the links the mirror holds (no round trip); the caller reads
+    the usage states of the nodes afterwards."""
+    graph = Walk.from_seeds(seeds)
+    for _ in range(depth):
+        if not graph.frontier:
+            break
+        graph.levels += 1
+        edges_of = {a: mirror.edges(a) for a in graph.frontier}
+        admit_level(graph, head_facts, edges_of, max_nodes, max_edges)
+    return graph
 
 
 def _lexical(

@@ -127,3 +127,32 @@ def test_a_head_without_an_embedding_has_text_but_no_vector() -> None:
         r[0]
         for r in mirror.lexical(query_terms("boat", 0), slop=0, limit=5, include_archived=False)
     ] == ["a"]
+
+
+def _linked(atom_id: str, rev: int, *links: tuple[str, str, int | None, bool]) -> MirrorHead:
+    return MirrorHead(atom_id, rev, f"body of {atom_id}", None, None, None, tuple(links))
+
+
+@pytest.mark.req("ACT-3")
+def test_edges_bind_logical_links_to_heads_and_observed_ones_to_their_revision() -> None:
+    mirror = HeadMirror(
+        [
+            _linked("a", 1, ("follows", "b", None, False), ("cites", "c", 1, False)),
+            _linked("b", 2),
+            _linked("c", 1, ("owner", "a", None, False), ("gone", "b", None, True)),
+        ]
+    )
+    assert mirror.edges("a") == [
+        ["a", "b", "follows", "b", 2, None, None],
+        ["a", "c", "cites", "c", 1, None, None],
+        ["c", "a", "owner", "c", 1, None, None],
+    ]
+    # b: a's logical link in; c's unavailable (purged) link is no edge.
+    assert mirror.edges("b") == [["a", "b", "follows", "a", 1, None, None]]
+    # c revised: a's observed link pinned rev 1 is history, not graph.
+    mirror.apply({"c": _linked("c", 2)})
+    assert mirror.edges("a") == [["a", "b", "follows", "b", 2, None, None]]
+    assert mirror.edges("c") == []
+    # a gone: its links leave with it, in both directions.
+    mirror.apply({"a": None})
+    assert mirror.edges("b") == [] and mirror.edges("a") == []
