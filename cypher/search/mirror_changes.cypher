@@ -16,4 +16,8 @@ RETURN changed AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomis
          MATCH (n)-[l:LINK]->(t)
          RETURN [l.role, t.atomId, CASE WHEN t:Revision THEN t.rev END,
                  coalesce(l.unavailable, false)]
-       } END AS links
+       } END AS links,
+       n.entityIndex IS NOT NULL AS entityIndexed,
+       CASE WHEN n IS NULL THEN [] ELSE COLLECT {
+         MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key
+       } END AS mentions

@@ -5,7 +5,9 @@
 // with size 0. `links` are the head's declared links as [role, target atomId, the
 // pinned revision of an observed link (null: a logical link to the atom),
 // unavailable]: the mirror resolves them against the heads it holds, as
-// search/expand_level does against the store.
+// search/expand_level does against the store; `mentions` the keys of the entities
+// the head mentions and `entityIndexed` whether the entity index reached it, as
+// search/entity_hop reads them.
 CALL () {
   MATCH (n:Revision:Current {subject: $subject})
   WITH n LIMIT $max + 1
@@ -20,6 +22,9 @@ OPTIONAL CALL (size) {
            MATCH (n)-[l:LINK]->(t)
            RETURN [l.role, t.atomId, CASE WHEN t:Revision THEN t.rev END,
                    coalesce(l.unavailable, false)]
-         } AS links
+         } AS links,
+         n.entityIndex IS NOT NULL AS entityIndexed,
+         COLLECT { MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key } AS mentions
 }
-RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding, links
+RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding, links, entityIndexed,
+       mentions

@@ -6,7 +6,9 @@
 // generation the mirror is kept at: the subject's change sequence (every write,
 // revise, retire, archive and atomisation moves it, cypher/changes/record.cypher),
 // its purge epoch, and the embedding generation (an embedding set on a head that
-// already exists: atomise/embed_head, reembed/set_embeddings).
+// already exists: atomise/embed_head, reembed/set_embeddings) and the entity
+// generation (each batch of `graphsvc index rebuild --entities`,
+// entities/move_generation).
 OPTIONAL MATCH (p:PurgeMarker {subject: $subject})
 WITH count(p) > 0 AS pending
 OPTIONAL MATCH (s:SubjectState {subject: $subject})
@@ -14,7 +16,9 @@ OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
 OPTIONAL MATCH (f:GraphsvcMeta {key: 'fulltextIndex'})
 OPTIONAL MATCH (g:GraphsvcMeta {key: 'fulltextGeneration'})
 OPTIONAL MATCH (e:GraphsvcMeta {key: 'embeddingGeneration'})
+OPTIONAL MATCH (x:GraphsvcMeta {key: 'entityGeneration'})
 OPTIONAL MATCH (cs:ChangeSequence {subject: $subject})
 RETURN pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion,
        f IS NOT NULL AS rebuilding, coalesce(g.value, 0) AS fulltextGeneration,
-       coalesce(cs.last, 0) AS changeSeq, coalesce(e.value, 0) AS embeddingGeneration
+       coalesce(cs.last, 0) AS changeSeq, coalesce(e.value, 0) AS embeddingGeneration,
+       coalesce(x.value, 0) AS entityGeneration

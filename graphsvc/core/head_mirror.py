@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from graphsvc.core.acquisition import EntityHop
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import QueryTerms, SubjectStats, analyse, body_length, score_bodies
 
@@ -53,6 +54,10 @@ class MirrorHead:
     # The head's declared links: (role, target atomId, the pinned revision of an
     # observed link or None for a logical one, unavailable since a purge).
     links: tuple[tuple[str, str, int | None, bool], ...] = ()
+    # The entity index (ENT-4): the keys of the entities the head mentions, and
+    # whether the index has reached the head at all.
+    mentions: tuple[str, ...] = ()
+    entity_indexed: bool = False
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> MirrorHead:
@@ -69,6 +74,8 @@ class MirrorHead:
                 (str(role), str(target), None if pinned is None else int(pinned), bool(gone))
                 for role, target, pinned, gone in row.get("links") or ()
             ),
+            mentions=tuple(sorted(str(k) for k in row.get("mentions") or ())),
+            entity_indexed=bool(row.get("entityIndexed")),
         )
 
     @property
@@ -96,6 +103,8 @@ class HeadMirror:
         self._row_of: dict[str, int] = {}
         # target atomId → the atoms whose heads link to it (in the order added).
         self._incoming: dict[str, dict[str, None]] = {}
+        # entity key → the atoms whose heads mention it.
+        self._mentioners: dict[str, dict[str, None]] = {}
         self._atom_at: list[str | None] = []
         self._free: list[int] = []
         for head in heads:
@@ -128,6 +137,8 @@ class HeadMirror:
             self._postings.setdefault(term, {})[head.atom_id] = tf
         for _, target, _, _ in head.links:
             self._incoming.setdefault(target, {})[head.atom_id] = None
+        for key in head.mentions:
+            self._mentioners.setdefault(key, {})[head.atom_id] = None
         if head.embedding is None:
             return
         if not self._dimension:
@@ -162,6 +173,12 @@ class HeadMirror:
                 sources.pop(head.atom_id, None)
                 if not sources:
                     del self._incoming[target]
+        for key in head.mentions:
+            heads = self._mentioners.get(key)
+            if heads is not None:
+                heads.pop(head.atom_id, None)
+                if not heads:
+                    del self._mentioners[key]
         row = self._row_of.pop(head.atom_id, None)
         if row is not None:
             self._matrix[row] = 0.0
@@ -193,6 +210,34 @@ class HeadMirror:
                     [source, atom_id, role, source, src.rev, src.atomised_into, src.archived_at]
                 )
         return rows
+
+    def entity_hop(
+        self, seeds: Sequence[str], query_keys: Sequence[str], max_degree: int
+    ) -> EntityHop:
+        """``search/entity_hop``'s answer from the heads held: each seed's head (seed
+        order) with whether the index reached it and the keys of the entities it
+        mentions that at most ``max_degree`` heads mention; each such entity, and each
+        the query names, with every head that mentions it (atomId order)."""
+
+        def traversed(key: str) -> bool:
+            return 0 < len(self._mentioners.get(key, ())) <= max_degree
+
+        rows: list[Sequence[Any]] = []
+        for atom_id in seeds:
+            head = self._heads.get(atom_id)
+            if head is not None:
+                keys = [k for k in head.mentions if traversed(k)]
+                rows.append([atom_id, head.entity_indexed, keys])
+        named = set(query_keys)
+        entities: list[Sequence[Any]] = []
+        for key in dict.fromkeys([*query_keys, *(k for row in rows for k in row[2])]):
+            if traversed(key):
+                heads = [self._heads[a] for a in sorted(self._mentioners[key])]
+                entities.append(
+                    [key, key in named,
+                     [[h.atom_id, h.rev, h.atomised_into, h.archived_at] for h in heads]]
+                )  # fmt: skip
+        return EntityHop(rows, entities)
 
     def stats(self, query: QueryTerms) -> SubjectStats:
         """The subject's BM25 statistics for ``query``'s terms, from every head."""

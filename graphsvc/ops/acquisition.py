@@ -148,7 +148,7 @@ def acquire(
             mirror, state, vector = held
             _from_mirror(acq, head_facts, q, mirror, state, vector)
             fusion = fuse(acq, q.fusion)
-            hop, near = _reads_beside_walk(db, q, fusion.seeds)
+            hop, near = _reads_beside_walk(db, q, fusion.seeds, mirror)
             graph = walk_mirror(mirror, fusion.seeds, q.depth, q.max_nodes, q.max_edges, head_facts)
     if held is None:
         statistics = _Statistics(db, q)
@@ -348,17 +348,20 @@ def _keep_lexical(tx: Tx, acq: Acquired, q: AcquireQuery) -> None:
 
 
 def _reads_beside_walk(
-    db: Database, q: AcquireQuery, seeds: list[str]
+    db: Database, q: AcquireQuery, seeds: list[str], mirror: HeadMirror | None = None
 ) -> tuple[Callable[[], EntityHop] | None, Callable[[], list[SimilarRow]] | None]:
     """The entity hop's and the similar heads' reads (None: not asked for), started.
 
     Both need the seeds only, so they run beside the link expansion rather than after.
+    A mirrored subject's entity hop is answered by its mirror at once.
     """
-    hop = (
-        entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_max_degree)
-        if q.entity_max_degree > 0 and (seeds or q.query_keys)
-        else None
-    )
+    hop: Callable[[], EntityHop] | None = None
+    if q.entity_max_degree > 0 and (seeds or q.query_keys):
+        if mirror is not None:
+            answer = mirror.entity_hop(seeds, q.query_keys, q.entity_max_degree)
+            hop = lambda: answer  # noqa: E731
+        else:
+            hop = entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_max_degree)
     near = (
         similar_heads_soon(db, q.subject, seeds, q.similar_heads)
         if q.similar_heads > 0 and seeds

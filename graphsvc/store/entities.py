@@ -175,5 +175,6 @@ def index_batch(
         for subject in sorted(batch):
             heads = batch[subject]
             write_mentions(tx, subject, [h["atomId"] for h in heads], heads, extractor, run_id)
+        run(tx, "entities/move_generation")
 
     db.write_tx(work, label="entities/rebuild batch")

@@ -5,16 +5,17 @@ candidate legs from a :class:`graphsvc.core.head_mirror.HeadMirror` instead of a
 fulltext query and a vector scan. The mirror is kept per subject at the generation it
 was read at: the subject's change sequence (moved by every write, revision, retirement,
 archive and atomisation in the writer's transaction), its purge epoch, the embedding
-generation (moved where an embedding is set on an existing head) and the schema
-version, all read in one round trip (``search/mirror_state``) at the start of every
+generation (moved where an embedding is set on an existing head), the entity
+generation (moved by each batch of ``graphsvc index rebuild --entities``) and the
+schema version, all read in one round trip (``search/mirror_state``) at the start of every
 search, so a write here, in another serving process or on a replica is seen by the
 next search anywhere. Moving forward:
 
 - only the change sequence moved (by at most :data:`_FOLLOW_MAX`): the heads of the
   atoms the change feed names since then are read again (``search/mirror_changes``);
-- anything else moved (a purge, an embedding set, a schema change, a sequence that
-  went backwards as after ``graphsvc compact`` into a fresh store): every head is read
-  again (``search/mirror_heads``).
+- anything else moved (a purge, an embedding set, an entity rebuild batch, a schema
+  change, a sequence that went backwards as after ``graphsvc compact`` into a fresh
+  store): every head is read again (``search/mirror_heads``).
 
 What it holds is derived from stored text, like the BM25 analysis cache: process
 memory only, never stored or queryable; a purge moves the epoch, so the next search
@@ -57,6 +58,7 @@ class MirrorGeneration:
     purge_epoch: int
     embedding_generation: int
     schema_version: Any
+    entity_generation: int = 0
 
     def follows(self, earlier: MirrorGeneration) -> bool:
         """Whether the change feed alone moves a mirror from ``earlier`` to here."""
@@ -64,6 +66,7 @@ class MirrorGeneration:
             self.purge_epoch == earlier.purge_epoch
             and self.embedding_generation == earlier.embedding_generation
             and self.schema_version == earlier.schema_version
+            and self.entity_generation == earlier.entity_generation
             and earlier.change_seq < self.change_seq <= earlier.change_seq + _FOLLOW_MAX
         )
 
@@ -75,6 +78,7 @@ def generation_of_state(state: dict[str, Any]) -> MirrorGeneration:
         int(state.get("purgeEpoch") or 0),
         int(state.get("embeddingGeneration") or 0),
         state.get("schemaVersion"),
+        int(state.get("entityGeneration") or 0),
     )
 
 

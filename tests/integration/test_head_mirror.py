@@ -185,3 +185,36 @@ def test_a_subject_above_the_bound_asks_the_indexes(
     lexical, vector = _modes(small, binding)
     assert lexical != "mirror" and vector == "exact"
     assert [a for a, _ in _ranking(small, binding)] == [a for a, _ in _ranking(service, binding)]
+
+
+@pytest.mark.req("ACT-3", "ENT-4")
+def test_on_the_team_corpus_the_mirror_ranks_as_the_store_with_links_and_entities(
+    service: Service, indexes_only: Service
+) -> None:
+    """Links, entities and both candidate legs: every question of the team benchmark
+    ranks the same from the mirror as from the store's queries."""
+    import json
+    from pathlib import Path
+
+    from graphsvc.seed import load_team_corpus
+
+    binding = _binding()
+    load_team_corpus(service, subject=binding.subject)
+    questions = json.loads(
+        (Path(__file__).parents[2] / "bench" / "data" / "team_questions.json").read_text()
+    )["questions"]
+    compared = 0
+    for q in questions[:12]:
+        mirrored = service.search(binding, SearchRequest(q["question"], limit=10))
+        asked = indexes_only.search(binding, SearchRequest(q["question"], limit=10))
+        assert mirrored.diagnostics["acquisition"]["lexicalMode"] == "mirror"
+        assert [h.atom.atom_id for h in mirrored.hits] == [h.atom.atom_id for h in asked.hits]
+        assert [h.score for h in mirrored.hits] == pytest.approx(
+            [h.score for h in asked.hits], abs=1e-6
+        )
+        graph = mirrored.diagnostics["evaluation"]
+        assert graph["entities"]["share"] == pytest.approx(
+            asked.diagnostics["evaluation"]["entities"]["share"], abs=1e-6
+        )
+        compared += 1
+    assert compared == 12

@@ -156,3 +156,32 @@ def test_edges_bind_logical_links_to_heads_and_observed_ones_to_their_revision()
     # a gone: its links leave with it, in both directions.
     mirror.apply({"a": None})
     assert mirror.edges("b") == [] and mirror.edges("a") == []
+
+
+def _mentioning(atom_id: str, *keys: str, indexed: bool = True) -> MirrorHead:
+    return MirrorHead(atom_id, 1, atom_id, None, None, None, (), tuple(sorted(keys)), indexed)
+
+
+@pytest.mark.req("ENT-4")
+def test_the_entity_hop_traverses_entities_within_the_degree_bound() -> None:
+    mirror = HeadMirror(
+        [
+            _mentioning("a", "person:ana", "service:api"),
+            _mentioning("b", "person:ana"),
+            _mentioning("c", "service:api", "date:2026"),
+            _mentioning("d", "date:2026"),
+            _mentioning("e", "date:2026", indexed=False),
+        ]
+    )
+    hop = mirror.entity_hop(["a", "zz", "d"], ["service:api", "place:nowhere"], 2)
+    assert hop.seeds == [
+        ["a", True, ["person:ana", "service:api"]],
+        ["d", True, []],  # date:2026 is mentioned by three heads: not traversed
+    ]
+    assert hop.entities == [
+        ["service:api", True, [["a", 1, None, None], ["c", 1, None, None]]],
+        ["person:ana", False, [["a", 1, None, None], ["b", 1, None, None]]],
+    ]
+    # A revision that drops a mention changes the degrees at once.
+    mirror.apply({"e": None, "c": _mentioning("c", "service:api")})
+    assert mirror.entity_hop(["d"], [], 2).seeds == [["d", True, ["date:2026"]]]
