@@ -36,9 +36,14 @@ from graphsvc.core.acquisition import EntityHop
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import QueryTerms, SubjectStats, analyse, body_length, score_bodies
 
-__all__ = ["HeadMirror", "MirrorHead"]
+__all__ = ["HeadMirror", "MirrorHead", "packed_embedding"]
 
 _Matrix = np.ndarray[Any, np.dtype[np.float64]]
+
+
+def packed_embedding(vector: Sequence[float]) -> bytes:
+    """An embedding as raw float64 bytes (:attr:`MirrorHead.embedding`)."""
+    return np.asarray(vector, dtype=np.float64).tobytes()
 
 
 @dataclass(frozen=True)
@@ -50,7 +55,9 @@ class MirrorHead:
     text: str
     atomised_into: int | None
     archived_at: str | None
-    embedding: tuple[float, ...] | None
+    # The stored embedding as raw float64 (8 bytes a dimension: a tuple of Python
+    # floats would take four times that), None for a head without one.
+    embedding: bytes | None
     # The head's declared links: (role, target atomId, the pinned revision of an
     # observed link or None for a logical one, unavailable since a purge).
     links: tuple[tuple[str, str, int | None, bool], ...] = ()
@@ -69,7 +76,7 @@ class MirrorHead:
             text=str(row.get("text") or ""),
             atomised_into=row.get("atomisedInto"),
             archived_at=row.get("archivedAt"),
-            embedding=None if vector is None else tuple(float(x) for x in vector),
+            embedding=None if vector is None else packed_embedding(vector),
             links=tuple(
                 (str(role), str(target), None if pinned is None else int(pinned), bool(gone))
                 for role, target, pinned, gone in row.get("links") or ()
@@ -77,6 +84,10 @@ class MirrorHead:
             mentions=tuple(sorted(str(k) for k in row.get("mentions") or ())),
             entity_indexed=bool(row.get("entityIndexed")),
         )
+
+    def vector(self) -> _Matrix:
+        """The embedding as an array (empty for a head without one)."""
+        return np.frombuffer(self.embedding or b"", dtype=np.float64)
 
     @property
     def hidden(self) -> bool:
@@ -141,10 +152,11 @@ class HeadMirror:
             self._mentioners.setdefault(key, {})[head.atom_id] = None
         if head.embedding is None:
             return
+        vector = head.vector()
         if not self._dimension:
-            self._dimension = len(head.embedding)
+            self._dimension = len(vector)
             self._matrix = np.zeros((0, self._dimension))
-        if len(head.embedding) != self._dimension:
+        if len(vector) != self._dimension:
             return  # another model's length (reembed under way): see cosines()
         if not self._free:
             grow = max(16, len(self._atom_at))
@@ -153,7 +165,7 @@ class HeadMirror:
             self._matrix = np.vstack([self._matrix, np.zeros((grow, self._dimension))])
             self._norms = np.concatenate([self._norms, np.zeros(grow)])
         row = self._free.pop()
-        self._matrix[row] = head.embedding
+        self._matrix[row] = vector
         self._norms[row] = float(np.linalg.norm(self._matrix[row]))
         self._row_of[head.atom_id] = row
         self._atom_at[row] = head.atom_id
@@ -316,7 +328,7 @@ class HeadMirror:
         embedding of its length (none for the others, as ACT-1's missing signal)."""
         ids = [a for a in atom_ids if a in self._heads]
         if len(vector) != self._dimension:
-            vectors = [self._heads[a].embedding or () for a in ids]
+            vectors = [self._heads[a].vector().tolist() for a in ids]
             scored = zip(ids, neo4j_cosines(vector, vectors), strict=True)
             return {a: s for a, s in scored if s is not None}
         q = np.asarray(vector, dtype=np.float64)

@@ -8,7 +8,7 @@ import pytest
 
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import SubjectStats, body_length, query_terms, score_bodies
-from graphsvc.core.head_mirror import HeadMirror, MirrorHead
+from graphsvc.core.head_mirror import HeadMirror, MirrorHead, packed_embedding
 
 TEXTS = {
     "a": "The lighthouse keeper painted the rowing boat blue",
@@ -31,8 +31,12 @@ def _head(atom_id: str, text: str | None = None, **kw: object) -> MirrorHead:
         text=TEXTS[atom_id] if text is None else text,
         atomised_into=kw.get("into"),  # type: ignore[arg-type]
         archived_at=kw.get("archived"),  # type: ignore[arg-type]
-        embedding=kw.get("vector", VECTORS.get(atom_id)),  # type: ignore[arg-type]
+        embedding=_packed(kw.get("vector", VECTORS.get(atom_id))),
     )
+
+
+def _packed(vector: object) -> bytes | None:
+    return None if vector is None else packed_embedding(vector)  # type: ignore[arg-type]
 
 
 def _mirror() -> HeadMirror:
