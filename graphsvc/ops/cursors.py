@@ -14,6 +14,7 @@ import contextlib
 import hashlib
 import json
 import logging
+import threading
 import time
 import uuid
 from collections.abc import Callable, Mapping
@@ -152,31 +153,17 @@ class Pager:
             int(generation.rsplit(":", 1)[-1]),
         )
 
-    def save_evaluation(self, frozen: FrozenEvaluation) -> None:
-        """Store a frozen evaluation made by :meth:`frozen` (one transaction).
-
-        The payload is encoded here, so a caller that saves in a worker thread does
-        not pay for the encoding on its own path.
-        """
-        store.save_evaluation(
-            self.db,
-            subject=frozen.subject,
-            eval_id=frozen.eval_id,
-            payload=encode_payload(frozen.payload),
-            expires_at=frozen.expires_at,
-            now=frozen.now,
-            purge_epoch=frozen.purge_epoch,
-        )
-
     def save_later(self, frozen: FrozenEvaluation) -> None:
         """Store ``frozen`` on a side thread; the answer that hands out its cursor does
-        not wait for the commit (no write on a search's or read's path).
+        not wait for the commit (no write on a search's or read's path). Evaluations
+        queued while a save commits are stored together in the next transaction
+        (:class:`_SaveQueue`).
 
         Until the commit, this process's :meth:`open_cursor` waits for the save; another
         replica's waits for the row to appear (``_SETTLE_S``). A save that fails is
         logged; its cursor then answers CURSOR_EXPIRED ("gone"), as after a restart.
         """
-        future = self.db.soon(lambda: self.save_evaluation(frozen), label="save evaluation")
+        future = _save_queue(self.db).put(frozen)
         _SAVING[frozen.eval_id] = future
 
         def done(f: Future[None]) -> None:
@@ -277,6 +264,76 @@ class Pager:
         if payload is None:
             raise CursorExpiredError("the evaluation behind this cursor is gone")
         return decode_payload(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
+
+
+# The most evaluations one save transaction stores (~17 KB each once encoded).
+_SAVE_BATCH = 32
+_QUEUE_FACT = "evaluationSaves"
+
+
+class _SaveQueue:
+    """Frozen evaluations waiting to be stored, one transaction per batch: while one
+    commits, the next ones queue, and the drain stores them together (group commit: a
+    transaction's fixed cost, on Neo4j and here, is paid once per batch, not once
+    per search). Payloads are encoded on the drain's thread."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.lock = threading.Lock()
+        self.pending: list[tuple[FrozenEvaluation, Future[None]]] = []
+        self.draining = False
+
+    def put(self, frozen: FrozenEvaluation) -> Future[None]:
+        future: Future[None] = Future()
+        with self.lock:
+            self.pending.append((frozen, future))
+            start, self.draining = not self.draining, True
+        if start:
+            try:
+                self.db.soon(self._drain, label="save evaluations")
+            except BaseException as exc:  # the pool is shut down: nothing will drain
+                self._fail_all(exc)
+        return future
+
+    def _fail_all(self, exc: BaseException) -> None:
+        with self.lock:
+            batch, self.pending, self.draining = self.pending, [], False
+        for _, future in batch:
+            future.set_exception(exc)
+
+    def _drain(self) -> None:
+        while True:
+            with self.lock:
+                batch = self.pending[:_SAVE_BATCH]
+                del self.pending[:_SAVE_BATCH]
+                if not batch:
+                    self.draining = False
+                    return
+            try:
+                rows = [
+                    store.SavedEvaluation(
+                        subject=f.subject,
+                        evalId=f.eval_id,
+                        payload=encode_payload(f.payload),
+                        expiresAt=f.expires_at,
+                        purgeEpoch=f.purge_epoch,
+                    )
+                    for f, _ in batch
+                ]
+                store.save_evaluations(self.db, rows, now=max(f.now for f, _ in batch))
+            except BaseException as exc:
+                for _, future in batch:
+                    future.set_exception(exc)
+            else:
+                for _, future in batch:
+                    future.set_result(None)
+
+
+def _save_queue(db: Database) -> _SaveQueue:
+    queue: _SaveQueue | None = db.facts.get(_QUEUE_FACT)
+    if queue is None:
+        queue = db.facts.setdefault(_QUEUE_FACT, _SaveQueue(db))
+    return queue
 
 
 def _wait_saving(eval_id: str) -> None:

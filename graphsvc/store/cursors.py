@@ -6,7 +6,14 @@ from typing import TypedDict
 
 from graphsvc.store.connection import Database, Tx, run
 
-__all__ = ["SubjectState", "load_evaluation", "save_evaluation", "subject_state"]
+__all__ = [
+    "SavedEvaluation",
+    "SubjectState",
+    "load_evaluation",
+    "save_evaluation",
+    "save_evaluations",
+    "subject_state",
+]
 
 
 class SubjectState(TypedDict):
@@ -40,16 +47,31 @@ def save_evaluation(
 ) -> bool:
     """Store one frozen evaluation (``payload`` already encoded) as its own transaction;
     False when a purge of the subject is unfinished or has moved its epoch since."""
-    rows = db.write(
-        "cursor/save_evaluation",
+    row = SavedEvaluation(
         subject=subject,
         evalId=eval_id,
         payload=payload,
         expiresAt=expires_at,
-        now=now,
         purgeEpoch=purge_epoch,
     )
-    return bool(rows and rows[0]["saved"])
+    return eval_id in save_evaluations(db, [row], now=now)
+
+
+class SavedEvaluation(TypedDict):
+    """One frozen evaluation to store (a row of ``cursor/save_evaluations``)."""
+
+    subject: str
+    evalId: str
+    payload: bytes
+    expiresAt: float
+    purgeEpoch: int
+
+
+def save_evaluations(db: Database, rows: list[SavedEvaluation], *, now: float) -> set[str]:
+    """Store frozen evaluations in one transaction; the ids stored (not those whose
+    subject has a purge unfinished, or finished since their evaluation)."""
+    out = db.write("cursor/save_evaluations", rows=rows, now=now)
+    return set(out[0]["saved"]) if out else set()
 
 
 def load_evaluation(db: Database, subject: str, eval_id: str) -> str | bytes | None:
