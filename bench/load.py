@@ -234,12 +234,20 @@ async def run_load(
                 )
 
         started = time.monotonic()
+        cpu0 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         tasks = [prober(), *(one_client(k) for k in range(args.clients))]
         if args.sample > 0:
             tasks.append(sampler())
         await asyncio.gather(*tasks)
         elapsed = time.monotonic() - started
+        cpu1 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
     ok = sum(len(v) for v in latencies.values())
+    # Where the two cores went: CPU seconds of the serving processes, of Neo4j and of
+    # these clients, per ok request.
+    cpu = {
+        name: round(1000 * (b - a) / max(ok, 1), 1)
+        for name, a, b in zip(("serve", "neo4j", "clients"), cpu0, cpu1, strict=True)
+    }
     return {
         "seconds": round(elapsed, 1),
         "okRequests": ok,
@@ -254,6 +262,7 @@ async def run_load(
             for op, v in sorted(latencies.items())
         },
         "errors": dict(errors),
+        "cpuMsPerRequest": cpu,
         "healthz": {
             "idleP50Ms": pct([a for a, _ in idle], 0.5),
             "loadP50Ms": pct([a for a, _ in probes], 0.5),
@@ -286,6 +295,24 @@ def tree_rss_mb(pid: int | None) -> float:
         except (OSError, StopIteration, ValueError):
             continue
     return total / 1024
+
+
+def tree_cpu_s(pid: int | None) -> float:
+    """User + system CPU seconds of ``pid`` and its descendants (0 when unknown)."""
+    if pid is None:
+        return 0.0
+    total, todo = 0.0, [pid]
+    tick = os.sysconf("SC_CLK_TCK")
+    while todo:
+        p = todo.pop()
+        try:
+            fields = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()
+            total += (int(fields[11]) + int(fields[12])) / tick
+            for task in Path(f"/proc/{p}/task").iterdir():
+                todo += [int(c) for c in (task / "children").read_text().split()]
+        except (OSError, ValueError, IndexError):
+            continue
+    return total
 
 
 def timeline(
@@ -394,7 +421,8 @@ def main() -> int:
             )
             print(
                 f"{name}: {out['throughputPerSecond']} req/s; {ops}; "
-                f"errors {out['errors'] or 'none'}; /healthz p50 idle/load "
+                f"errors {out['errors'] or 'none'}; CPU ms per request {out['cpuMsPerRequest']}; "
+                f"/healthz p50 idle/load "
                 f"{out['healthz']['idleP50Ms']}/{out['healthz']['loadP50Ms']} ms; "
                 f"{{ health }} p50/p95 idle/load {out['graphqlHealth']['idleP50Ms']}/"
                 f"{out['graphqlHealth']['loadP50Ms']}/{out['graphqlHealth']['loadP95Ms']} ms",
