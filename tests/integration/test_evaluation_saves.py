@@ -8,6 +8,7 @@ import time
 import uuid
 
 import pytest
+from write_support import new, write
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.frozen_payload import decode_payload
@@ -16,7 +17,6 @@ from graphsvc.ops.cursors import FrozenEvaluation, _save_queue
 from graphsvc.service import Service
 from graphsvc.store.connection import Database
 from graphsvc.store.cursors import load_evaluation
-from tests.integration.write_support import new, write
 
 
 def _transactions() -> float:

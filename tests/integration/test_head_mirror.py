@@ -9,6 +9,15 @@ from __future__ import annotations
 import uuid
 
 import pytest
+from write_support import (
+    cypher,
+    new,
+    own_database,
+    ref,
+    retire,
+    revise,
+    write,
+)
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import SearchRequest
@@ -19,7 +28,6 @@ from graphsvc.settings import Settings
 from graphsvc.store.atomise import embed_head
 from graphsvc.store.connection import Database
 from graphsvc.store.head_mirror import mirror_shelf
-from tests.integration.write_support import cypher, new, ref, retire, revise, write
 
 TEXTS = [
     "The lighthouse keeper painted the rowing boat blue",
@@ -100,12 +108,7 @@ def test_writes_elsewhere_revisions_and_retirements_reach_the_next_search(
     ids = _seed(service, binding)
     _ranking(service, binding)  # the mirror is read
     # Another process: its own Database (its own mirrors) on the same Neo4j.
-    other_db = Database(
-        test_settings.neo4j.uri,
-        test_settings.neo4j.user,
-        test_settings.neo4j.password,
-        test_settings.neo4j.database,
-    )
+    other_db = own_database(test_settings)
     try:
         other = service_for(test_settings, other_db, service.embedder, service.tokenizer)
         _ranking(other, binding)

@@ -112,7 +112,7 @@ def test_replicas_applying_the_schema_at_once_all_start(
 ) -> None:
     """Each start applies the schema; two processes may both find an index missing
     and both create it: the one that loses the race must not fail its start."""
-    from write_support import cypher
+    from write_support import cypher, own_database
 
     # What a fresh database looks like to the schema step (one of each kind).
     cypher(db, "DROP INDEX job_state IF EXISTS")
@@ -124,12 +124,7 @@ def test_replicas_applying_the_schema_at_once_all_start(
 
     def apply() -> None:
         # Each replica is a process of its own, with its own connection pool.
-        own = Database(
-            test_settings.neo4j.uri,
-            test_settings.neo4j.user,
-            test_settings.neo4j.password,
-            test_settings.neo4j.database,
-        )
+        own = own_database(test_settings)
         try:
             start.wait()
             own.apply_schema()

@@ -23,6 +23,7 @@ from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.write import WriteOutcome
 from graphsvc.service import Service
+from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.store.head_mirror import forget_mirrors
 
@@ -33,6 +34,7 @@ __all__ = [
     "frozen_clock",
     "new",
     "observe",
+    "own_database",
     "race",
     "ref",
     "retire",
@@ -123,6 +125,14 @@ def cypher(db: Database, text: str, **params: Any) -> list[dict[str, Any]]:
     )
     forget_mirrors(db)  # a direct edit moves no generation the mirrors follow
     return [r.data() for r in records]
+
+
+def own_database(settings: Settings) -> Database:
+    """A Database of its own on the test Neo4j (its own pool and process facts), as
+    another serving process has."""
+    return Database(
+        settings.neo4j.uri, settings.neo4j.user, settings.neo4j.password, settings.neo4j.database
+    )
 
 
 def subject_counts(db: Database, subject: str) -> tuple[int, int]:
