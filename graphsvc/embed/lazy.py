@@ -12,13 +12,9 @@ from __future__ import annotations
 import threading
 from collections.abc import Callable, Sequence
 from functools import partial
-from typing import TYPE_CHECKING
 
 from graphsvc.embed.models import DEFAULT_MODEL, model_spec
 from graphsvc.embed.sentence import Embedder, embed_query, get_embedder
-
-if TYPE_CHECKING:
-    from graphsvc.embed.query_only import QueryOnlyEncoder
 
 __all__ = ["LazyEmbedder"]
 
@@ -45,16 +41,9 @@ class LazyEmbedder:
         spec = model_spec(model)
         self.model_name = spec.name
         self.dimension = spec.dimension
-        self._spec = spec
-        self._query_precision = query_precision
-        # A caller's own loader is used as given; the default one may be skipped for
-        # queries (the query-only encoder, below).
-        self._query_only_allowed = load is None
         self._load = load or partial(get_embedder, spec.key, query_precision)
         self._lock = threading.Lock()
         self._real: Embedder | None = None
-        self._query_only: QueryOnlyEncoder | None = None
-        self._query_only_tried = False
 
     @property
     def loaded(self) -> bool:
@@ -81,29 +70,10 @@ class LazyEmbedder:
         return str(getattr(self.load(), "query_runtime", "torch"))
 
     def embed_query(self, text: str) -> list[float]:
-        """A search query's embedding: the real embedder's query path once it is loaded;
-        before that, the query-only encoder on the cached ONNX graph (no torch, no
-        sentence-transformers: what makes ``graphsvc search`` answer at once), or,
-        without a cached graph, the real embedder loaded now."""
-        if self._real is None:
-            encoder = self._query_encoder()
-            if encoder is not None:
-                return encoder.embed_query(text)
+        """A search query's embedding (loads the embedder: with the ONNX graphs cached
+        that imports neither torch nor sentence-transformers, which is what makes
+        ``graphsvc search`` answer at once; :func:`~graphsvc.embed.sentence.get_embedder`)."""
         return embed_query(self.load(), text)
-
-    def _query_encoder(self) -> QueryOnlyEncoder | None:
-        if not self._query_only_allowed:
-            return None
-        with self._lock:
-            if not self._query_only_tried:
-                self._query_only_tried = True
-                from graphsvc.embed.query_only import open_query_encoder
-                from graphsvc.settings import default_cache_dir
-
-                self._query_only = open_query_encoder(
-                    self._spec, default_cache_dir(), self._query_precision
-                )
-        return self._query_only
 
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Normalised embeddings, one per text; an empty list loads nothing."""

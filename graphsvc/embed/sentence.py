@@ -13,13 +13,13 @@ from __future__ import annotations
 import sys
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from functools import cache
 from pathlib import Path
 from typing import Any, Protocol
 
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, ModelSpec, model_spec
+from graphsvc.embed.onnx_query import run_sharded
 from graphsvc.errors import ModelLoadError
 from graphsvc.settings import offline_model_environment
 
@@ -134,31 +134,11 @@ class SentenceEmbedder:
         return self.embed([text])[0]
 
     def _embed_onnx(self, texts: Sequence[str]) -> list[list[float]]:
-        """Bodies through onnxruntime, one text per run, on up to four threads
-        (no more than torch's intra-op thread count).
-
-        Each thread encodes its share alone (one intra-op thread, no padding), so
-        no thread ever waits at a barrier for another: on a busy machine PyTorch's
-        two-thread batches spent most of their time there (200 bodies: 10 s vs 3 s
-        one text at a time, measured under load; docs/ingest.md). Same vectors as
-        the PyTorch path to ~1e-7 per component.
-        """
+        """Bodies through onnxruntime, one text per run, on a few threads
+        (:func:`~graphsvc.embed.onnx_query.run_sharded`). Same vectors as the PyTorch
+        path to ~1e-7 per component."""
         onnx = self._onnx
-        feeds = onnx.feeds(list(texts))
-        import torch
-
-        # torch's intra-op thread count stays the one knob (bench/read.py sets it).
-        workers = max(1, min(4, torch.get_num_threads(), len(texts) // 8))
-        if workers == 1:
-            return [[float(x) for x in onnx.run(f)] for f in feeds]
-        shares = [feeds[i::workers] for i in range(workers)]
-        with ThreadPoolExecutor(max_workers=workers, thread_name_prefix="graphsvc-embed") as ex:
-            parts = list(ex.map(lambda share: [onnx.run(f) for f in share], shares))
-        out: list[list[float]] = [[] for _ in texts]
-        for i, part in enumerate(parts):
-            for j, vec in enumerate(part):
-                out[i + j * workers] = [float(x) for x in vec]
-        return out
+        return [[float(x) for x in v] for v in run_sharded(onnx.run, onnx.feeds(list(texts)))]
 
     def _embed_torch(self, texts: Sequence[str]) -> list[list[float]]:
         """Bodies through PyTorch (the fallback when onnxruntime is unavailable)."""
@@ -217,8 +197,11 @@ def torch_inference() -> AbstractContextManager[Any]:
     return torch.inference_mode()
 
 
-def get_embedder(model: str = DEFAULT_MODEL, query_precision: str = "int8") -> SentenceEmbedder:
-    """The process-wide embedder of ``model`` (loading takes a few seconds).
+def get_embedder(model: str = DEFAULT_MODEL, query_precision: str = "int8") -> Embedder:
+    """The process-wide embedder of ``model``: on the cached ONNX graphs without
+    PyTorch when they are there (:mod:`graphsvc.embed.onnx_only`, a fraction of a
+    second to load), else the full :class:`SentenceEmbedder` (a few seconds; it
+    exports the graphs for the next process).
 
     Raises:
         InvalidInputError: no such model, or no such query precision.
@@ -234,5 +217,12 @@ def get_embedder(model: str = DEFAULT_MODEL, query_precision: str = "int8") -> S
 
 
 @cache
-def _embedder_of(key: str, query_precision: str) -> SentenceEmbedder:
-    return SentenceEmbedder(spec=MODELS[key], query_precision=query_precision)
+def _embedder_of(key: str, query_precision: str) -> Embedder:
+    from graphsvc.embed.onnx_only import open_onnx_embedder
+    from graphsvc.settings import default_cache_dir
+
+    spec = MODELS[key]
+    fast = open_onnx_embedder(spec, default_cache_dir(), query_precision)
+    if fast is not None:
+        return fast
+    return SentenceEmbedder(spec=spec, query_precision=query_precision)
