@@ -44,7 +44,7 @@ from graphsvc.errors import GraphsvcError
 from graphsvc.keys.server_secret import load_or_create_secret
 from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.localdb import Instance, LocalNeo4j
-from graphsvc.service import Service
+from graphsvc.service import HEALTH_FACTS_REFRESH_S, Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer, get_tokenizer
@@ -348,8 +348,17 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
             except GraphsvcError as exc:  # Neo4j away: the next renewal re-registers
                 progress(f"graphsvc: replica lease not renewed: {exc.code}")
 
+    def refresh_facts() -> None:
+        # Its own thread: a Neo4j that does not answer holds this one for the driver's
+        # retry time, and must not hold the lease's renewal with it.
+        while not stop.wait(HEALTH_FACTS_REFRESH_S):
+            with contextlib.suppress(GraphsvcError):
+                service.refresh_neo4j_facts()
+
     thread = threading.Thread(target=renew, name="graphsvc-replica-lease", daemon=True)
     thread.start()
+    facts = threading.Thread(target=refresh_facts, name="graphsvc-health-facts", daemon=True)
+    facts.start()
     worker = service.job_worker()
     worker.start_polling(service.settings.jobs.poll_s)
     try:
@@ -358,5 +367,6 @@ def serving(service: Service, *, progress: Callable[[str], None] = _stderr) -> I
         worker.stop()
         stop.set()
         thread.join(timeout=5)
+        facts.join(timeout=5)
         with contextlib.suppress(GraphsvcError):
             lease.release()

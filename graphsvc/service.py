@@ -56,6 +56,12 @@ if TYPE_CHECKING:
 __all__ = ["Service"]
 
 
+# How old the Neo4j facts of { health } may be before a call reads them itself (a
+# serving process refreshes them every HEALTH_FACTS_REFRESH_S).
+HEALTH_FACTS_REFRESH_S = 1.0
+HEALTH_FACTS_MAX_AGE_S = 3.0
+
+
 class Service:
     """The operations of SPEC §1 (CORE-1), each taking the caller's Binding.
 
@@ -102,6 +108,8 @@ class Service:
         # The background-job worker (job_worker), made on first use.
         self._worker: JobWorker | None = None
         self._worker_lock = threading.Lock()
+        # What Neo4j last said about itself, and when (time.monotonic()): { health }.
+        self._neo4j_facts: tuple[float, Readiness] | None = None
 
     def with_settings(self, settings: Settings) -> Service:
         """The same database, models, secret, key ring and clock under other settings."""
@@ -118,14 +126,29 @@ class Service:
         )
 
     def health(self) -> dict[str, Any]:
-        """Server version, schema version and model facts (no data, no auth needed)."""
-        from graphsvc.store import meta
+        """Server version, schema version and model facts (no data, no auth needed).
 
-        server = meta.server_info(self.db)
+        The Neo4j facts are the last ones read, when no older than
+        ``HEALTH_FACTS_MAX_AGE_S``: a serving process reads them every second on a
+        thread of its own (:func:`graphsvc.runtime.serving`), so ``{ health }`` never
+        queues behind data queries on a busy Neo4j; elsewhere, or when Neo4j stopped
+        answering that thread, they are read now (and an unreachable Neo4j is the
+        error it always was). ``neo4jAgeS`` says how old they are.
+
+        Raises:
+            StoreError: the facts are stale and Neo4j is not reachable.
+        """
+        kept = self._neo4j_facts
+        if kept is None or time.monotonic() - kept[0] > HEALTH_FACTS_MAX_AGE_S:
+            self.refresh_neo4j_facts()
+            kept = self._neo4j_facts
+        assert kept is not None
+        read_at, facts = kept
         return {
             "status": "ok",
-            "neo4j": server,
-            "schemaVersion": meta.schema_version(self.db),
+            "neo4j": facts["neo4j"],
+            "schemaVersion": facts["schemaVersion"],
+            "neo4jAgeS": round(max(0.0, time.monotonic() - read_at), 3),
             "embedding": {
                 "model": self.embedder.model_name,
                 "dimension": self.embedder.dimension,
@@ -135,6 +158,22 @@ class Service:
             "curator": self.settings.atomise.curator,
             "entities": {"extractor": None if self.extractor is None else self.extractor.version},
         }
+
+    def refresh_neo4j_facts(self) -> None:
+        """Ask Neo4j for the facts ``{ health }`` reports; forget the kept ones when it
+        does not answer.
+
+        Raises:
+            StoreError: Neo4j is not reachable.
+        """
+        from graphsvc.store.meta import readiness
+
+        try:
+            facts = readiness(self.db)
+        except Exception:
+            self._neo4j_facts = None
+            raise
+        self._neo4j_facts = (time.monotonic(), facts)
 
     def readiness(self) -> Readiness:
         """``/readyz``: Neo4j answers and the schema is current (raises otherwise)."""

@@ -21,7 +21,6 @@ __all__ = [
     "mark_compacted",
     "readiness",
     "record_purge",
-    "schema_version",
     "server_info",
     "subject_has_atoms",
 ]
@@ -58,21 +57,17 @@ def server_info(db: Database) -> ServerInfo:
     return {"name": row["name"], "version": row["version"], "edition": row["edition"]}
 
 
-def schema_version(db: Database) -> int | None:
-    """The schema version recorded by the last ``apply_schema``; None before the first."""
-    rows = db.read("meta/get_schema_version")
-    return rows[0]["version"] if rows else None
-
-
 def readiness(db: Database) -> Readiness:
-    """Whether Neo4j answers and the schema is current (``/readyz``).
+    """Whether Neo4j answers and the schema is current (``/readyz``, ``{ health }``), in
+    one round trip.
 
     Raises:
         StoreError: Neo4j is not reachable.
     """
-    version = schema_version(db)
+    row = db.read("meta/health")[0]
+    version = row["schemaVersion"]
     return {
-        "neo4j": server_info(db),
+        "neo4j": {"name": row["name"], "version": row["version"], "edition": row["edition"]},
         "schemaVersion": version,
         "schemaCurrent": version == SCHEMA_VERSION,
     }

@@ -24,9 +24,12 @@ from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
 from graphsvc.inputs.models import parse_changes
 from graphsvc.keys.auth import AuthTable
+from graphsvc.errors import GraphsvcError
 from graphsvc.runtime import service_for
-from graphsvc.service import Service
-from graphsvc.store.connection import Database
+from graphsvc.runtime import serving as serving_process
+from graphsvc.service import HEALTH_FACTS_MAX_AGE_S, Service
+from graphsvc.settings import Settings
+from graphsvc.store.connection import SCHEMA_VERSION, Database
 from graphsvc.telemetry.logging_setup import build_handler
 
 WRITE = "mutation($c: [ChangeInput!]!) { write(changes: $c) { changes { atom { atomId rev } } } }"
@@ -138,6 +141,42 @@ def test_request_over_its_limit_is_504_and_cancelled_in_neo4j_while_probes_answe
         routing_=RoutingControl.READ,
     )
     assert [r["rev"] for r in records] == [1]
+
+
+@pytest.mark.req("API-1")
+def test_health_answers_from_facts_a_serving_process_keeps_fresh(
+    service: Service, test_settings: Settings
+) -> None:
+    # A Service of its own (its own kept facts) on the session Neo4j.
+    own = service.with_settings(test_settings)
+    first = own.health()
+    assert first["neo4j"]["name"] and first["schemaVersion"] == SCHEMA_VERSION
+    # While kept facts are young, { health } asks Neo4j nothing: it answers from them
+    # even with Neo4j out of reach ...
+    reachable = own.db
+    own.db = Database("bolt://127.0.0.1:9", "neo4j", "x", "neo4j", max_retry_time_s=0.0)
+    try:
+        kept = own.health()
+        assert kept["neo4j"] == first["neo4j"] and kept["neo4jAgeS"] >= first["neo4jAgeS"]
+        # ... and once they are older than HEALTH_FACTS_MAX_AGE_S it asks again, so an
+        # unreachable Neo4j is an error as before, and nothing stale is kept.
+        read_at, facts = own._neo4j_facts  # type: ignore[misc]
+        own._neo4j_facts = (read_at - HEALTH_FACTS_MAX_AGE_S - 1, facts)
+        with pytest.raises(GraphsvcError):
+            own.health()
+        assert own._neo4j_facts is None
+    finally:
+        own.db.close()
+        own.db = reachable
+    # A serving process refreshes them on a thread of its own.
+    own.refresh_neo4j_facts()
+    before = own._neo4j_facts
+    with serving_process(own):
+        deadline = time.monotonic() + 60
+        while own._neo4j_facts is before and time.monotonic() < deadline:
+            time.sleep(0.1)
+    assert own._neo4j_facts is not before and own._neo4j_facts is not None
+    assert own.health()["schemaVersion"] == SCHEMA_VERSION
 
 
 @pytest.mark.req("API-3")

@@ -1,2 +1,0 @@
-OPTIONAL MATCH (m:GraphsvcMeta {key: 'schema'})
-RETURN m.version AS version
