@@ -1,8 +1,8 @@
 """The served process's garbage-collector policy (``GRAPHSVC_GC_POLICY``).
 
-A serving process holds about half a million tracked objects before its first
-request: the embedding model and its libraries (torch, transformers), the
-schema, the driver. CPython's full (generation 2) collection walks all of them;
+A serving process holds hundreds of thousands of tracked objects before its first
+request: the embedding model's libraries (torch and transformers when the ONNX
+graphs were not cached yet), the schema, the driver. CPython's full (generation 2) collection walks all of them;
 measured on the typed graph walk (bench/graph_walk.py, docs/performance.md) one
 took 270–430 ms and came every 4–5 walks, which was the whole p95 tail, while a
 walk itself takes about 40 ms.
