@@ -138,17 +138,26 @@ class Service:
         Raises:
             StoreError: the facts are stale and Neo4j is not reachable.
         """
-        kept = self._neo4j_facts
-        if kept is None or time.monotonic() - kept[0] > HEALTH_FACTS_MAX_AGE_S:
+        kept = self.kept_health()
+        if kept is None:
             self.refresh_neo4j_facts()
-            kept = self._neo4j_facts
-        assert kept is not None
-        read_at, facts = kept
+            kept = self.kept_health()
+        assert kept is not None  # just read
+        return kept
+
+    def kept_health(self) -> dict[str, Any] | None:
+        """:meth:`health` from the kept Neo4j facts, with no I/O; None when there are
+        none young enough (the caller reads them, off the event loop)."""
+        kept = self._neo4j_facts
+        age = None if kept is None else time.monotonic() - kept[0]
+        if kept is None or age is None or age > HEALTH_FACTS_MAX_AGE_S:
+            return None
+        facts = kept[1]
         return {
             "status": "ok",
             "neo4j": facts["neo4j"],
             "schemaVersion": facts["schemaVersion"],
-            "neo4jAgeS": round(max(0.0, time.monotonic() - read_at), 3),
+            "neo4jAgeS": round(max(0.0, age), 3),
             "embedding": {
                 "model": self.embedder.model_name,
                 "dimension": self.embedder.dimension,

@@ -2,10 +2,10 @@
 
 A serving process holds hundreds of thousands of tracked objects before its first
 request: the embedding model's libraries (torch and transformers when the ONNX
-graphs were not cached yet), the schema, the driver. CPython's full (generation 2) collection walks all of them;
-measured on the typed graph walk (bench/graph_walk.py, docs/performance.md) one
-took 270–430 ms and came every 4–5 walks, which was the whole p95 tail, while a
-walk itself takes about 40 ms.
+graphs were not cached yet), the schema, the driver. CPython's full (generation 2)
+collection walks all of them; measured on the typed graph walk (bench/graph_walk.py,
+docs/performance.md) one took 270–430 ms and came every 4–5 walks, which was the
+whole p95 tail, while a walk itself takes about 40 ms.
 
 ``frozen`` (the default), applied once when the app starts serving:
 

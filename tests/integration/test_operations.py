@@ -22,9 +22,9 @@ from serve_support import serving
 
 from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
+from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes
 from graphsvc.keys.auth import AuthTable
-from graphsvc.errors import GraphsvcError
 from graphsvc.runtime import service_for
 from graphsvc.runtime import serving as serving_process
 from graphsvc.service import HEALTH_FACTS_MAX_AGE_S, Service
@@ -162,6 +162,7 @@ def test_health_answers_from_facts_a_serving_process_keeps_fresh(
         # unreachable Neo4j is an error as before, and nothing stale is kept.
         read_at, facts = own._neo4j_facts  # type: ignore[misc]
         own._neo4j_facts = (read_at - HEALTH_FACTS_MAX_AGE_S - 1, facts)
+        assert own.kept_health() is None  # what the resolver answers on the loop
         with pytest.raises(GraphsvcError):
             own.health()
         assert own._neo4j_facts is None
