@@ -238,6 +238,10 @@ class HttpSettings(Section):
     # keeps the startup heap (the model) out of every collection; "default" is
     # CPython's collector unchanged.
     gc_policy: Literal["frozen", "default"] = "frozen"
+    # glibc malloc arenas of a serving process (graphsvc/api/gc_policy.py): 2 keeps
+    # memory freed by one resolver thread reusable by the others; 0 is glibc's
+    # default (8 per core).
+    malloc_arenas: int = 2
     # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
     retry_after_s: int = 2
     max_request_bytes: int = 4 * 1024 * 1024

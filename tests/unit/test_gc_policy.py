@@ -55,3 +55,52 @@ def test_the_setting_defaults_to_frozen_and_refuses_other_values() -> None:
     assert Settings.from_env({"GRAPHSVC_GC_POLICY": "default"}).http.gc_policy == "default"
     with pytest.raises(InvalidInputError, match="GRAPHSVC_GC_POLICY"):
         Settings.from_env({"GRAPHSVC_GC_POLICY": "off"})
+
+
+_ARENAS = """
+import ctypes, json, sys, tempfile, threading
+from graphsvc.api.gc_policy import limit_malloc_arenas
+limited = limit_malloc_arenas(int(sys.argv[1]))
+
+def churn() -> None:
+    for _ in range(20_000):
+        bytearray(4096)
+
+threads = [threading.Thread(target=churn) for _ in range(16)]
+for t in threads:
+    t.start()
+for t in threads:
+    t.join()
+libc = ctypes.CDLL("libc.so.6")
+libc.fopen.restype = ctypes.c_void_p
+with tempfile.NamedTemporaryFile(suffix=".xml") as out:
+    f = libc.fopen(out.name.encode(), b"w")
+    libc.malloc_info(0, ctypes.c_void_p(f))
+    libc.fclose(ctypes.c_void_p(f))
+    heaps = open(out.name).read().count("<heap nr=")
+print(json.dumps({"limited": limited, "heaps": heaps}))
+"""
+
+
+def _arenas(limit: int) -> dict[str, object]:
+    import json
+    import subprocess
+    import sys
+
+    run = subprocess.run(
+        [sys.executable, "-c", _ARENAS, str(limit)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    out: dict[str, object] = json.loads(run.stdout)
+    return out
+
+
+def test_malloc_arenas_are_capped_for_threads_started_after() -> None:
+    # Sixteen threads allocating at once in a fresh process (this one's arenas are
+    # not the test's to change): capped at two, glibc keeps at most two heaps.
+    capped = _arenas(2)
+    assert capped["limited"] is True and 1 <= int(str(capped["heaps"])) <= 2, capped
+    assert _arenas(0)["limited"] is False  # 0 leaves glibc's default alone
