@@ -42,7 +42,7 @@ from graphsvc.api.context import Context
 from graphsvc.api.document_limits import DocumentLimits
 from graphsvc.api.explore_page import explore_route
 from graphsvc.api.front_door import FrontDoor, Refusal
-from graphsvc.api.gc_policy import apply_gc_policy, limit_malloc_arenas
+from graphsvc.api.gc_policy import apply_gc_policy
 from graphsvc.api.health import Health
 from graphsvc.api.lineage_page import lineage_route
 from graphsvc.api.page_headers import html_page
@@ -327,8 +327,6 @@ def create_app(
         close: called last when the app stops (the worker's database connection).
     """
     settings = service.settings
-    # Before the resolver threads exist (the pool is made when the app starts).
-    limit_malloc_arenas(settings.http.malloc_arenas)
     instrument(service)  # the root wraps the embedder and counts the jobs
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.

@@ -25,8 +25,8 @@ glibc's malloc arenas (``GRAPHSVC_MALLOC_ARENAS``, default 2): glibc gives each 
 that allocates under contention an arena of its own, up to 8 per core, and memory
 freed in one arena serves only that arena. With 16 resolver threads the serving
 process grew 400 → 661 MB over a 10-minute soak; limited to 2 arenas (``mallopt``,
-from :func:`limit_malloc_arenas` when the app is built, before the resolver threads
-exist) the same mix grew 376 → 428 MB in the first 4 minutes against 400 → 524 MB
+from :func:`limit_malloc_arenas` at the start of ``graphsvc serve``, before any
+thread exists) the same mix grew 376 → 428 MB in the first 4 minutes against 400 → 524 MB
 with glibc's default, at the same throughput (bench/load.py --sample,
 docs/performance.md).
 """
