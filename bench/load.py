@@ -5,6 +5,7 @@ Run::
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
                                    [--processes 1,2] [--atoms 300]
                                    [--mix 20,60,10,10] [--warmup 15] [--sample S]
+                                   [--top-queries N]
                                    [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
@@ -26,7 +27,10 @@ ratio), and writes ``bench/results/load.json``. The first configuration is the
 baseline of the throughput ratio. Clients and server share the machine (and Neo4j);
 the load average is recorded. With ``--sample S`` (a soak) it also prints, every S
 seconds of the timed run, the requests/s of that interval and the resident memory of
-the serving processes (with their children) and of the managed Neo4j.
+the serving processes (with their children) and of the managed Neo4j. The JSON's
+``queryTimes`` (and ``--top-queries N`` on stdout) breaks the timed run down by named
+Cypher query and the embedder, from the server's ``/metrics``: calls and
+milliseconds per request, waits included.
 """
 
 from __future__ import annotations
@@ -162,6 +166,54 @@ async def probe_once(client: httpx.AsyncClient) -> tuple[float, float]:
     return t1 - t0, time.perf_counter() - t1
 
 
+_METRIC_SERIES = (
+    "graphsvc_neo4j_query_duration_seconds_sum",
+    "graphsvc_neo4j_query_duration_seconds_count",
+    "graphsvc_embedding_duration_seconds_sum",
+    "graphsvc_embedding_duration_seconds_count",
+)
+
+
+async def scrape_times(client: httpx.AsyncClient) -> dict[tuple[str, str], float]:
+    """The serving process's summed query and embedding times, by series and label.
+
+    With several serving processes ``/metrics`` answers from whichever took the
+    connection, so the breakdown is one process's share.
+    """
+    r = await client.get("/metrics")
+    out: dict[tuple[str, str], float] = {}
+    for line in r.text.splitlines():
+        series = line.split("{", 1)[0].split(" ", 1)[0]
+        if series not in _METRIC_SERIES:
+            continue
+        label = line.split('query="', 1)[1].split('"', 1)[0] if 'query="' in line else "embed"
+        out[(series, label)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def time_breakdown(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float], requests: int
+) -> list[dict[str, Any]]:
+    """Per named query (and the embedder): calls and milliseconds per ok request."""
+    rows: dict[str, dict[str, float]] = defaultdict(lambda: {"calls": 0.0, "ms": 0.0})
+    for (series, label), value in after.items():
+        delta = value - before.get((series, label), 0.0)
+        key = "calls" if series.endswith("_count") else "ms"
+        rows[label][key] += delta if key == "calls" else 1000 * delta
+    per = max(requests, 1)
+    table = [
+        {
+            "query": label,
+            "callsPerRequest": round(v["calls"] / per, 3),
+            "msPerRequest": round(v["ms"] / per, 2),
+            "msPerCall": round(v["ms"] / v["calls"], 2) if v["calls"] else None,
+        }
+        for label, v in rows.items()
+        if v["calls"] > 0
+    ]
+    return sorted(table, key=lambda row: -row["msPerRequest"])
+
+
 async def run_load(
     url: str, token: str, args: argparse.Namespace, seconds: float, atoms: list[str]
 ) -> dict[str, Any]:
@@ -233,6 +285,7 @@ async def run_load(
                     }
                 )
 
+        times0 = await scrape_times(client)
         started = time.monotonic()
         cpu0 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         tasks = [prober(), *(one_client(k) for k in range(args.clients))]
@@ -241,6 +294,7 @@ async def run_load(
         await asyncio.gather(*tasks)
         elapsed = time.monotonic() - started
         cpu1 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
+        times1 = await scrape_times(client)
     ok = sum(len(v) for v in latencies.values())
     # Where the two cores went: CPU seconds of the serving processes, of Neo4j and of
     # these clients, per ok request.
@@ -263,6 +317,8 @@ async def run_load(
         },
         "errors": dict(errors),
         "cpuMsPerRequest": cpu,
+        # Wall time inside each named query (waits for Neo4j included), per request.
+        "queryTimes": time_breakdown(times0, times1, ok),
         "healthz": {
             "idleP50Ms": pct([a for a, _ in idle], 0.5),
             "loadP50Ms": pct([a for a, _ in probes], 0.5),
@@ -344,6 +400,12 @@ def main() -> int:
         help="a soak: every SAMPLE seconds, requests/s and the serving processes' and "
         "Neo4j's resident memory (0: off)",
     )
+    p.add_argument(
+        "--top-queries",
+        type=int,
+        default=0,
+        help="print the N named queries (and the embedder) that took the most time per request",
+    )
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
     args = p.parse_args()
     args.serve_pid, args.neo4j_pid = None, None
@@ -419,6 +481,12 @@ def main() -> int:
                 f"{op} p50/p95/p99 {v['p50Ms']}/{v['p95Ms']}/{v['p99Ms']} ms"
                 for op, v in out["operations"].items()
             )
+            for row in out["queryTimes"][: args.top_queries]:
+                print(
+                    f"  {row['query']:<32} {row['callsPerRequest']:6.2f} calls, "
+                    f"{row['msPerRequest']:7.1f} ms per request ({row['msPerCall']} ms per call)",
+                    flush=True,
+                )
             print(
                 f"{name}: {out['throughputPerSecond']} req/s; {ops}; "
                 f"errors {out['errors'] or 'none'}; CPU ms per request {out['cpuMsPerRequest']}; "

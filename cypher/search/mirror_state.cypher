@@ -8,7 +8,8 @@
 // its purge epoch, and the embedding generation (an embedding set on a head that
 // already exists: atomise/embed_head, reembed/set_embeddings) and the entity
 // generation (each batch of `graphsvc index rebuild --entities`,
-// entities/move_generation).
+// entities/move_generation). `usageGeneration` moves with every usage state
+// recorded or reset (usage/write_states, usage/reset): graphsvc.store.usage_shelf.
 OPTIONAL MATCH (p:PurgeMarker {subject: $subject})
 WITH count(p) > 0 AS pending
 OPTIONAL MATCH (s:SubjectState {subject: $subject})
@@ -21,4 +22,5 @@ OPTIONAL MATCH (cs:ChangeSequence {subject: $subject})
 RETURN pending, coalesce(s.purgeEpoch, 0) AS purgeEpoch, m.version AS schemaVersion,
        f IS NOT NULL AS rebuilding, coalesce(g.value, 0) AS fulltextGeneration,
        coalesce(cs.last, 0) AS changeSeq, coalesce(e.value, 0) AS embeddingGeneration,
-       coalesce(x.value, 0) AS entityGeneration
+       coalesce(x.value, 0) AS entityGeneration,
+       coalesce(s.usageGeneration, 0) AS usageGeneration

@@ -68,6 +68,7 @@ from graphsvc.store.term_statistics import (
     statistics_cache,
     subject_stats_soon,
 )
+from graphsvc.store.usage_shelf import usage_shelf
 
 __all__ = ["AcquireQuery", "acquire", "walk", "walk_mirror"]
 
@@ -143,8 +144,10 @@ def acquire(
     acq = Acquired()
     head_facts: HeadFacts = {}
     usage = Usage(q.policy, q.model_id)
+    kept_usage: dict[str, Any] | None = None  # the mirror's state row: usage states kept
     with _mirror_of(tx, db, q, embedding, check_state) as held:
         if held is not None:
+            kept_usage = held[1]
             mirror, state, vector = held
             _from_mirror(acq, head_facts, q, mirror, state, vector)
             fusion = fuse(acq, q.fusion)
@@ -174,7 +177,12 @@ def acquire(
     if near is not None:
         admit_similar(acq, head_facts, graph.nodes, near(), q.max_nodes)
     rest = [a for a in graph.nodes if a not in usage.covered]
-    if rest:
+    if kept_usage is not None:
+        # A mirror search: the caller's states are kept at the subject's usage
+        # generation (graphsvc.store.usage_shelf), read again only when it moved.
+        key = (q.subject, q.policy, q.model_id)
+        usage.states.update(usage_shelf(db).states(tx, kept_usage, key, rest))
+    elif rest:
         # Two-level fetches brought the usage of every atom they name; the rest (a
         # walk of the mirror, a one-level walk, deeper levels, depth 0) is read here.
         usage.states.update(usage_states(tx, q.subject, q.policy, q.model_id, rest))

@@ -34,6 +34,7 @@ from typing import Any
 
 from graphsvc.core.head_mirror import HeadMirror, MirrorHead
 from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.usage_shelf import forget_usage
 
 __all__ = [
     "MirrorGeneration",
@@ -165,8 +166,10 @@ def mirror_shelf(db: Database, max_heads: int) -> MirrorShelf:
 
 def forget_mirrors(db: Database) -> None:
     """Drop this process's mirrors: after an edit that bypasses graphsvc's writes (an
-    operator's Cypher, a test simulating a crash's leftovers) moves no generation."""
+    operator's Cypher, a test simulating a crash's leftovers) moves no generation;
+    the usage states kept beside them (graphsvc.store.usage_shelf) go too."""
     db.facts.pop(_FACT, None)
+    forget_usage(db)
 
 
 def _read(tx: Tx, subject: str, max_heads: int) -> HeadMirror | None:

@@ -221,3 +221,36 @@ def test_on_the_team_corpus_the_mirror_ranks_as_the_store_with_links_and_entitie
         )
         compared += 1
     assert compared == 12
+
+
+def _usage(service: Service, binding: Binding, atom_id: str) -> float:
+    result = service.search(binding, SearchRequest(QUERY, limit=20))
+    return next(h.breakdown["usage"] for h in result.hits if h.atom.atom_id == atom_id)
+
+
+@pytest.mark.req("AV-3")
+def test_usage_states_are_kept_until_a_use_recorded_anywhere_or_a_reset_moves_them(
+    service: Service, test_settings: Settings
+) -> None:
+    binding = _binding()
+    ids = _seed(service, binding)
+    assert _usage(service, binding, ids[0]) == 0.0  # the states are read and kept
+    kept, per_search = _reads("search/usage_states_all"), _reads("search/usage_states")
+    assert _usage(service, binding, ids[0]) == 0.0
+    assert (_reads("search/usage_states_all"), _reads("search/usage_states")) == (
+        kept,
+        per_search,
+    )  # a repeated search reads no usage state
+    other_db = own_database(test_settings)  # another process, on the same Neo4j
+    try:
+        other = service_for(test_settings, other_db, service.embedder, service.tokenizer)
+        other.record_use(binding, f"ev-{uuid.uuid4().hex}", {}, [AtomRef(ids[0], 1)])
+        assert _usage(service, binding, ids[0]) > 0.0
+        assert _reads("search/usage_states_all") == kept + 1
+        # Another policy of the same subject keeps its own (empty) states.
+        elsewhere = Binding(binding.subject, "other-policy", "human", "alice")
+        assert _usage(service, elsewhere, ids[0]) == 0.0
+        assert other.reset_usage(binding) == 1
+        assert _usage(service, binding, ids[0]) == 0.0
+    finally:
+        other_db.close()
