@@ -20,4 +20,15 @@ RETURN changed AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomis
        n.entityIndex IS NOT NULL AS entityIndexed,
        CASE WHEN n IS NULL THEN [] ELSE COLLECT {
          MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key
-       } END AS mentions
+       } END AS mentions,
+       n.state AS state, n.sources AS sources,
+       CASE WHEN n IS NULL THEN null ELSE coalesce(n.atomOf, COLLECT {
+         MATCH (a:Atom)-[:HEAD]->(n) RETURN a.atomOf
+       }[0]) END AS atomOf,
+       CASE WHEN n IS NULL THEN [] ELSE COLLECT {
+         MATCH (n)-[l:LINK]->(t)
+         WITH l, t ORDER BY l.ordinal
+         RETURN [l.role, l.at, l.required, l.orderKey,
+                 coalesce(l.unavailable, false) OR t:Unavailable, t.atomId,
+                 CASE WHEN t:Atom THEN null ELSE t.rev END]
+       } END AS viewLinks

@@ -7,7 +7,10 @@
 // unavailable]: the mirror resolves them against the heads it holds, as
 // search/expand_level does against the store; `mentions` the keys of the entities
 // the head mentions and `entityIndexed` whether the entity index reached it, as
-// search/entity_hop reads them.
+// search/entity_hop reads them. `state`, `sources`, `atomOf` and `viewLinks` (the
+// links as view/atom_views gives them, a logical link's target as [..., atomId,
+// null]: the mirror resolves its head) let a search show its hits without reading
+// them again.
 CALL () {
   MATCH (n:Revision:Current {subject: $subject})
   WITH n LIMIT $max + 1
@@ -24,7 +27,17 @@ OPTIONAL CALL (size) {
                    coalesce(l.unavailable, false)]
          } AS links,
          n.entityIndex IS NOT NULL AS entityIndexed,
-         COLLECT { MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key } AS mentions
+         COLLECT { MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key } AS mentions,
+         n.state AS state, n.sources AS sources,
+         coalesce(n.atomOf, COLLECT { MATCH (a:Atom)-[:HEAD]->(n) RETURN a.atomOf }[0])
+           AS atomOf,
+         COLLECT {
+           MATCH (n)-[l:LINK]->(t)
+           WITH l, t ORDER BY l.ordinal
+           RETURN [l.role, l.at, l.required, l.orderKey,
+                   coalesce(l.unavailable, false) OR t:Unavailable, t.atomId,
+                   CASE WHEN t:Atom THEN null ELSE t.rev END]
+         } AS viewLinks
 }
 RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding, links, entityIndexed,
-       mentions
+       mentions, state, sources, atomOf, viewLinks

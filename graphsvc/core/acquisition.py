@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import SubjectStats
+
+if TYPE_CHECKING:  # head_mirror imports this module
+    from graphsvc.core.head_mirror import HeadMirror
 
 __all__ = [
     "Acquired",
@@ -76,6 +79,9 @@ class Acquired:
     similar_edges: list[tuple[str, str]] = field(default_factory=list)
     query_entities: list[str] = field(default_factory=list)
     unindexed: int = 0
+    # The subject's mirror the candidates came from (None: the indexes answered): it
+    # shows the hits' heads too (HeadMirror.view).
+    mirror: HeadMirror | None = None
 
 
 @dataclass(frozen=True)

@@ -26,17 +26,19 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 import numpy as np
 
 from graphsvc.core.acquisition import EntityHop
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import QueryTerms, SubjectStats, analyse, body_length, score_bodies
+from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView, LinkAt
 
-__all__ = ["HeadMirror", "MirrorHead", "packed_embedding"]
+__all__ = ["HeadMirror", "HeadView", "MirrorHead", "packed_embedding"]
 
 _Matrix = np.ndarray[Any, np.dtype[np.float64]]
 
@@ -44,6 +46,43 @@ _Matrix = np.ndarray[Any, np.dtype[np.float64]]
 def packed_embedding(vector: Sequence[float]) -> bytes:
     """An embedding as raw float64 bytes (:attr:`MirrorHead.embedding`)."""
     return np.asarray(vector, dtype=np.float64).tobytes()
+
+
+@dataclass(frozen=True)
+class HeadView:
+    """What a head's public view (``view/atom_views``) holds beyond the mirror's own
+    columns: its state, its sources (the stored JSON), the atom it was atomised from,
+    and its links in order as (role, at, required, orderKey, unavailable, target
+    atomId, the target's revision: None for a logical link, resolved to the target's
+    head when the view is made)."""
+
+    state: str
+    sources: str | None
+    atom_of: str | None
+    links: tuple[tuple[str, str, bool, str | None, bool, str | None, int | None], ...]
+
+    @classmethod
+    def from_row(cls, row: Mapping[str, Any]) -> HeadView | None:
+        if row.get("state") is None:
+            return None
+        return cls(
+            state=str(row["state"]),
+            sources=row.get("sources"),
+            atom_of=row.get("atomOf"),
+            links=tuple(
+                (
+                    str(role),
+                    str(at),
+                    bool(required),
+                    order_key,
+                    bool(unavailable),
+                    target,
+                    None if rev is None else int(rev),
+                )
+                for role, at, required, order_key, unavailable, target, rev in row.get("viewLinks")
+                or ()
+            ),
+        )
 
 
 @dataclass(frozen=True)
@@ -65,6 +104,8 @@ class MirrorHead:
     # whether the index has reached the head at all.
     mentions: tuple[str, ...] = ()
     entity_indexed: bool = False
+    # The rest of the head's public view (None: not read with it).
+    view: HeadView | None = None
 
     @classmethod
     def from_row(cls, row: Mapping[str, Any]) -> MirrorHead:
@@ -83,6 +124,7 @@ class MirrorHead:
             ),
             mentions=tuple(sorted(str(k) for k in row.get("mentions") or ())),
             entity_indexed=bool(row.get("entityIndexed")),
+            view=HeadView.from_row(row),
         )
 
     def vector(self) -> _Matrix:
@@ -197,6 +239,47 @@ class HeadMirror:
             self._norms[row] = 0.0
             self._atom_at[row] = None
             self._free.append(row)
+
+    def view(self, ref: AtomRef) -> AtomView | None:
+        """The public view of ``ref`` as ``view/atom_views`` gives it, when ``ref`` is a
+        head held here (None otherwise, or when a logical link's target is not held:
+        its head revision is not known here)."""
+        head = self._heads.get(ref.atom_id)
+        if head is None or head.rev != ref.rev or head.view is None:
+            return None
+        facts = head.view
+        links = []
+        for role, at, required, order_key, unavailable, target, rev in facts.links:
+            to: AtomRef | None = None
+            if not unavailable and target is not None:
+                if rev is None:
+                    held = self._heads.get(target)
+                    if held is None:
+                        return None
+                    rev = held.rev
+                to = AtomRef(target, rev)
+            links.append(
+                AtomLinkView(
+                    role=role,
+                    at=cast(LinkAt, at),
+                    required=required,
+                    order_key=order_key,
+                    target=to,
+                    unavailable=unavailable,
+                )
+            )
+        return AtomView(
+            atom_id=head.atom_id,
+            rev=head.rev,
+            state=facts.state,
+            text=head.text,
+            head=True,
+            links=tuple(links),
+            sources=tuple(json.loads(facts.sources)) if facts.sources else (),
+            atom_of=facts.atom_of,
+            atomised_into=head.atomised_into,
+            archived_at=head.archived_at,
+        )
 
     def edges(self, atom_id: str) -> list[list[Any]]:
         """The retrieval graph's edges of ``atom_id``'s head, as rows of

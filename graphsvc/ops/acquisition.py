@@ -148,6 +148,7 @@ def acquire(
     with _mirror_of(tx, db, q, embedding, check_state) as held:
         if held is not None:
             kept_usage = held[1]
+            acq.mirror = held[0]
             mirror, state, vector = held
             _from_mirror(acq, head_facts, q, mirror, state, vector)
             fusion = fuse(acq, q.fusion)

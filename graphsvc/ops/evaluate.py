@@ -34,6 +34,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.entity_graph import entity_graph, entity_inflow, head_scores
 from graphsvc.core.entity_keys import query_keys
 from graphsvc.core.fusion import Fusion
+from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.acquisition import AcquireQuery, acquire
@@ -115,6 +116,9 @@ class Evaluation:
     generation: str = ""
     # Per node, the activation that came through entities (ENT-4; empty: none).
     entity_inflow: list[float] = field(default_factory=list)
+    # The subject's mirror the candidates came from (None: the indexes answered): the
+    # hits' views come from it (graphsvc.store.views.load_views).
+    mirror: HeadMirror | None = None
 
     def ranked(self) -> list[int]:
         """Node indexes by score (ties by match, then atom id, for determinism)."""
@@ -359,6 +363,7 @@ def _evaluate_in(
         result=result,
         diagnostics=diagnostics,
         entity_inflow=inflow,
+        mirror=acq.mirror,
     )
 
 

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.citations import parse_store_uri, unit_length
+from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.packing import pack
 from graphsvc.core.requests import ReadRequest
 from graphsvc.core.selection_models import (
@@ -254,7 +255,7 @@ class _Reader:
         def then(tx: Tx, ev: Evaluation) -> _Page:
             ranked = ev.ranked_rows()
             roots = _roots(ranked[:limit])
-            closed = self.closures(tx, [c.ref for c in roots])
+            closed = self.closures(tx, [c.ref for c in roots], ev.mirror)
             return _Page(ranked, roots, closed, ev.diagnostics, ev.evaluated_at, "")
 
         ev, page = evaluate_then(
@@ -293,17 +294,23 @@ class _Reader:
             self.binding, "read", qhash, eval_id, next_offset, expires, page.generation
         )
 
-    def closures(self, tx: Tx, roots: list[Ref]) -> _Closed:
-        """Resolve required closures and load every body they may present, in ``tx``."""
+    def closures(self, tx: Tx, roots: list[Ref], mirror: HeadMirror | None = None) -> _Closed:
+        """Resolve required closures and load every body they may present, in ``tx``;
+        the heads ``mirror`` holds (the evaluation's, if it came from one) from it."""
         s = self.binding.subject
         db = self.db
-        # The roots' bodies (most of what a read presents) load beside the closure walk.
         root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
-        root_views = db.soon(lambda: load_views(db, s, root_refs), label="root views")
-        walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+        if mirror is None:
+            # The roots' bodies (most of what a read presents) load beside the walk.
+            soon = db.soon(lambda: load_views(db, s, root_refs), label="root views")
+            walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+            root_views = soon.result()
+        else:  # the roots are heads: the mirror holds them (any it does not: read here)
+            root_views = load_views(db, s, root_refs, tx=tx, mirror=mirror)
+            walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
         roots_set = set(roots)
         rest = (AtomRef(r.atom_id, r.rev) for r in walk.seen if r not in roots_set)
-        views = {**root_views.result(), **load_views(db, s, rest, tx=tx)}
+        views = {**root_views, **load_views(db, s, rest, tx=tx, mirror=mirror)}
         quoted = _quoted_texts(tx, s, views.values())
         bodies = {
             Ref(v.atom_id, v.rev): _body(v, quoted) for v in views.values() if v.state != "retired"

@@ -179,7 +179,7 @@ def _first_page(
     def then(tx: Tx, ev: Evaluation) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
         ranked = ev.ranked_rows(breakdown=True)
         refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
-        return ranked, load_views(db, binding.subject, refs, tx=tx)
+        return ranked, load_views(db, binding.subject, refs, tx=tx, mirror=ev.mirror)
 
     ev, (ranked, views) = evaluate_then(
         db,

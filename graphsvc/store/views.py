@@ -8,6 +8,7 @@ from typing import Any
 
 from neo4j import ManagedTransaction
 
+from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView
 from graphsvc.store.connection import Database, run
 
@@ -20,17 +21,29 @@ def load_views(
     refs: Iterable[AtomRef],
     tx: ManagedTransaction | None = None,
     as_of: str | None = None,
+    mirror: HeadMirror | None = None,
 ) -> dict[AtomRef, AtomView]:
     """Views of the given revisions of ``subject``; absent ones are simply missing.
 
     With ``as_of`` (docs/time-travel.md): the views as of that instant (``asof/atom_views``).
+    With ``mirror`` (the subject's mirror an evaluation came from): the heads it holds
+    are shown from it, the rest read. Reads are read-committed and a mirror only moves
+    forward, so either shows a committed state no older than the evaluation's.
     """
+    wanted = list(dict.fromkeys(refs))
+    found: dict[AtomRef, AtomView] = {}
+    if mirror is not None and as_of is None:
+        for ref in wanted:
+            view = mirror.view(ref)
+            if view is not None:
+                found[ref] = view
+        wanted = [r for r in wanted if r not in found]
     params: dict[str, Any] = {
         "subject": subject,
-        "refs": [{"atomId": r.atom_id, "rev": r.rev} for r in dict.fromkeys(refs)],
+        "refs": [{"atomId": r.atom_id, "rev": r.rev} for r in wanted],
     }
     if not params["refs"]:
-        return {}
+        return found
     if as_of is not None:
         rows = db.read_rows("asof/atom_views", asOf=as_of, **params)
     elif tx is not None:
@@ -38,7 +51,7 @@ def load_views(
     else:
         rows = db.read_rows("view/atom_views", **params)
     views = (view_from_row(row) for row in rows)
-    return {v.ref: v for v in views}
+    return {**found, **{v.ref: v for v in views}}
 
 
 def view_from_row(row: dict[str, Any]) -> AtomView:

@@ -211,7 +211,7 @@ def test_on_the_team_corpus_the_mirror_ranks_as_the_store_with_links_and_entitie
         mirrored = service.search(binding, SearchRequest(q["question"], limit=10))
         asked = indexes_only.search(binding, SearchRequest(q["question"], limit=10))
         assert mirrored.diagnostics["acquisition"]["lexicalMode"] == "mirror"
-        assert [h.atom.atom_id for h in mirrored.hits] == [h.atom.atom_id for h in asked.hits]
+        assert [h.atom for h in mirrored.hits] == [h.atom for h in asked.hits]  # views too
         assert [h.score for h in mirrored.hits] == pytest.approx(
             [h.score for h in asked.hits], abs=1e-6
         )
@@ -254,3 +254,33 @@ def test_usage_states_are_kept_until_a_use_recorded_anywhere_or_a_reset_moves_th
         assert _usage(service, binding, ids[0]) == 0.0
     finally:
         other_db.close()
+
+
+@pytest.mark.req("API-6", "ACT-1")
+def test_hits_are_shown_from_the_mirror_as_the_store_shows_them(
+    service: Service, indexes_only: Service
+) -> None:
+    """Sources, a revised head, an observed link pinned to its old revision, a required
+    logical link and one to a retired atom (whose head the mirror does not hold: that
+    hit is read from the store): every hit's view is the store's."""
+    from graph_support import small_graph
+
+    binding = _binding()
+    small = small_graph(service, binding)
+    query = "alpha beta handbook revised"
+    mirrored = service.search(binding, SearchRequest(query, limit=10))
+    asked = indexes_only.search(binding, SearchRequest(query, limit=10))
+    assert mirrored.diagnostics["acquisition"]["lexicalMode"] == "mirror"
+    assert {h.atom.atom_id for h in mirrored.hits} >= {small.a2.atom_id, small.b.atom_id}
+    assert [h.atom for h in mirrored.hits] == [h.atom for h in asked.hits]
+    b_view = next(h.atom for h in mirrored.hits if h.atom.atom_id == small.b.atom_id)
+    assert [link.target for link in b_view.links][:2] == [small.a.ref, small.a2.ref]
+    assert len(b_view.sources) == 2
+
+    # Where every hit's head is held, a search reads no view at all.
+    plain = _binding()
+    _seed(service, plain)
+    _ranking(service, plain)
+    views = _reads("view/atom_views")
+    assert len(_ranking(service, plain)) == len(TEXTS)
+    assert _reads("view/atom_views") == views
