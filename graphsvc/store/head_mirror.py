@@ -71,6 +71,19 @@ class MirrorGeneration:
             and earlier.change_seq < self.change_seq <= earlier.change_seq + _FOLLOW_MAX
         )
 
+    def covers(self, asked: MirrorGeneration) -> bool:
+        """Whether a mirror kept here already holds ``asked`` or a later change of the
+        same feed: a search whose state was read before another search moved the
+        mirror on uses it as it is (reads are read-committed; a mirror only moves
+        forward) instead of reading every head again."""
+        return (
+            self.purge_epoch == asked.purge_epoch
+            and self.embedding_generation == asked.embedding_generation
+            and self.schema_version == asked.schema_version
+            and self.entity_generation == asked.entity_generation
+            and self.change_seq >= asked.change_seq
+        )
+
 
 def generation_of_state(state: dict[str, Any]) -> MirrorGeneration:
     """The generation in a ``search/mirror_state`` row."""
@@ -132,15 +145,13 @@ class MirrorShelf:
         now = generation_of_state(state)
         entry = self._entry(subject)
         with entry.lock:
-            if entry.generation != now:
+            grown = entry.generation is None or not entry.generation.covers(now)
+            if grown:
                 if entry.mirror is not None and entry.generation and now.follows(entry.generation):
                     entry.mirror.apply(_changed(tx, subject, entry.generation.change_seq))
                 else:
                     entry.mirror = _read(tx, subject, bound)
                 entry.generation = now
-                grown = True
-            else:
-                grown = False
             mirror = entry.mirror
             if mirror is not None and len(mirror) > bound:
                 mirror = None  # read under a larger bound (another caller's settings)

@@ -14,7 +14,8 @@ States are read after the generation that labels them, so a copy can only be new
 than its label (a use committed in between), never older: the next search sees the
 moved generation and reads again. A subject with more states than
 :data:`KEPT_STATES_MAX` for one policy is not kept; its searches read the states of
-their nodes as before (``search/usage_states``).
+their nodes as before (``search/usage_states``). A search whose state is older than
+the copy (read before another search read newer states) uses the newer copy.
 """
 
 from __future__ import annotations
@@ -66,7 +67,7 @@ class UsageShelf:
             kept = self._copies.get(key)
             if kept is not None:
                 self._copies.move_to_end(key)
-        if kept is None or kept[0] != generation:
+        if kept is None or not _covers(kept[0], generation):
             kept = (generation, _read_all(tx, key))
             with self._lock:
                 self._copies[key] = kept
@@ -84,6 +85,12 @@ class UsageShelf:
         """How many copies are kept (tests and diagnostics)."""
         with self._lock:
             return len(self._copies)
+
+
+def _covers(kept: _Generation, asked: _Generation) -> bool:
+    """Whether states kept at ``kept`` hold ``asked``'s or later ones (a search whose
+    state was read before another search read newer states uses those)."""
+    return kept[1:] == asked[1:] and kept[0] >= asked[0]
 
 
 def _read_all(tx: Tx, key: _Key) -> _States | None:

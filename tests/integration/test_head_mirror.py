@@ -7,6 +7,7 @@ above the bound is asked of the indexes as before."""
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 import pytest
 from write_support import (
@@ -284,3 +285,31 @@ def test_hits_are_shown_from_the_mirror_as_the_store_shows_them(
     views = _reads("view/atom_views")
     assert len(_ranking(service, plain)) == len(TEXTS)
     assert _reads("view/atom_views") == views
+
+
+@pytest.mark.req("ACT-1")
+def test_a_search_whose_state_is_older_than_the_mirror_uses_the_mirror_as_it_is(
+    service: Service,
+) -> None:
+    """Concurrent searches read the subject's state before they take the mirror: one
+    that read it before another moved the mirror on keeps the newer mirror rather than
+    reading every head again."""
+    binding = _binding()
+    _seed(service, binding)
+    _ranking(service, binding)
+    older = cypher(service.db, "MATCH (c:ChangeSequence {subject: $s}) RETURN c.last AS last",
+                   s=binding.subject)[0]["last"]  # fmt: skip
+    fresh = write(service, binding, [new("n", "A zanzibar regatta")]).changes["n"].atom_id
+    _ranking(service, binding)  # the mirror follows the write
+    heads, changes = _reads("search/mirror_heads"), _reads("search/mirror_changes")
+    bound = service.settings.ranking.head_mirror_max
+    shelf = mirror_shelf(service.db, 4 * bound)
+
+    def stale_search(tx: Any) -> bool:
+        state = dict(service.db.read("search/mirror_state", subject=binding.subject)[0])
+        state["changeSeq"] = older  # as read before the write committed
+        with shelf.current(tx, binding.subject, state, bound) as mirror:
+            return mirror is not None and fresh in mirror
+
+    assert service.db.read_tx(stale_search, label="test") is True
+    assert (_reads("search/mirror_heads"), _reads("search/mirror_changes")) == (heads, changes)
