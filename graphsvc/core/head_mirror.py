@@ -380,16 +380,24 @@ class HeadMirror:
             cosines = np.where(
                 live, (1.0 + (self._matrix @ q) / np.where(live, denominators, 1.0)) / 2.0, -1.0
             )
-            order = np.lexsort((np.arange(len(cosines)), -cosines))
-            pairs = [
-                (min(1.0, max(0.0, float(cosines[r]))), str(self._atom_at[r]))
-                for r in order.tolist()
-                if cosines[r] >= 0.0 and self._atom_at[r] is not None
-            ]
+            # Best first, walked only as far as the limit and its ties: the whole
+            # subject's rows as Python pairs cost more than the product itself.
+            kept: list[tuple[float, str]] = []
+            for r in np.argsort(-cosines, kind="stable").tolist():
+                if cosines[r] < 0.0:
+                    break  # rows without a vector sort last
+                atom_id = self._atom_at[r]
+                if atom_id is None or (not include_archived and self._heads[atom_id].hidden):
+                    continue
+                score = min(1.0, max(0.0, float(cosines[r])))
+                if len(kept) >= limit and score < kept[-1][0]:
+                    break
+                kept.append((score, atom_id))
         else:
             found = self.cosines(vector, list(self._heads))
-            pairs = [(s, a) for a, s in found.items()]
-        kept = [(s, a) for s, a in pairs if include_archived or not self._heads[a].hidden]
+            kept = [
+                (s, a) for a, s in found.items() if include_archived or not self._heads[a].hidden
+            ]
         kept.sort(key=lambda p: (-p[0], p[1]))
         out: list[dict[str, Any]] = []
         for score, atom_id in kept[:limit]:

@@ -189,3 +189,44 @@ def test_the_entity_hop_traverses_entities_within_the_degree_bound() -> None:
     # A revision that drops a mention changes the degrees at once.
     mirror.apply({"e": None, "c": _mentioning("c", "service:api")})
     assert mirror.entity_hop(["d"], [], 2).seeds == [["d", True, ["date:2026"]]]
+
+
+@pytest.mark.req("ACT-1")
+def test_the_vector_leg_takes_the_best_heads_of_a_full_ranking_ties_by_atom_id() -> None:
+    """Walked only as far as the limit: the same rows as every head ranked (score
+    descending, ties by atomId), hidden parents skipped, removed rows never shown."""
+    import random
+
+    rng = random.Random(5)
+    for trial in range(30):
+        # Few distinct vectors: many exact ties, some across the limit.
+        shapes = [(1.0, 0.0, 0.0), (0.6, 0.8, 0.0), (0.0, 0.0, 2.0), (-1.0, 0.2, 0.0)]
+        heads = []
+        for i in range(rng.randint(1, 40)):
+            hidden = rng.random() < 0.2
+            heads.append(
+                MirrorHead(
+                    atom_id=f"x{rng.randint(0, 999):03d}-{i}",
+                    rev=1,
+                    text="t",
+                    atomised_into=2 if hidden else None,
+                    archived_at="2026-01-01" if hidden else None,
+                    embedding=packed_embedding(rng.choice(shapes)),
+                )
+            )
+        mirror = HeadMirror(heads)
+        mirror.apply({h.atom_id: None for h in heads[: len(heads) // 4]})  # rows freed
+        query = [rng.uniform(-1, 1) for _ in range(3)]
+        live = heads[len(heads) // 4 :]
+        for include_archived in (False, True):
+            shown = [h for h in live if include_archived or h.atomised_into is None]
+            scores = neo4j_cosines(query, [h.vector().tolist() for h in shown])
+            want = sorted(
+                ((min(1.0, max(0.0, s)), h.atom_id) for h, s in zip(shown, scores, strict=True)),
+                key=lambda p: (-p[0], p[1]),
+            )
+            for limit in (1, 3, 10, 64):
+                rows = mirror.semantic(query, limit=limit, include_archived=include_archived)
+                got = [(r["semantic"], r["atomId"]) for r in rows]
+                assert [a for _, a in got] == [a for _, a in want[:limit]], trial
+                assert [s for s, _ in got] == pytest.approx([s for s, _ in want[:limit]])
