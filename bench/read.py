@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python bench/read.py [--sizes 1000,10000,100000] [--reads 100]
                                    [--warmup 200] [--budget 2000] [--depth 2]
+                                   [--operation read|search] [--http]
                                    [--json PATH]
 
 For each size it writes a corpus into a subject of its own, then times ``--reads``
@@ -14,6 +15,12 @@ tiktoken counts, rendering, the manifest write and the cursor of the next page.
 It prints p50/p95 per size and the ratio of the largest size's p95 to the first
 size's p95 (the baseline, measured in the same run), and writes
 ``bench/results/read.json``.
+
+``--operation search`` times ``search(limit: 10)`` instead (the same corpus, queries
+and warm-up). ``--http`` times each call over HTTP instead of in process: a ``graphsvc
+serve`` subprocess on the same Neo4j, one client on one kept-alive connection, the
+GraphQL document asking for each hit's id, text and score (a read: the selection's
+tokens and each item's text).
 
 The corpus. Short synthetic sentences from a fixed vocabulary (seeded, so every run
 builds the same corpus); every atom links to two others of its subject (roles
@@ -66,6 +73,7 @@ import platform
 import random
 import signal
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -75,6 +83,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+import httpx
 import numpy as np
 from neo4j import RoutingControl
 
@@ -84,7 +93,7 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import rss_mb  # noqa: E402  (path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import text_digest  # noqa: E402
-from graphsvc.core.requests import ReadRequest  # noqa: E402
+from graphsvc.core.requests import ReadRequest, SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.ops.index import rebuild_vector_index  # noqa: E402
@@ -312,18 +321,72 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[rank - 1]
 
 
+HTTP_READ = (
+    "query($q: String!, $b: Int!, $d: Int) { read(query: $q, memoryTokenBudget: $b, depth: $d) "
+    "{ selection { tokens } items { blocked atom { text } } } }"
+)
+HTTP_SEARCH = (
+    "query($q: String!, $d: Int) { search(query: $q, limit: 10, depth: $d) "
+    "{ hits { score atom { atomId text } } } }"
+)
+
+
+class Caller:
+    """One call of the timed operation, in process or over HTTP (``url`` set): returns
+    (tokens presented, items presented) for a read, (0, hits) for a search."""
+
+    def __init__(
+        self, service: Service, binding: Binding, operation: str, budget: int, depth: int,
+        url: str | None = None, token: str | None = None,
+    ) -> None:  # fmt: skip
+        self.service, self.binding, self.operation = service, binding, operation
+        self.budget, self.depth = budget, depth
+        self.client = (
+            None
+            if url is None
+            else httpx.Client(
+                base_url=url, headers={"Authorization": f"Bearer {token}"}, timeout=60
+            )
+        )
+
+    def __call__(self, q: str) -> tuple[int, int]:
+        if self.client is not None:
+            return self._http(q)
+        if self.operation == "search":
+            found = self.service.search(self.binding, SearchRequest(q, limit=10, depth=self.depth))
+            return 0, len(found.hits)
+        result = self.service.read(self.binding, ReadRequest(q, self.budget, depth=self.depth))
+        assert result.selection.tokens <= self.budget
+        return result.selection.tokens, sum(1 for i in result.items if not i.blocked)
+
+    def _http(self, q: str) -> tuple[int, int]:
+        assert self.client is not None
+        search = self.operation == "search"
+        body = {
+            "query": HTTP_SEARCH if search else HTTP_READ,
+            "variables": {"q": q, "d": self.depth, **({} if search else {"b": self.budget})},
+        }
+        answer = self.client.post("/graphql", json=body).json()
+        if answer.get("errors"):
+            raise RuntimeError(f"{self.operation} over HTTP failed: {answer['errors']}")
+        data = answer["data"][self.operation]
+        if search:
+            return 0, len(data["hits"])
+        assert data["selection"]["tokens"] <= self.budget
+        return data["selection"]["tokens"], sum(1 for i in data["items"] if not i["blocked"])
+
+    def close(self) -> None:
+        if self.client is not None:
+            self.client.close()
+
+
 def measure(
-    service: Service,
-    binding: Binding,
-    qs: Sequence[str],
-    warmup: Sequence[str],
-    budget: int,
-    depth: int,
+    service: Service, call: Caller, qs: Sequence[str], warmup: Sequence[str]
 ) -> dict[str, Any]:
     # Warm Neo4j's query plans and page cache, untimed, with other queries than the
     # timed ones (so no cache of ours has seen a timed query's texts before).
     for q in warmup:
-        service.read(binding, ReadRequest(q, budget, depth=depth))
+        call(q)
     times: list[float] = []
     embed_times: list[float] = []
     tokens: list[int] = []
@@ -333,11 +396,10 @@ def measure(
         service.embedder.embed([q])
         embed_times.append((time.perf_counter() - t0) * 1000)
         t0 = time.perf_counter()
-        result = service.read(binding, ReadRequest(q, budget, depth=depth))
+        got_tokens, got_items = call(q)
         times.append((time.perf_counter() - t0) * 1000)
-        assert result.selection.tokens <= budget
-        tokens.append(result.selection.tokens)
-        presented.append(sum(1 for i in result.items if not i.blocked))
+        tokens.append(got_tokens)
+        presented.append(got_items)
     return {
         "reads": len(times),
         "p50Ms": round(percentile(times, 50), 2),
@@ -378,8 +440,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         action="store_true",
         help="only time reads on the index as the load left it (no `index rebuild` pass)",
     )
-    p.add_argument("--json", default=str(ROOT / "bench" / "results" / "read.json"))
+    p.add_argument("--operation", choices=("read", "search"), default="read")
+    p.add_argument(
+        "--http", action="store_true", help="time each call over HTTP (a graphsvc serve)"
+    )
+    p.add_argument("--json", default=None, help="default bench/results/<operation>.json")
     args = p.parse_args(argv)
+    if args.json is None:
+        suffix = "_http" if args.http else ""
+        args.json = str(ROOT / "bench" / "results" / f"{args.operation}{suffix}.json")
     sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
 
     import torch
@@ -437,7 +506,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 flush=True,
             )
             binding = Binding(subject, "default", "human", "bench")
-            stats = measure(service, binding, qs, warmup, args.budget, args.depth)
+            call = caller(service, binding, settings, state, args)
+            try:
+                stats = measure(service, call, qs, warmup)
+            finally:
+                call.close()
             gc.collect()
             results[str(n)] = {
                 **stats,
@@ -463,7 +536,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             rebuild = rebuild_vector_index(db)
             settle(neo4j_pid)
             segments = vector_segments(local.home) if local is not None else None
-            stats = measure(service, binding, qs2, warmup2, args.budget, args.depth)
+            call = caller(service, binding, settings, state, args)
+            try:
+                stats = measure(service, call, qs2, warmup2)
+            finally:
+                call.close()
             results[str(n)]["rebuilt"] = {
                 **stats,
                 "rebuildSeconds": rebuild["seconds"],
@@ -473,6 +550,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             ratio = write_report(Path(args.json), args, settings, results)
             print(f"  {n:>7} atoms, index rebuilt:  {_line(stats, segments)}", flush=True)
     finally:
+        for proc in _SERVERS:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(timeout=30)
         db.close()
         if local is not None:
             local.stop()
@@ -486,6 +566,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     print(f"wrote {args.json}")
     return 0
+
+
+_SERVERS: list[subprocess.Popen[bytes]] = []
+
+
+def caller(
+    service: Service, binding: Binding, settings: Settings, state: Path, args: argparse.Namespace
+) -> Caller:
+    """The timed operation in process, or over HTTP through a ``graphsvc serve`` of
+    ``binding``'s subject (started once per run, stopped at exit)."""
+    if not args.http:
+        return Caller(service, binding, args.operation, args.budget, args.depth)
+    from bench.load import free_port, start_server
+
+    token = uuid.uuid4().hex
+    auth = state / f"auth-{binding.subject}.json"
+    auth.write_text(
+        json.dumps(
+            {"tokens": {token: {"subject": binding.subject, "actor": {"kind": "human", "id": "b"}}}}
+        )
+    )
+    for proc in _SERVERS:  # one server at a time: each size its own subject and token
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    _SERVERS.clear()
+    port = free_port()
+    env = {
+        **os.environ,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_STATE_DIR": str(state),
+        "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
+        "GRAPHSVC_KEY_FILE": settings.paths.key_file,
+        "GRAPHSVC_AUTH_FILE": str(auth),
+        "GRAPHSVC_LOG_LEVEL": "WARNING",
+    }
+    _SERVERS.append(start_server(env, port, 1))
+    url = f"http://127.0.0.1:{port}"
+    return Caller(service, binding, args.operation, args.budget, args.depth, url, token)
 
 
 def _line(stats: dict[str, Any], segments: int | None) -> str:
@@ -504,10 +622,12 @@ def write_report(
     first, last = sizes[0], sizes[-1]
     ratio = float(results[last]["p95Ms"]) / float(results[first]["p95Ms"])
     report = {
-        "benchmark": "read latency vs corpus size (query embedding included)",
+        "benchmark": f"{args.operation} latency vs corpus size (query embedding included)",
         "date": datetime.now(UTC).isoformat(timespec="seconds"),
         "machine": {"python": platform.python_version(), "cpus": os.cpu_count()},
         "settings": {
+            "operation": args.operation,
+            "http": args.http,
             "budget": args.budget,
             "depth": args.depth,
             "limit": settings.read.read_limit,
