@@ -135,6 +135,19 @@ def seed_atoms(service: Service, binding: Binding, n: int, rng: random.Random) -
     return ids
 
 
+def serve_env(settings: Any, state: Path, auth: Path) -> dict[str, str]:
+    """The environment of a ``graphsvc serve`` on ``settings``' Neo4j, keys and state."""
+    return {
+        **os.environ,
+        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
+        "GRAPHSVC_STATE_DIR": str(state),
+        "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
+        "GRAPHSVC_KEY_FILE": settings.paths.key_file,
+        "GRAPHSVC_AUTH_FILE": str(auth),
+        "GRAPHSVC_LOG_LEVEL": "WARNING",
+    }
+
+
 def start_server(env: dict[str, str], port: int, processes: int) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "graphsvc", "serve", "--port", str(port)]
     proc = subprocess.Popen(
@@ -445,16 +458,7 @@ def main() -> int:
         for procs, n in configs:
             name = f"processes={procs} threads={n}"
             port = free_port()
-            env = {
-                **os.environ,
-                "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
-                "GRAPHSVC_STATE_DIR": str(state),
-                "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
-                "GRAPHSVC_KEY_FILE": settings.paths.key_file,
-                "GRAPHSVC_AUTH_FILE": str(auth),
-                "GRAPHSVC_WORKER_THREADS": str(n),
-                "GRAPHSVC_LOG_LEVEL": "WARNING",
-            }
+            env = {**serve_env(settings, state, auth), "GRAPHSVC_WORKER_THREADS": str(n)}
             print(f"{name}: starting graphsvc serve...", file=sys.stderr, flush=True)
             proc = start_server(env, port, procs)
             args.serve_pid, args.neo4j_pid = proc.pid, neo.pid

@@ -578,7 +578,7 @@ def caller(
     ``binding``'s subject (started once per run, stopped at exit)."""
     if not args.http:
         return Caller(service, binding, args.operation, args.budget, args.depth)
-    from bench.load import free_port, start_server
+    from bench.load import free_port, serve_env, start_server
 
     token = uuid.uuid4().hex
     auth = state / f"auth-{binding.subject}.json"
@@ -592,16 +592,7 @@ def caller(
         proc.wait(timeout=30)
     _SERVERS.clear()
     port = free_port()
-    env = {
-        **os.environ,
-        "GRAPHSVC_NEO4J_URI": settings.neo4j.uri,
-        "GRAPHSVC_STATE_DIR": str(state),
-        "GRAPHSVC_SECRET_FILE": settings.paths.secret_file,
-        "GRAPHSVC_KEY_FILE": settings.paths.key_file,
-        "GRAPHSVC_AUTH_FILE": str(auth),
-        "GRAPHSVC_LOG_LEVEL": "WARNING",
-    }
-    _SERVERS.append(start_server(env, port, 1))
+    _SERVERS.append(start_server(serve_env(settings, state, auth), port, 1))
     url = f"http://127.0.0.1:{port}"
     return Caller(service, binding, args.operation, args.budget, args.depth, url, token)
 
