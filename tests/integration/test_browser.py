@@ -438,14 +438,18 @@ _ON_PAGE = """(id) => { const cy = window.graphsvcExplorer.cy; const n = cy.getE
   return {x: r.left + p.x, y: r.top + p.y,
           inside: p.x >= 0 && p.y >= 0 && p.x <= r.width && p.y <= r.height}; }"""
 
-# The next atom to expand: drawn, not expanded, not a ghost or entity; the one nearest
-# the opened atom (ties by id), so the four expansions walk outwards deterministically.
+# The next atom to expand: drawn, not expanded, not a ghost or entity; the one fewest
+# links from the opened atom, ties by label then id. The graph decides, not the layout
+# (positions vary from run to run), so the four expansions are the same in every run.
 _NEXT = """() => { const cy = window.graphsvcExplorer.cy; const root = cy.nodes('.root');
-  const c = root.position();
+  const ents = cy.nodes('.entity');
+  const graph = cy.elements().not(ents).not(ents.connectedEdges());
+  const hops = graph.dijkstra({root: root, directed: false});
   const cands = cy.nodes().not('.entity').not('.ghost').not('.expanded').not('.filtered')
-    .sort((a, b) => { const da = Math.hypot(a.position('x') - c.x, a.position('y') - c.y);
-                      const db = Math.hypot(b.position('x') - c.x, b.position('y') - c.y);
-                      return da - db || (a.id() < b.id() ? -1 : 1); });
+    .filter(n => Number.isFinite(hops.distanceTo(n)))
+    .sort((a, b) => hops.distanceTo(a) - hops.distanceTo(b)
+      || String(a.data('label')).localeCompare(String(b.data('label')))
+      || (a.id() < b.id() ? -1 : 1));
   return cands.length ? cands[0].id() : null; }"""
 
 
