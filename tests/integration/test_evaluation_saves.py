@@ -12,8 +12,9 @@ from write_support import new, write
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.frozen_payload import decode_payload
+from graphsvc.core.mac import open_sealed
 from graphsvc.core.requests import SearchRequest
-from graphsvc.ops.cursors import FrozenEvaluation, _save_queue
+from graphsvc.ops.cursors import FrozenEvaluation, _save_queue, _wait_saving
 from graphsvc.service import Service
 from graphsvc.store.connection import Database
 from graphsvc.store.cursors import load_evaluation
@@ -69,3 +70,23 @@ def test_concurrent_searches_each_get_a_cursor_that_opens(service: Service) -> N
     for i, (cursor, first) in enumerate(pages):
         nxt = service.search(binding, SearchRequest(f"harbour boats {i}", limit=3, cursor=cursor))
         assert len(nxt.hits) == 3 and not set(first) & {h.atom.atom_id for h in nxt.hits}
+
+
+@pytest.mark.req("CUR-1")
+def test_a_searchs_stored_evaluation_is_kept_by_column_and_reads_back_as_ranked(
+    service: Service,
+) -> None:
+    """What a real search stores is the columnar form, and it decodes to the ranking
+    the first page was cut from (floats bit for bit, unscored semantics as None)."""
+    binding = Binding(f"t-saves-{uuid.uuid4().hex[:8]}", "default", "human", "alice")
+    write(service, binding, [new(f"c{i}", f"lighthouse log {i} about fog") for i in range(9)])
+    result = service.search(binding, SearchRequest("lighthouse fog", limit=4))
+    assert result.cursor is not None
+    eval_id = str(open_sealed(service.secret, "cursor", result.cursor)["e"])
+    _wait_saving(eval_id)
+    stored = load_evaluation(service.db, binding.subject, eval_id)
+    assert isinstance(stored, (bytes, bytearray)) and bytes(stored).startswith(b"GSC1")
+    ranked = decode_payload(stored)["ranked"]
+    assert [(r["atomId"], r["score"], r["breakdown"]) for r in ranked[:4]] == [
+        (h.atom.atom_id, h.score, h.breakdown) for h in result.hits
+    ]
