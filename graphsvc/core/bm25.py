@@ -47,8 +47,10 @@ __all__ = [
     "analyse",
     "bm25_idf",
     "body_length",
+    "indexed",
     "query_terms",
     "score_bodies",
+    "sloppy_freq",
 ]
 
 # The Lucene analyzer :func:`analyse` mimics: a fulltext index with another one (a
@@ -157,7 +159,7 @@ def bm25_idf(docs: int, df: int) -> float:
     return math.log(1.0 + (docs - df + 0.5) / (df + 0.5))
 
 
-def _sloppy_freq(
+def sloppy_freq(
     positions: Mapping[str, Sequence[int]], a: str, b: str, offset: int, slop: int
 ) -> float:
     """Σ over the occurrences of ``a`` of ``1 / (1 + d)`` for its closest ``b``, where
@@ -180,7 +182,7 @@ def _sloppy_freq(
 # goes stale. What is kept is derived from text, like the stemmer's cache above:
 # process memory only, never stored or queryable.
 @functools.lru_cache(maxsize=16_384)
-def _indexed(text: str) -> tuple[Mapping[str, tuple[int, ...]], int]:
+def indexed(text: str) -> tuple[Mapping[str, tuple[int, ...]], int]:
     """``text``'s term positions (term → positions, never mutated by a caller) and
     its :func:`body_length`."""
     a = analyse(text)
@@ -211,8 +213,8 @@ def score_bodies(
     """
     if stats.docs < 0 or not stats.avg_length >= 0 or k1 < 0 or not 0.0 <= b <= 1.0:
         raise InvalidInputError("BM25 statistics and parameters must be non-negative")
-    indexed = [_indexed(text) for text in bodies]
-    positions = [by_term for by_term, _ in indexed]
+    bodies_indexed = [indexed(text) for text in bodies]
+    positions = [by_term for by_term, _ in bodies_indexed]
     distinct = set(query.terms)
     df = {t: max(int(stats.df.get(t, 0)), sum(1 for p in positions if t in p)) for t in distinct}
     docs = max([stats.docs, len(bodies), *df.values()])
@@ -220,7 +222,7 @@ def score_bodies(
     avg = stats.avg_length if stats.avg_length > 0 else 1.0
     bound = sum(idf[t] for t in query.terms) + sum(idf[x] + idf[y] for x, y, _ in query.pairs)
     scores: list[float] = []
-    for by_term, length in indexed:
+    for by_term, length in bodies_indexed:
         norm = k1 * (1.0 - b + b * length / avg)
         score = 0.0
         for t in query.terms:
@@ -228,7 +230,7 @@ def score_bodies(
             if tf:
                 score += idf[t] * tf / (tf + norm)
         for x, y, offset in query.pairs:
-            freq = _sloppy_freq(by_term, x, y, offset, slop)
+            freq = sloppy_freq(by_term, x, y, offset, slop)
             if freq:
                 score += (idf[x] + idf[y]) * freq / (freq + norm)
         scores.append(score)

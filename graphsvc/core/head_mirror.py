@@ -35,7 +35,17 @@ import numpy as np
 
 from graphsvc.core.acquisition import EntityHop
 from graphsvc.core.activation import neo4j_cosines
-from graphsvc.core.bm25 import QueryTerms, SubjectStats, analyse, body_length, score_bodies
+from graphsvc.core.bm25 import (
+    BM25_B,
+    BM25_K1,
+    QueryTerms,
+    SubjectStats,
+    analyse,
+    bm25_idf,
+    body_length,
+    indexed,
+    sloppy_freq,
+)
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView, LinkAt
 
 __all__ = ["HeadMirror", "HeadView", "MirrorHead", "packed_embedding"]
@@ -147,8 +157,16 @@ class HeadMirror:
 
     def __init__(self, heads: Iterable[MirrorHead] = ()) -> None:
         self._heads: dict[str, MirrorHead] = {}
-        # term → {atomId: term frequency} (analysed terms, as the mirror scores).
-        self._postings: dict[str, dict[str, int]] = {}
+        # term → {slot: term frequency} (analysed terms, as the mirror scores). Every
+        # head has a slot; its body length and whether it is hidden sit in arrays by
+        # slot, so the lexical leg scores a term's postings at once (numpy), not a
+        # body at a time. A removed head's slot is reused.
+        self._postings: dict[str, dict[int, int]] = {}
+        self._slot_of: dict[str, int] = {}
+        self._slot_atom: list[str | None] = []
+        self._slot_free: list[int] = []
+        self._lengths: _Matrix = np.zeros(0)
+        self._hidden: np.ndarray[Any, np.dtype[np.bool_]] = np.zeros(0, dtype=bool)
         self._words = 0
         self._dimension = 0
         self._matrix: _Matrix = np.zeros((0, 0))
@@ -182,12 +200,25 @@ class HeadMirror:
 
     def _add(self, head: MirrorHead) -> None:
         self._heads[head.atom_id] = head
-        self._words += body_length(head.text)
+        length = body_length(head.text)
+        self._words += length
+        if not self._slot_free:
+            grow = max(16, len(self._slot_atom))
+            size = len(self._slot_atom)
+            self._slot_free = list(range(size + grow - 1, size - 1, -1))
+            self._slot_atom.extend([None] * grow)
+            self._lengths = np.concatenate([self._lengths, np.zeros(grow)])
+            self._hidden = np.concatenate([self._hidden, np.zeros(grow, dtype=bool)])
+        slot = self._slot_free.pop()
+        self._slot_of[head.atom_id] = slot
+        self._slot_atom[slot] = head.atom_id
+        self._lengths[slot] = length
+        self._hidden[slot] = head.hidden
         counts: dict[str, int] = {}
         for term in analyse(head.text).terms:
             counts[term] = counts.get(term, 0) + 1
         for term, tf in counts.items():
-            self._postings.setdefault(term, {})[head.atom_id] = tf
+            self._postings.setdefault(term, {})[slot] = tf
         for _, target, _, _ in head.links:
             self._incoming.setdefault(target, {})[head.atom_id] = None
         for key in head.mentions:
@@ -215,12 +246,17 @@ class HeadMirror:
     def _remove(self, head: MirrorHead) -> None:
         del self._heads[head.atom_id]
         self._words -= body_length(head.text)
+        slot = self._slot_of.pop(head.atom_id)
         for term in set(analyse(head.text).terms):
             posting = self._postings.get(term)
             if posting is not None:
-                posting.pop(head.atom_id, None)
+                posting.pop(slot, None)
                 if not posting:
                     del self._postings[term]
+        self._slot_atom[slot] = None
+        self._lengths[slot] = 0.0
+        self._hidden[slot] = False
+        self._slot_free.append(slot)
         for _, target, _, _ in head.links:
             sources = self._incoming.get(target)
             if sources is not None:
@@ -349,21 +385,49 @@ class HeadMirror:
         """The best ``limit`` bodies holding a query term, as fulltext rows
         ``[atomId, rev, score, atomisedInto, archivedAt, None, text]`` (no embedding:
         :meth:`cosines` gives their semantic signal)."""
-        matched: set[str] = set()
-        for term in set(query.terms):
-            matched.update(self._postings.get(term, ()))
-        heads = [
-            self._heads[a] for a in sorted(matched) if include_archived or not self._heads[a].hidden
-        ]
-        if not heads:
+        stats = self.stats(query)
+        if not any(stats.df.values()):
             return []
-        scores, _ = score_bodies(query, [h.text for h in heads], self.stats(query), slop=slop)
-        ranked = sorted(zip(scores, heads, strict=True), key=lambda p: (-p[0], p[1].atom_id))
-        return [
-            [h.atom_id, h.rev, s, h.atomised_into, h.archived_at, None, h.text]
-            for s, h in ranked[:limit]
-            if s > 0
-        ]
+        # score_bodies over every body holding a term, a term at a time over all of
+        # them: per body the same float operations in the same order (terms, then
+        # pairs), so the same scores bit for bit (tests/unit/test_mirror_index.py).
+        idf = {t: bm25_idf(stats.docs, df) for t, df in stats.df.items()}
+        avg = stats.avg_length if stats.avg_length > 0 else 1.0
+        norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths / avg)
+        scores = np.zeros(len(self._slot_atom))
+        postings: dict[str, tuple[np.ndarray[Any, np.dtype[np.int64]], _Matrix]] = {}
+        for term in set(query.terms):
+            posting = self._postings.get(term, {})
+            postings[term] = (
+                np.fromiter(posting.keys(), dtype=np.int64, count=len(posting)),
+                np.fromiter(posting.values(), dtype=np.float64, count=len(posting)),
+            )
+        for term in query.terms:
+            slots, tf = postings[term]
+            scores[slots] += idf[term] * tf / (tf + norm[slots])
+        for x, y, offset in query.pairs:
+            near = self._postings.get(x, {}).keys() & self._postings.get(y, {}).keys()
+            for slot in near:
+                text = self._heads[cast(str, self._slot_atom[slot])].text
+                freq = sloppy_freq(indexed(text)[0], x, y, offset, slop)
+                if freq:
+                    scores[slot] += (idf[x] + idf[y]) * freq / (freq + norm[slot])
+        shown = scores > 0.0
+        if not include_archived:
+            shown &= ~self._hidden
+        found = np.flatnonzero(shown)
+        if len(found) > limit:  # the best limit and every tie with the last of them
+            kth = np.partition(scores[found], len(found) - limit)[len(found) - limit]
+            found = found[scores[found] >= kth]
+        ranked = sorted(
+            ((float(scores[r]), cast(str, self._slot_atom[r])) for r in found.tolist()),
+            key=lambda p: (-p[0], p[1]),
+        )
+        rows: list[list[Any]] = []
+        for score, atom_id in ranked[:limit]:
+            h = self._heads[atom_id]
+            rows.append([atom_id, h.rev, score, h.atomised_into, h.archived_at, None, h.text])
+        return rows
 
     def semantic(
         self, vector: Sequence[float], *, limit: int, include_archived: bool

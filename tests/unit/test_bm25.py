@@ -11,10 +11,10 @@ from graphsvc.core.bm25 import (
     ANALYZER,
     ENGLISH_STOP_WORDS,
     SubjectStats,
-    _indexed,
     analyse,
     bm25_idf,
     body_length,
+    indexed,
     query_terms,
     score_bodies,
 )
@@ -127,9 +127,9 @@ def test_a_body_scored_again_is_not_analysed_again_and_scores_the_same() -> None
     q = query_terms("keeper boat harbour", 3)
     stats = SubjectStats(5, 9.0, {"keeper": 5, "boat": 5, "harbour": 5})
     first, _ = score_bodies(q, bodies, stats, slop=3)
-    before = _indexed.cache_info()
+    before = indexed.cache_info()
     again, _ = score_bodies(q, list(reversed(bodies)), stats, slop=3)
-    after = _indexed.cache_info()
+    after = indexed.cache_info()
     assert again == list(reversed(first))
     assert after.hits - before.hits == len(bodies)
     assert after.misses == before.misses

@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from graphsvc.core.activation import neo4j_cosines
-from graphsvc.core.bm25 import SubjectStats, body_length, query_terms, score_bodies
+from graphsvc.core.bm25 import SubjectStats, analyse, body_length, query_terms, score_bodies
 from graphsvc.core.head_mirror import HeadMirror, MirrorHead, packed_embedding
 
 TEXTS = {
@@ -230,3 +230,53 @@ def test_the_vector_leg_takes_the_best_heads_of_a_full_ranking_ties_by_atom_id()
                 got = [(r["semantic"], r["atomId"]) for r in rows]
                 assert [a for _, a in got] == [a for _, a in want[:limit]], trial
                 assert [s for s, _ in got] == pytest.approx([s for s, _ in want[:limit]])
+
+
+@pytest.mark.req("ACT-1")
+def test_the_lexical_leg_scores_as_score_bodies_does_bit_for_bit() -> None:
+    """A term at a time over every posting gives, per body, score_bodies' score
+    exactly (same operations, same order), ranked best first with ties by atomId and
+    cut at the limit; after removals and replacements (slots reused) too."""
+    import random
+
+    rng = random.Random(11)
+    words = ["harbour", "boats", "fog", "keeper", "rowing", "storm", "the", "of", "keeper's"]
+    for trial in range(60):
+        # Few words, short bodies: many equal scores, some across the limit.
+        heads: dict[str, MirrorHead] = {}
+        for i in range(rng.randint(1, 40)):
+            hidden = rng.random() < 0.2
+            text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 9)))
+            atom_id = f"x{rng.randint(0, 99):02d}-{i}"
+            heads[atom_id] = MirrorHead(
+                atom_id, 1, text, 2 if hidden else None, "2026-01-01" if hidden else None, None
+            )
+        mirror = HeadMirror(heads.values())
+        for atom_id in list(heads)[: len(heads) // 3]:  # freed slots, some reused
+            replaced = rng.random() < 0.5
+            heads.pop(atom_id)
+            if replaced:
+                text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 9)))
+                heads[atom_id] = MirrorHead(atom_id, 2, text, None, None, None)
+            mirror.apply({atom_id: heads.get(atom_id)})
+        query = query_terms(" ".join(rng.choice(words) for _ in range(rng.randint(1, 4))), 3)
+        slop = rng.choice([0, 3])
+        stats = mirror.stats(query)
+        for include_archived in (False, True):
+            shown = [
+                h
+                for h in heads.values()
+                if (include_archived or not h.hidden)
+                and set(query.terms) & set(analyse(h.text).terms)
+            ]
+            scores, _ = score_bodies(query, [h.text for h in shown], stats, slop=slop)
+            want = sorted(
+                ((s, h.atom_id) for h, s in zip(shown, scores, strict=True) if s > 0),
+                key=lambda p: (-p[0], p[1]),
+            )
+            for limit in (1, 3, 10, 64):
+                rows = mirror.lexical(
+                    query, slop=slop, limit=limit, include_archived=include_archived
+                )
+                assert [(r[2], r[0]) for r in rows] == want[:limit], trial
+                assert all(r[6] == heads[r[0]].text and r[1] == heads[r[0]].rev for r in rows)
