@@ -242,6 +242,10 @@ class HttpSettings(Section):
     # memory freed by one resolver thread reusable by the others; 0 is glibc's
     # default (8 per core).
     malloc_arenas: int = 2
+    # BLAS threads of a serving process (graphsvc/api/blas_threads.py): 1 stops
+    # OpenBLAS's idle threads spinning on the cores Neo4j needs; 0 is the library's
+    # default (one per core).
+    blas_threads: int = 1
     # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
     retry_after_s: int = 2
     max_request_bytes: int = 4 * 1024 * 1024

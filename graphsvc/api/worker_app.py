@@ -13,6 +13,7 @@ from __future__ import annotations
 from starlette.types import ASGIApp
 
 from graphsvc.api.app import create_app
+from graphsvc.api.blas_threads import limit_blas_threads
 from graphsvc.api.gc_policy import limit_malloc_arenas
 from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import build_service, serving
@@ -26,6 +27,7 @@ def app() -> ASGIApp:
     """The HTTP surface of one worker (the environment names its database and tokens)."""
     settings = Settings.from_env()
     limit_malloc_arenas(settings.http.malloc_arenas)  # before this worker starts threads
+    limit_blas_threads(settings.http.blas_threads)
     service, runtime = build_service(settings, load_model=True)
     auth = AuthTable.from_file(settings.paths.auth_file)
     configure_logging(settings.http.log_format, settings.http.log_level)

@@ -88,9 +88,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     # First, before this process starts any thread (the driver's, the resolvers'): a
     # cap set later, in a process whose threads already made their arenas, is not
     # what glibc documents it for.
+    from graphsvc.api.blas_threads import limit_blas_threads
     from graphsvc.api.gc_policy import limit_malloc_arenas
 
     limit_malloc_arenas(settings.http.malloc_arenas)
+    limit_blas_threads(settings.http.blas_threads)
     local = LocalNeo4j(settings, name="serve", progress=progress)
     started_here = settings.neo4j.managed and local.status() is None
     one = settings.http.serve_workers == 1
