@@ -18,7 +18,7 @@ from strawberry.types import Info
 
 from graphsvc.api.graph_loaders import loaders_of
 
-__all__ = ["wants_target_citations"]
+__all__ = ["selects", "wants_target_citations"]
 
 
 # ``raw`` is graphql-core's GraphQLResolveInfo (its ``fragments`` are the document's).
@@ -42,6 +42,13 @@ def _children(raw: Any, node: FieldNode) -> Iterator[FieldNode]:
             if fragment is not None and name not in seen:
                 seen.add(name)
                 pending.extend(fragment.selection_set.selections)
+
+
+def selects(info: Info, name: str) -> bool:
+    """Does this field's selection ask for its field ``name`` (through fragments,
+    whatever their directives)?"""
+    raw = info._raw_info
+    return bool(_fields(raw, raw.field_nodes, name))
 
 
 def wants_target_citations(info: Info) -> bool:

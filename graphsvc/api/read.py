@@ -13,6 +13,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_lookahead import selects
 from graphsvc.api.graph_siblings import (
     DiagnosticEntry,
     ManifestInfo,
@@ -85,8 +86,14 @@ class ReadQuery:
         include_archived: bool | None = None,
         cursor: str | None = None,
     ) -> ReadResult:
-        request = ReadRequest(
-            query, memory_token_budget, depth, limit, bool(include_archived), cursor
+        request = ReadRequest(  # no `cursor` selected: nothing stored for a next page
+            query,
+            memory_token_budget,
+            depth,
+            limit,
+            bool(include_archived),
+            cursor,
+            selects(info, "cursor"),
         )
         r = await asyncio.to_thread(service_of(info).read, binding_of(info), request)
         return ReadResult(

@@ -13,6 +13,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_lookahead import selects
 from graphsvc.api.graph_siblings import (
     DiagnosticEntry,
     ScoreBreakdown,
@@ -89,7 +90,10 @@ class SearchQuery:
         include_archived: bool | None = None,
         cursor: str | None = None,
     ) -> SearchResult:
-        request = SearchRequest(query, depth, limit, bool(include_archived), cursor)
+        # A selection without `cursor` can never ask for the next page: nothing is
+        # stored for it.
+        paged = selects(info, "cursor")
+        request = SearchRequest(query, depth, limit, bool(include_archived), cursor, paged)
         result = await asyncio.to_thread(service_of(info).search, binding_of(info), request)
         return SearchResult(
             hits=[

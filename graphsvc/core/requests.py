@@ -33,12 +33,16 @@ class _Operation:
 
     # Fields whose value GraphQL spells as an enum value (upper case).
     _ENUMS: ClassVar[frozenset[str]] = frozenset()
+    # Fields that are no argument: what the operation's selection asks for.
+    SELECTION_FIELDS: ClassVar[frozenset[str]] = frozenset({"paged"})
 
     def graphql_variables(self) -> dict[str, Any]:
         """The variables of the GraphQL operation that asks for this request: every
         field under its argument's (camelCase) name, enums as GraphQL spells them."""
         out: dict[str, Any] = {}
         for f in fields(cast(Any, self)):
+            if f.name in self.SELECTION_FIELDS:
+                continue
             value = getattr(self, f.name)
             if f.name in self._ENUMS and value is not None:
                 value = str(value).upper()
@@ -56,6 +60,10 @@ class SearchRequest(_Operation):
         limit: hits per page (default ``GRAPHSVC_SEARCH_LIMIT``).
         include_archived: show archived parents too.
         cursor: the previous page's cursor.
+        paged: whether the caller can ask for a next page (GraphQL: whether the
+            operation selects ``cursor``). When not, a first page stores no
+            evaluation and gives no cursor: nothing is written for a page nobody
+            can ask for (CUR-1 holds for every cursor given).
     """
 
     query: str
@@ -63,6 +71,7 @@ class SearchRequest(_Operation):
     limit: int | None = None
     include_archived: bool = False
     cursor: str | None = None
+    paged: bool = True
 
 
 @dataclass(frozen=True)
@@ -72,7 +81,7 @@ class ReadRequest(_Operation):
     Attributes:
         query: what to read about, 1..10000 characters.
         memory_token_budget: the most tokens (cl100k_base) the text may take.
-        depth, include_archived, cursor: as :class:`SearchRequest`'s.
+        depth, include_archived, cursor, paged: as :class:`SearchRequest`'s.
         limit: roots per page (default ``GRAPHSVC_READ_LIMIT``).
     """
 
@@ -82,6 +91,7 @@ class ReadRequest(_Operation):
     limit: int | None = None
     include_archived: bool = False
     cursor: str | None = None
+    paged: bool = True
 
 
 @dataclass(frozen=True)

@@ -151,7 +151,7 @@ def read(
     if request.cursor:
         page = reader.later_page(request.cursor, qhash, limit)
     else:
-        page = reader.first_page(query_text, depth, limit, include_archived)
+        page = reader.first_page(query_text, depth, limit, include_archived, request.paged)
     bodies, required, validation = page.closed
     result = pack(
         page.roots,
@@ -175,7 +175,7 @@ def read(
             "selection": result.diagnostics(),
             "page": {"offset": page.offset, "total": len(page.ranked)},
         },
-        cursor=reader.next_page(page, qhash, limit),
+        cursor=reader.next_page(page, qhash, limit) if request.paged else None,
     )
 
 
@@ -249,7 +249,9 @@ class _Reader:
             expires=expires,
         )
 
-    def first_page(self, query_text: str, depth: int, limit: int, include_archived: bool) -> _Page:
+    def first_page(
+        self, query_text: str, depth: int, limit: int, include_archived: bool, paged: bool = True
+    ) -> _Page:
         """The first page: one evaluation, closures and bodies in its transaction."""
 
         def then(tx: Tx, ev: Evaluation) -> _Page:
@@ -270,7 +272,7 @@ class _Reader:
             then=then,
         )
         page.generation = ev.generation
-        if limit < len(page.ranked):
+        if paged and limit < len(page.ranked):
             # Stored once (not per attempt of a retried transaction), behind the answer:
             # the cursor's later page waits for it (Pager.save_later).
             page.saving = self.save_soon(ev, page.ranked)

@@ -136,7 +136,7 @@ def search(
             **found.diagnostics,
             "page": {"offset": found.offset, "total": len(found.ranked)},
         },
-        cursor=_next_page(pager, binding, qhash, found, limit),
+        cursor=_next_page(pager, binding, qhash, found, limit) if request.paged else None,
     )
 
 

@@ -6,8 +6,10 @@ from __future__ import annotations
 
 import time
 import uuid
+from typing import Any
 
 import pytest
+from neo4j import RoutingControl
 from write_support import new, write
 
 from graphsvc.core.binding import Binding
@@ -90,3 +92,45 @@ def test_a_searchs_stored_evaluation_is_kept_by_column_and_reads_back_as_ranked(
     assert [(r["atomId"], r["score"], r["breakdown"]) for r in ranked[:4]] == [
         (h.atom.atom_id, h.score, h.breakdown) for h in result.hits
     ]
+
+
+_NO_CURSOR = """query($q: String!) {
+  search(query: $q, limit: 2) { hits { atom { atomId } } }
+  read(query: $q, memoryTokenBudget: 60, limit: 1) { text }
+}"""
+_CURSOR_IN_A_FRAGMENT = """query($q: String!, $c: String) {
+  search(query: $q, limit: 2, cursor: $c) { hits { atom { atomId } } ...Paging }
+}
+fragment Paging on SearchResult { cursor }"""
+
+
+def _stored(service: Service, subject: str) -> int:
+    rows, _, _ = service.db.driver.execute_query(
+        "MATCH (e:Evaluation {subject: $s}) RETURN count(e) AS n",
+        {"s": subject},
+        database_=service.db.database,
+        routing_=RoutingControl.READ,
+    )
+    return int(rows[0]["n"])
+
+
+@pytest.mark.req("CUR-1")
+def test_a_page_whose_operation_selects_no_cursor_stores_no_evaluation(
+    service: Service, live_server: Any
+) -> None:
+    """Over HTTP: a search or read that does not select `cursor` can never ask for a
+    next page, so nothing is stored for one; selected (here through a fragment), the
+    cursor is given and its next page opens."""
+    binding = Binding(f"t-saves-{uuid.uuid4().hex[:8]}", "default", "human", "alice")
+    write(service, binding, [new(f"c{i}", f"tide table {i} for the harbour") for i in range(9)])
+    token = live_server.token_for(binding)
+    body = live_server.gql(_NO_CURSOR, {"q": "tide harbour"}, token=token)
+    assert "errors" not in body and len(body["data"]["search"]["hits"]) == 2, body
+    paged = live_server.gql(_CURSOR_IN_A_FRAGMENT, {"q": "tide harbour"}, token=token)
+    cursor = paged["data"]["search"]["cursor"]
+    assert isinstance(cursor, str)
+    later = live_server.gql(_CURSOR_IN_A_FRAGMENT, {"q": "tide harbour", "c": cursor}, token=token)
+    assert "errors" not in later, later
+    first = {h["atom"]["atomId"] for h in paged["data"]["search"]["hits"]}
+    assert first.isdisjoint(h["atom"]["atomId"] for h in later["data"]["search"]["hits"])
+    assert _stored(service, binding.subject) == 1  # the paged search's only
