@@ -26,6 +26,7 @@ Pure: no I/O, no clock.
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -40,17 +41,18 @@ from graphsvc.core.bm25 import (
     BM25_K1,
     QueryTerms,
     SubjectStats,
-    analyse,
     bm25_idf,
     body_length,
     indexed,
-    sloppy_freq,
 )
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView, LinkAt
 
 __all__ = ["HeadMirror", "HeadView", "MirrorHead", "packed_embedding"]
 
 _Matrix = np.ndarray[Any, np.dtype[np.float64]]
+# A term's postings as arrays (HeadMirror._posting): slots, term frequencies, and
+# every occurrence as ``slot << 32 | position``, ascending.
+_Posting = tuple[np.ndarray[Any, np.dtype[np.int64]], _Matrix, np.ndarray[Any, np.dtype[np.int64]]]
 
 
 def packed_embedding(vector: Sequence[float]) -> bytes:
@@ -157,11 +159,14 @@ class HeadMirror:
 
     def __init__(self, heads: Iterable[MirrorHead] = ()) -> None:
         self._heads: dict[str, MirrorHead] = {}
-        # term → {slot: term frequency} (analysed terms, as the mirror scores). Every
-        # head has a slot; its body length and whether it is hidden sit in arrays by
-        # slot, so the lexical leg scores a term's postings at once (numpy), not a
-        # body at a time. A removed head's slot is reused.
-        self._postings: dict[str, dict[int, int]] = {}
+        # term → {slot: the term's positions in the body} (analysed terms, as the
+        # mirror scores). Every head has a slot; its body length and whether it is
+        # hidden sit in arrays by slot, so the lexical leg scores a term's postings at
+        # once (numpy), not a body at a time. A removed head's slot is reused.
+        self._postings: dict[str, dict[int, tuple[int, ...]]] = {}
+        # A term's postings as arrays, made when a search first asks for the term and
+        # dropped when a head holding it changes.
+        self._arrays: dict[str, _Posting] = {}
         self._slot_of: dict[str, int] = {}
         self._slot_atom: list[str | None] = []
         self._slot_free: list[int] = []
@@ -214,11 +219,9 @@ class HeadMirror:
         self._slot_atom[slot] = head.atom_id
         self._lengths[slot] = length
         self._hidden[slot] = head.hidden
-        counts: dict[str, int] = {}
-        for term in analyse(head.text).terms:
-            counts[term] = counts.get(term, 0) + 1
-        for term, tf in counts.items():
-            self._postings.setdefault(term, {})[slot] = tf
+        for term, positions in indexed(head.text)[0].items():
+            self._postings.setdefault(term, {})[slot] = positions
+            self._arrays.pop(term, None)
         for _, target, _, _ in head.links:
             self._incoming.setdefault(target, {})[head.atom_id] = None
         for key in head.mentions:
@@ -247,7 +250,8 @@ class HeadMirror:
         del self._heads[head.atom_id]
         self._words -= body_length(head.text)
         slot = self._slot_of.pop(head.atom_id)
-        for term in set(analyse(head.text).terms):
+        for term in indexed(head.text)[0]:
+            self._arrays.pop(term, None)
             posting = self._postings.get(term)
             if posting is not None:
                 posting.pop(slot, None)
@@ -395,23 +399,12 @@ class HeadMirror:
         avg = stats.avg_length if stats.avg_length > 0 else 1.0
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths / avg)
         scores = np.zeros(len(self._slot_atom))
-        postings: dict[str, tuple[np.ndarray[Any, np.dtype[np.int64]], _Matrix]] = {}
-        for term in set(query.terms):
-            posting = self._postings.get(term, {})
-            postings[term] = (
-                np.fromiter(posting.keys(), dtype=np.int64, count=len(posting)),
-                np.fromiter(posting.values(), dtype=np.float64, count=len(posting)),
-            )
         for term in query.terms:
-            slots, tf = postings[term]
+            slots, tf, _ = self._posting(term)
             scores[slots] += idf[term] * tf / (tf + norm[slots])
         for x, y, offset in query.pairs:
-            near = self._postings.get(x, {}).keys() & self._postings.get(y, {}).keys()
-            for slot in near:
-                text = self._heads[cast(str, self._slot_atom[slot])].text
-                freq = sloppy_freq(indexed(text)[0], x, y, offset, slop)
-                if freq:
-                    scores[slot] += (idf[x] + idf[y]) * freq / (freq + norm[slot])
+            slots, freq = self._sloppy(x, y, offset, slop)
+            scores[slots] += (idf[x] + idf[y]) * freq / (freq + norm[slots])
         shown = scores > 0.0
         if not include_archived:
             shown &= ~self._hidden
@@ -428,6 +421,52 @@ class HeadMirror:
             h = self._heads[atom_id]
             rows.append([atom_id, h.rev, score, h.atomised_into, h.archived_at, None, h.text])
         return rows
+
+    def _posting(self, term: str) -> _Posting:
+        """``term``'s postings as arrays: slots, term frequencies, and every occurrence
+        as ``slot << 32 | position``, ascending."""
+        found = self._arrays.get(term)
+        if found is None:
+            posting = self._postings.get(term, {})
+            slots = np.fromiter(posting.keys(), dtype=np.int64, count=len(posting))
+            counts = np.fromiter(map(len, posting.values()), dtype=np.int64, count=len(posting))
+            positions = np.fromiter(
+                itertools.chain.from_iterable(posting.values()),
+                dtype=np.int64,
+                count=int(counts.sum()),
+            )
+            occurrences = np.sort((np.repeat(slots, counts) << 32) | positions)
+            found = (slots, counts.astype(np.float64), occurrences)
+            self._arrays[term] = found
+        return found
+
+    def _sloppy(
+        self, x: str, y: str, offset: int, slop: int
+    ) -> tuple[np.ndarray[Any, np.dtype[np.int64]], _Matrix]:
+        """:func:`graphsvc.core.bm25.sloppy_freq` of every body holding ``x`` near
+        ``y``: the slots with a positive frequency, and those frequencies. Each
+        occurrence of ``x`` counts ``1 / (1 + d)`` for the nearest ``y`` at
+        ``d = |pos_y − pos_x − offset| ≤ slop``, summed in position order per body
+        (as sloppy_freq adds them)."""
+        xs, ys = self._posting(x)[2], self._posting(y)[2]
+        none = (np.zeros(0, dtype=np.int64), np.zeros(0))
+        if not len(xs) or not len(ys):
+            return none
+        wanted = xs + offset  # the same slot (positions stay far below 2**32)
+        at = np.searchsorted(ys, wanted)
+        best = np.full(len(xs), slop + 1, dtype=np.int64)
+        for near in (np.minimum(at, len(ys) - 1), np.maximum(at - 1, 0)):
+            same = (ys[near] >> 32) == (xs >> 32)
+            best = np.where(same, np.minimum(best, np.abs(ys[near] - wanted)), best)
+        close = best <= slop
+        if not close.any():
+            return none
+        slots = xs[close] >> 32
+        steps = 1.0 / (1.0 + best[close].astype(np.float64))
+        freq = np.zeros(len(self._slot_atom))
+        np.add.at(freq, slots, steps)  # in array order: per body, position order
+        found = np.unique(slots)
+        return found, freq[found]
 
     def semantic(
         self, vector: Sequence[float], *, limit: int, include_archived: bool
