@@ -154,7 +154,13 @@ class HeadMirror:
 
     Embeddings sit in one matrix, a row per head (a removed head's row is zeroed and
     reused), so a change costs one row, not a new matrix. Not thread-safe: the
-    caller serialises :meth:`apply` against the readers.
+    caller serialises :meth:`apply` against the readers, with one exception:
+    :meth:`view` may run while another thread applies changes (the store shows a
+    search's hits after the subject's lock is released). It only looks heads up in
+    one dict, one ``get`` at a time (atomic under the GIL), and a :class:`MirrorHead`
+    never changes, so it sees each head before or after a change; a head being
+    replaced is briefly missing, and the caller then reads that view from Neo4j
+    (graphsvc.store.views.load_views).
     """
 
     def __init__(self, heads: Iterable[MirrorHead] = ()) -> None:
