@@ -443,7 +443,8 @@ class HeadMirror:
             )
             occurrences = np.sort((np.repeat(slots, counts) << 32) | positions)
             found = (slots, counts.astype(np.float64), occurrences)
-            self._arrays[term] = found
+            if posting:  # kept for the mirror's terms only, never for any query's word
+                self._arrays[term] = found
         return found
 
     def _sloppy(

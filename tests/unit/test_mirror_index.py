@@ -280,3 +280,17 @@ def test_the_lexical_leg_scores_as_score_bodies_does_bit_for_bit() -> None:
                 )
                 assert [(r[2], r[0]) for r in rows] == want[:limit], trial
                 assert all(r[6] == heads[r[0]].text and r[1] == heads[r[0]].rev for r in rows)
+
+
+@pytest.mark.req("ACT-1")
+def test_the_lexical_legs_arrays_are_kept_for_the_mirrors_terms_only() -> None:
+    """Words no body holds leave nothing behind (a stream of novel query words must
+    not grow the mirror), and a change to a head holding a kept term drops it."""
+    mirror = _mirror()
+    for i in range(50):
+        mirror.lexical(query_terms(f"zzq{i} keeper", 0), slop=0, limit=5, include_archived=False)
+    assert set(mirror._arrays) == {"keeper"}
+    mirror.apply({"c": _head("c", "The keeper sleeps", rev=2)})
+    assert "keeper" not in mirror._arrays
+    rows = mirror.lexical(query_terms("keeper", 0), slop=0, limit=5, include_archived=False)
+    assert {r[0]: r[1] for r in rows} == {"a": 1, "c": 2}
