@@ -1,13 +1,14 @@
-"""How a frozen evaluation's payload is stored (CUR-1): deflated, its ranking by column.
+"""How a frozen evaluation's payload is stored (CUR-1): its ranking by column.
 
 A first page stores the whole ranked evaluation behind its cursor: every scored node
 with its breakdown, hundreds of rows of the same shape. Written as JSON, the float
 reprs alone cost ~10 µs a row on the serving process, on every search, for a
 payload read back only when a later page is asked for. So the ranked rows are
 stored as columns: one packed little-endian array per numeric or boolean field
-(floats bit for bit, ``None`` kept by a mask), JSON for the rest, all deflated at
-level 1. A payload whose rows differ in shape is stored as deflated compact JSON,
-and payloads stored by earlier versions (deflated JSON, or JSON text) still decode.
+(floats bit for bit, ``None`` kept by a mask), one value for a column that never
+changes, JSON for the rest (ids), in a header deflated at level 1. A payload whose
+rows differ in shape is stored as deflated compact JSON, and payloads stored by
+earlier versions (deflated JSON, or JSON text) still decode.
 """
 
 from __future__ import annotations
@@ -40,8 +41,8 @@ _Column = tuple[list[str], str, Any]
 
 
 def encode_payload(payload: dict[str, Any]) -> bytes:
-    """``payload`` as deflated bytes (a Neo4j byte-array property): its ``ranked``
-    rows by column when they share one shape, else compact JSON."""
+    """``payload`` as bytes (a Neo4j byte-array property): its ``ranked`` rows by
+    column when they share one shape, else deflated compact JSON."""
     ranked = payload.get("ranked")
     columns = _by_column(ranked) if isinstance(ranked, list) and ranked else None
     if columns is None:
