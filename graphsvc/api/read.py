@@ -61,7 +61,11 @@ class ReadResult:
         description="acquisition, validation, evaluation, selection (CUR-3)."
     )
     cursor: str | None = strawberry.field(
-        description="The next page's cursor; null on the last page."
+        description=(
+            "The next page's cursor; null on the last page. Selecting it stores this"
+            " evaluation for the next page; an operation that does not select it"
+            " stores nothing."
+        )
     )
 
     @strawberry.field(description="Typed sibling of manifest (same values).")

@@ -70,7 +70,11 @@ class SearchResult:
         description="acquisition, validation, evaluation, selection (CUR-3)."
     )
     cursor: str | None = strawberry.field(
-        description="The next page's cursor; null on the last page."
+        description=(
+            "The next page's cursor; null on the last page. Selecting it stores this"
+            " evaluation for the next page; an operation that does not select it"
+            " stores nothing."
+        )
     )
 
     @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
