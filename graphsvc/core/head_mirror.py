@@ -183,6 +183,9 @@ class HeadMirror:
         self._matrix: _Matrix = np.zeros((0, 0))
         self._norms: _Matrix = np.zeros(0)
         self._row_of: dict[str, int] = {}
+        # Rows past this one were never used: the matrix grows by doubling, and a
+        # search's product skips them (at 10k heads, 16,384 rows, 6,384 of them empty).
+        self._rows_used = 0
         # target atomId → the atoms whose heads link to it (in the order added).
         self._incoming: dict[str, dict[str, None]] = {}
         # entity key → the atoms whose heads mention it.
@@ -247,6 +250,7 @@ class HeadMirror:
             self._matrix = np.vstack([self._matrix, np.zeros((grow, self._dimension))])
             self._norms = np.concatenate([self._norms, np.zeros(grow)])
         row = self._free.pop()
+        self._rows_used = max(self._rows_used, row + 1)
         self._matrix[row] = vector
         self._norms[row] = float(np.linalg.norm(self._matrix[row]))
         self._row_of[head.atom_id] = row
@@ -485,11 +489,11 @@ class HeadMirror:
             q_norm = float(np.linalg.norm(q))
             if q_norm == 0.0:
                 return []
-            denominators = self._norms * q_norm
+            used = self._rows_used
+            denominators = self._norms[:used] * q_norm
             live = denominators > 0.0
-            cosines = np.where(
-                live, (1.0 + (self._matrix @ q) / np.where(live, denominators, 1.0)) / 2.0, -1.0
-            )
+            dots = self._matrix[:used] @ q
+            cosines = np.where(live, (1.0 + dots / np.where(live, denominators, 1.0)) / 2.0, -1.0)
             # Best first, walked only as far as the limit and its ties: the whole
             # subject's rows as Python pairs cost more than the product itself.
             kept: list[tuple[float, str]] = []
