@@ -17,6 +17,10 @@ own:
   text hits could do;
 - ``cluster-first, true anchor``: the same around the question's evidence atom that
   text ranks best (an oracle: it knows the answer's anchor), one hop and two hops;
+- ``match + w x best neighbour's match``: each atom's text match plus ``w`` times the
+  best match among its one-hop neighbours (the same neighbourhoods). A maximum, not a
+  linear spread: outside ACT-3, which divides what a node passes on among its edges.
+  Measured to see what a rule of that shape would give, not shipped;
 - ``graphsvc`` (shipped) and the text order itself, for reference.
 
 If the first is far below the second, the limit is which anchor to trust, not how far
@@ -89,6 +93,20 @@ def cluster_first(order: Sequence[str], cluster: set[str]) -> list[str]:
     return [a for a in order if a in cluster] + [a for a in order if a not in cluster]
 
 
+def best_neighbour(
+    order: Sequence[str], match: dict[str, float], hood: Neighbourhoods, weight: float
+) -> list[str]:
+    """``order`` reranked by each atom's match plus ``weight`` × the best match among its
+    one-hop neighbours: a maximum, not ACT-3's linear spread, so a neighbour's whole
+    match reaches every atom next to it however many there are, and a hub gains no
+    more than any other atom from its many neighbours."""
+    score = {
+        a: match.get(a, 0.0) + weight * max((match.get(n, 0.0) for n in hood.adj[a]), default=0.0)
+        for a in order
+    }
+    return sorted(order, key=lambda a: (-score[a], order.index(a)))
+
+
 def recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
     return len(set(ranked[:k]) & set(evidence)) / len(evidence)
 
@@ -138,7 +156,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                 hits = service.search(binding, SearchRequest(question, limit=limit)).hits
                 return [local.get(h.atom.atom_id, h.atom.atom_id) for h in hits]
 
-            order = ranked(text, 1000)
+            text_hits = text.search(binding, SearchRequest(q["question"], limit=1000)).hits
+            match = {
+                local.get(h.atom.atom_id, h.atom.atom_id): float(h.breakdown["match"])
+                for h in text_hits
+            }
+            order = list(match)
             order += [a for a in local.values() if a not in order]  # never a candidate
             top1_evidence += order[0] in ev
             anchor = min(ev, key=order.index)
@@ -150,6 +173,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                         order, hood.around(order[:k], 1)
                     )
                     for k in (1, 2, 3)
+                },
+                **{
+                    f"match + {w:g} x best neighbour's match (not linear)": best_neighbour(
+                        order, match, hood, w
+                    )
+                    for w in (0.5, 1.0)
                 },
                 **{
                     f"cluster-first, true anchor, {h} hop(s)": [

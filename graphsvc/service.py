@@ -149,8 +149,10 @@ class Service:
         """:meth:`health` from the kept Neo4j facts, with no I/O; None when there are
         none young enough (the caller reads them, off the event loop)."""
         kept = self._neo4j_facts
-        age = None if kept is None else time.monotonic() - kept[0]
-        if kept is None or age is None or age > HEALTH_FACTS_MAX_AGE_S:
+        if kept is None:
+            return None
+        age = time.monotonic() - kept[0]
+        if age > HEALTH_FACTS_MAX_AGE_S:
             return None
         facts = kept[1]
         return {

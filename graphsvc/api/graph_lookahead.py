@@ -18,7 +18,15 @@ from strawberry.types import Info
 
 from graphsvc.api.graph_loaders import loaders_of
 
-__all__ = ["selects", "wants_target_citations"]
+__all__ = ["NEXT_PAGE_CURSOR", "selects", "wants_target_citations"]
+
+# The description of a search's and a read's `cursor` field: whether an operation
+# selects it (``selects(info, "cursor")``) decides whether the evaluation is stored.
+NEXT_PAGE_CURSOR = (
+    "The next page's cursor; null on the last page. Selecting it stores this"
+    " evaluation for the next page; an operation that does not select it"
+    " stores nothing."
+)
 
 
 # ``raw`` is graphql-core's GraphQLResolveInfo (its ``fragments`` are the document's).

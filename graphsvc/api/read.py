@@ -13,7 +13,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
-from graphsvc.api.graph_lookahead import selects
+from graphsvc.api.graph_lookahead import NEXT_PAGE_CURSOR, selects
 from graphsvc.api.graph_siblings import (
     DiagnosticEntry,
     ManifestInfo,
@@ -60,13 +60,7 @@ class ReadResult:
     diagnostics: JSON = strawberry.field(
         description="acquisition, validation, evaluation, selection (CUR-3)."
     )
-    cursor: str | None = strawberry.field(
-        description=(
-            "The next page's cursor; null on the last page. Selecting it stores this"
-            " evaluation for the next page; an operation that does not select it"
-            " stores nothing."
-        )
-    )
+    cursor: str | None = strawberry.field(description=NEXT_PAGE_CURSOR)
 
     @strawberry.field(description="Typed sibling of manifest (same values).")
     def manifest_info(self) -> ManifestInfo:

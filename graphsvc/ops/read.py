@@ -175,7 +175,7 @@ def read(
             "selection": result.diagnostics(),
             "page": {"offset": page.offset, "total": len(page.ranked)},
         },
-        cursor=reader.next_page(page, qhash, limit) if request.paged else None,
+        cursor=reader.next_page(page, qhash, limit),
     )
 
 
@@ -292,6 +292,8 @@ class _Reader:
         eval_id, expires = page.eval_id, page.expires
         if page.saving is not None:  # being stored behind the answer
             eval_id, expires = page.saving.eval_id, page.saving.expires_at
+        elif not eval_id:  # a first page left unstored: its operation selects no cursor
+            return None
         return self.pager.next_cursor(
             self.binding, "read", qhash, eval_id, next_offset, expires, page.generation
         )
@@ -302,14 +304,19 @@ class _Reader:
         s = self.binding.subject
         db = self.db
         root_refs = [AtomRef(r.atom_id, r.rev) for r in roots]
-        if mirror is None:
-            # The roots' bodies (most of what a read presents) load beside the walk.
-            soon = db.soon(lambda: load_views(db, s, root_refs), label="root views")
-            walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
-            root_views = soon.result()
-        else:  # the roots are heads: the mirror holds them (any it does not: read here)
-            root_views = load_views(db, s, root_refs, tx=tx, mirror=mirror)
-            walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+        # The roots' bodies (most of what a read presents) load beside the walk; with a
+        # mirror the roots are heads it holds (any it does not: read in ``tx``).
+        soon = (
+            db.soon(lambda: load_views(db, s, root_refs), label="root views")
+            if mirror is None
+            else None
+        )
+        walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+        root_views = (
+            soon.result()
+            if soon is not None
+            else load_views(db, s, root_refs, tx=tx, mirror=mirror)
+        )
         roots_set = set(roots)
         rest = (AtomRef(r.atom_id, r.rev) for r in walk.seen if r not in roots_set)
         views = {**root_views, **load_views(db, s, rest, tx=tx, mirror=mirror)}

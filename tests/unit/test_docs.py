@@ -1,8 +1,9 @@
-"""The user documentation stays true to the code: README's configuration table lists
-every setting with its section and default, its GraphQL examples validate against schema.graphql,
-every relative link of README.md and docs/*.md resolves (file and #anchor), and
-docs/architecture.md places every SPEC requirement family, lists every module and
-nothing else, and names every node label the queries create."""
+"""The user documentation stays true to the code: docs/configuration.md lists every
+setting with its section and default (and README's short table agrees with it),
+README's GraphQL examples validate against schema.graphql, every relative link of
+README.md and docs/*.md resolves (file and #anchor), and docs/architecture.md places
+every SPEC requirement family, lists every module and nothing else, and names every
+node label the queries create."""
 
 from __future__ import annotations
 
@@ -17,21 +18,22 @@ from graphsvc.settings import NAMES, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
+CONFIGURATION = ROOT / "docs" / "configuration.md"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 
 def _section(text: str, heading: str) -> str:
     """The body of the ``## heading`` section of a Markdown text."""
     match = re.search(rf"^## {re.escape(heading)}\n(.*?)(?=^## |\Z)", text, re.S | re.M)
-    assert match, f"README.md has no '## {heading}' section"
+    assert match, f"no '## {heading}' section"
     return match.group(1)
 
 
 def _config_rows() -> list[tuple[str, list[str], list[str]]]:
-    """(section, variables, default literals) of each row of README's configuration
+    """(section, variables, default literals) of each row of docs/configuration.md's
     table."""
     rows = []
-    for line in _section(README.read_text(encoding="utf-8"), "Configuration").splitlines():
+    for line in _section(CONFIGURATION.read_text(encoding="utf-8"), "Settings").splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if not line.startswith("|") or len(cells) < 4 or not cells[1].startswith("`GRAPHSVC_"):
             continue
@@ -55,27 +57,33 @@ def _documented_default(literal: str, default: object) -> bool:
     return literal == str(default)
 
 
-def test_readme_configuration_table_lists_every_setting_with_its_default(
-    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
-) -> None:
+def _defaults(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> dict[str, object]:
+    """Every setting's default by lower-case name, the directories for a plain HOME."""
     # The two directory defaults depend on HOME and XDG_*; document them for a plain HOME.
     monkeypatch.setenv("HOME", str(tmp_path))
     monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
     monkeypatch.delenv("XDG_STATE_HOME", raising=False)
     settings = Settings()
-    defaults = {}
+    defaults: dict[str, object] = {}
     for name, (section, field) in NAMES.items():
         value = getattr(getattr(settings, section), field)
         if isinstance(value, Path):
             value = "~" + str(value)[len(str(tmp_path)) :]
         defaults[name] = value
+    return defaults
+
+
+def test_configuration_page_lists_every_setting_with_its_default(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    defaults = _defaults(monkeypatch, tmp_path)
     rows = _config_rows()
     documented = [name for _, names, _ in rows for name in names]
     missing = sorted(set(defaults) - set(documented))
     unknown = sorted(set(documented) - set(defaults))
     twice = sorted({n for n in documented if documented.count(n) > 1})
-    assert not missing, f"settings missing from README's configuration table: {missing}"
-    assert not unknown, f"README documents settings that do not exist: {unknown}"
+    assert not missing, f"settings missing from docs/configuration.md: {missing}"
+    assert not unknown, f"docs/configuration.md documents settings that do not exist: {unknown}"
     assert not twice, f"settings documented twice: {twice}"
     order = [f.name for f in fields(Settings)]
     sections = [section for section, _, _ in rows]
@@ -85,9 +93,31 @@ def test_readme_configuration_table_lists_every_setting_with_its_default(
         for name, literal in zip(names, literals, strict=True):
             assert NAMES[name][0] == section, f"GRAPHSVC_{name.upper()} is in {NAMES[name][0]}"
             assert _documented_default(literal, defaults[name]), (
+                f"GRAPHSVC_{name.upper()}: docs/configuration.md says {literal!r}, "
+                f"settings.py says {defaults[name]!r}"
+            )
+
+
+def test_readme_short_configuration_table_agrees_with_the_settings(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    defaults = _defaults(monkeypatch, tmp_path)
+    rows = 0
+    for line in _section(README.read_text(encoding="utf-8"), "Configuration").splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if not line.startswith("|") or len(cells) < 3 or not cells[0].startswith("`GRAPHSVC_"):
+            continue
+        names = [n.lower() for n in re.findall(r"`GRAPHSVC_([A-Z0-9_]+)`", cells[0])]
+        literals = re.findall(r"`([^`]*)`", cells[1])
+        assert len(names) == len(literals), f"row {names}: one default per variable"
+        for name, literal in zip(names, literals, strict=True):
+            assert name in defaults, f"README names GRAPHSVC_{name.upper()}, which does not exist"
+            assert _documented_default(literal, defaults[name]), (
                 f"GRAPHSVC_{name.upper()}: README says {literal!r}, "
                 f"settings.py says {defaults[name]!r}"
             )
+        rows += 1
+    assert rows >= 3, "README's configuration section names the settings a first run needs"
 
 
 def test_readme_graphql_examples_validate_against_the_schema() -> None:
