@@ -3,15 +3,17 @@
 Run::
 
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
-                                   [--processes 1,2] [--atoms 300]
+                                   [--processes 1,2] [--http-runtimes uvloop,asyncio]
+                                   [--atoms 300]
                                    [--mix 20,60,10,10] [--warmup 15] [--sample S]
                                    [--top-queries N]
                                    [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
-short atoms into one subject, then for each ``--processes`` value and each
-``--workers`` value starts ``graphsvc serve --workers P`` (P serving processes) as a
-subprocess with ``GRAPHSVC_WORKER_THREADS`` set to the thread count and runs
+short atoms into one subject, then for each ``--processes`` value, each
+``--workers`` value and each ``--http-runtimes`` value starts ``graphsvc serve
+--workers P`` (P serving processes) as a subprocess with ``GRAPHSVC_WORKER_THREADS``
+set to the thread count and ``GRAPHSVC_HTTP_RUNTIME`` to the runtime, and runs
 ``--clients`` concurrent HTTP clients for ``--seconds``: each request is a ``read``
 (budget 1,000), a ``search``, a one-hop ``inspect`` of a seeded atom or a one-atom
 ``write`` in the ``--mix`` proportions (percent, in that order), with seeded query
@@ -402,6 +404,11 @@ def main() -> int:
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--workers", default="16", help="GRAPHSVC_WORKER_THREADS values")
     p.add_argument("--processes", default="1,2", help="graphsvc serve --workers values")
+    p.add_argument(
+        "--http-runtimes",
+        default="auto",
+        help="GRAPHSVC_HTTP_RUNTIME values (auto, uvloop, asyncio): event loop and HTTP parser",
+    )
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
     p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
@@ -427,10 +434,12 @@ def main() -> int:
         p.error("--mix is four non-negative percentages: read,search,inspect,write")
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         p.error("--clients must be in 1..256 and --seconds in (0, 600]")
+    runtimes = args.http_runtimes.split(",")
     configs = [
-        (int(procs), int(threads))
+        (int(procs), int(threads), runtime)
         for procs in args.processes.split(",")
         for threads in args.workers.split(",")
+        for runtime in runtimes
     ]
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -455,10 +464,16 @@ def main() -> int:
                 {"tokens": {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}}
             )
         )
-        for procs, n in configs:
+        for procs, n, runtime in configs:
             name = f"processes={procs} threads={n}"
+            if len(runtimes) > 1:
+                name += f" http={runtime}"
             port = free_port()
-            env = {**serve_env(settings, state, auth), "GRAPHSVC_WORKER_THREADS": str(n)}
+            env = {
+                **serve_env(settings, state, auth),
+                "GRAPHSVC_WORKER_THREADS": str(n),
+                "GRAPHSVC_HTTP_RUNTIME": runtime,
+            }
             print(f"{name}: starting graphsvc serve...", file=sys.stderr, flush=True)
             proc = start_server(env, port, procs)
             args.serve_pid, args.neo4j_pid = proc.pid, neo.pid

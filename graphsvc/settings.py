@@ -246,6 +246,12 @@ class HttpSettings(Section):
     # OpenBLAS's idle threads spinning on the cores Neo4j needs; 0 is the library's
     # default (one per core).
     blas_threads: int = 1
+    # The serving process's event loop and HTTP/1.1 parser: "uvloop" (libuv's loop,
+    # httptools' C parser), "asyncio" (the standard library's loop, h11 in pure
+    # Python) or "auto" (uvloop where it is installed: not on Windows). Every request
+    # passes through both on the one loop thread that also answers `{ health }`
+    # (docs/performance.md, "The event loop and the HTTP parser").
+    http_runtime: Literal["auto", "uvloop", "asyncio"] = "auto"
     # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
     retry_after_s: int = 2
     max_request_bytes: int = 4 * 1024 * 1024

@@ -20,7 +20,7 @@ import json
 import os
 import secrets
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from graphsvc.cli.exit_codes import EXIT_OK
 from graphsvc.cli.output import command, progress
@@ -31,6 +31,22 @@ if TYPE_CHECKING:
     from graphsvc.runtime import Runtime
 
 __all__ = ["demo_auth_path", "register"]
+
+
+def http_runtime(
+    choice: str,
+) -> tuple[Literal["uvloop", "asyncio"], Literal["httptools", "h11"]]:
+    """uvicorn's event loop and HTTP/1.1 implementation for GRAPHSVC_HTTP_RUNTIME
+    (``auto``: uvloop and httptools where both import)."""
+    if choice == "auto":
+        try:
+            import httptools  # noqa: F401
+            import uvloop  # noqa: F401
+        except ImportError:
+            choice = "asyncio"
+        else:
+            choice = "uvloop"
+    return ("uvloop", "httptools") if choice == "uvloop" else ("asyncio", "h11")
 
 
 def register(sub: Any) -> None:
@@ -115,6 +131,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         progress(
             f"graphsvc: MCP (streamable HTTP) on http://{settings.http.host}:{settings.http.port}/mcp"
         )
+        loop, http = http_runtime(settings.http.http_runtime)
+        progress(f"graphsvc: HTTP on {loop} + {http}")
         configure_logging(settings.http.log_format, settings.http.log_level)
         if one:
             # graphsvc writes its own access line (no query string, with the request id).
@@ -125,9 +143,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                     port=settings.http.port,
                     log_config=None,
                     access_log=False,
+                    loop=loop,
+                    http=http,
                 )
         else:
-            _serve_workers(settings, runtime, auth_path)
+            _serve_workers(settings, runtime, auth_path, (loop, http))
     finally:
         runtime.close()
         if started_here:
@@ -135,7 +155,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     return EXIT_OK
 
 
-def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None:
+def _serve_workers(
+    settings: Settings,
+    runtime: Runtime,
+    auth_path: str,
+    loop_and_http: tuple[Literal["uvloop", "asyncio"], Literal["httptools", "h11"]],
+) -> None:
     """Serve from ``settings.http.serve_workers`` processes (uvicorn's supervisor).
 
     The workers read their settings from the environment (spawned, not forked: the
@@ -158,4 +183,6 @@ def _serve_workers(settings: Settings, runtime: Runtime, auth_path: str) -> None
         workers=settings.http.serve_workers,
         log_config=None,
         access_log=False,
+        loop=loop_and_http[0],
+        http=loop_and_http[1],
     )

@@ -69,10 +69,12 @@ def test_serve_with_seed_answers_health_and_search(test_settings: Settings, tmp_
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=30)
+            output, _ = proc.communicate(timeout=30)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            output, _ = proc.communicate()
+    # GRAPHSVC_HTTP_RUNTIME=auto: uvloop and httptools are installed with graphsvc.
+    assert "graphsvc: HTTP on uvloop + httptools" in output
 
 
 @pytest.mark.req("API-1", "API-4")
@@ -94,6 +96,8 @@ def test_serve_with_two_workers_answers_from_two_replicas(
         "GRAPHSVC_STATE_DIR": str(tmp_path),
         "GRAPHSVC_AUTH_FILE": str(auth),
         "GRAPHSVC_JOB_POLL_S": "60",
+        # The standard library's loop and h11 in the workers (the default is uvloop).
+        "GRAPHSVC_HTTP_RUNTIME": "asyncio",
     }
     before = {r.replica_id for r in live_replicas(db, time.time())}
     proc = subprocess.Popen(
@@ -134,9 +138,10 @@ def test_serve_with_two_workers_answers_from_two_replicas(
     finally:
         proc.send_signal(signal.SIGINT)
         try:
-            proc.wait(timeout=60)
+            output, _ = proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:
             proc.kill()
-            proc.wait()
+            output, _ = proc.communicate()
     # A clean stop gives both leases back.
     assert not ({r.replica_id for r in live_replicas(db, time.time())} & mine)
+    assert "graphsvc: HTTP on asyncio + h11" in output
