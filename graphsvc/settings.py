@@ -321,6 +321,10 @@ class GraphQLSettings(Section):
     max_aliases: Positive = field(default=30, metadata=named("max_query_aliases"))
     max_fields: Positive = field(default=10_000, metadata=named("max_query_fields"))
     max_json_depth: Positive = 64
+    # A request of at most this many bytes (body, query string, Authorization) whose
+    # document the front door parsed and validated before is checked on the event
+    # loop instead of its thread pool (graphsvc/api/front_door.py); 0: never.
+    front_door_inline_bytes: Annotated[int, Range(ge=0, le=65_536)] = 4096
     # The request's cost budget (docs/operations.md, "Request limits"): the objects its
     # answer may hold (a connection's subtree times its `first`) plus what each root
     # field costs from its arguments (a read's budget, limit and depth, ...).

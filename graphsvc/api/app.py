@@ -337,6 +337,7 @@ def create_app(
         auth,
         DocumentLimits.from_settings(settings),
         max_json_depth=settings.graphql.max_json_depth,
+        inline_bytes=settings.graphql.front_door_inline_bytes,
     )
     health = Health(service, settings.http.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.

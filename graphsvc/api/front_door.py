@@ -2,7 +2,8 @@
 
 A request is taken apart in this order, each step linear in its size, the whole of
 it on a small thread pool of its own so that nothing a client sends can hold the
-event loop (``/healthz`` and the other requests keep being answered):
+event loop (``/healthz`` and the other requests keep being answered; a small request
+whose document was parsed and validated before is the exception, see below):
 
 1. **The HTTP envelope** (GraphQL-over-HTTP): GET or POST only (405); a POST body
    is ``application/json`` (415), UTF-8 (400), JSON (400), one object, not a batch
@@ -27,7 +28,9 @@ event loop (``/healthz`` and the other requests keep being answered):
 A document's parse and validation depend on its text alone, so the last
 ``cache_size`` documents (of at most ``_CACHE_MAX_CHARS`` characters) keep theirs:
 an agent that sends the same operation again skips both. The operation choice, the
-token, and the measures (which read the variables) run for every request.
+token, and the measures (which read the variables) run for every request. A small
+request (``inline_bytes``) whose document is kept is checked on the event loop
+itself: nothing in it grows beyond those few KiB, and it does not wait for a thread.
 
 A refusal is answered as GraphQL JSON with a stable ``extensions.code``, with the
 HTTP status GraphQL-over-HTTP gives it for ``application/json``: 400 for a request
@@ -78,6 +81,20 @@ VALIDATE_THREAD_PREFIX = "graphsvc-validate"
 # What the envelope answers for a browser's GET without a query: GraphiQL's page.
 _IDE = object()
 _CACHE_MAX_CHARS = 16_384
+# A request of at most this many bytes (body, query string and Authorization header)
+# whose document is kept is checked on the event loop: what is left to do (decode a
+# few KiB of JSON, look the document up, measure it with its variables, check the
+# token) costs less than the hand-over to a thread, which under load waits for the
+# GIL behind every resolver thread, `{ health }` included (GRAPHSVC_FRONT_DOOR_INLINE_BYTES).
+INLINE_BYTES = 4096
+
+
+class _NotKept:
+    """``_admit``'s answer, when told to check only a kept document, for one that is
+    not kept (the request goes to the pool)."""
+
+
+_NOT_KEPT = _NotKept()
 
 # HTTP status of a refusal (GraphQL-over-HTTP, application/json); others are 200.
 _STATUS = {
@@ -220,6 +237,7 @@ class FrontDoor:
         max_json_depth: int,
         threads: int = 2,
         cache_size: int = 256,
+        inline_bytes: int = INLINE_BYTES,
     ) -> None:
         self._schema = schema
         self._auth = auth
@@ -231,6 +249,8 @@ class FrontDoor:
         self._cache_size = cache_size
         self._cache_lock = threading.Lock()
         self.cache_hits = 0
+        self._inline_bytes = inline_bytes
+        self.inline = 0  # requests checked on the event loop (small, kept document)
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -243,15 +263,28 @@ class FrontDoor:
         None means the request is not an operation (GraphiQL's page): strawberry
         serves it as it is.
         """
+        size = len(body) + len(query_string) + len(headers.get(b"authorization", b""))
+        if size <= self._inline_bytes:
+            answer = self._admit(method, headers, query_string, body, kept_only=True)
+            if not isinstance(answer, _NotKept):
+                self.inline += 1
+                return answer
         loop = asyncio.get_running_loop()
         call = contextvars.copy_context().run
-        return await loop.run_in_executor(
+        checked = await loop.run_in_executor(
             self._pool, call, self._admit, method, headers, query_string, body
         )
+        assert not isinstance(checked, _NotKept)  # only asked for with kept_only
+        return checked
 
     def _admit(
-        self, method: str, headers: Mapping[bytes, bytes], query_string: bytes, body: bytes
-    ) -> Refusal | Prepared | None:
+        self,
+        method: str,
+        headers: Mapping[bytes, bytes],
+        query_string: bytes,
+        body: bytes,
+        kept_only: bool = False,
+    ) -> Refusal | Prepared | _NotKept | None:
         try:
             data = self._envelope(method, headers, query_string, body)
             if data is _IDE:
@@ -261,6 +294,8 @@ class FrontDoor:
         except GraphsvcError as exc:
             return _refuse(exc)
         cached = self._cached(request.query)
+        if cached is None and kept_only:
+            return _NOT_KEPT
         if cached is not None:
             document, errors = cached
         else:

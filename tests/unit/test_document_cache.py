@@ -72,3 +72,27 @@ def test_validation_errors_are_cached_with_the_document() -> None:
         assert front.cache_hits == 1
     finally:
         front.close()
+
+
+@pytest.mark.req("API-3")
+def test_a_small_request_with_a_kept_document_is_checked_without_the_pool() -> None:
+    front = door()
+    try:
+        assert isinstance(admit(front, {"query": SEARCH, "variables": {"l": 5}}), Prepared)
+        assert front.inline == 0  # a new text is parsed and validated on the pool
+    finally:
+        front.close()
+    # The pool is gone: only what the event loop checks itself still gets an answer.
+    again = admit(front, {"query": SEARCH, "variables": {"l": 6}})
+    assert isinstance(again, Prepared) and not again.errors and front.inline == 1
+    anonymous = admit(front, {"query": SEARCH, "variables": {"l": 5}}, token=None)
+    assert isinstance(anonymous, Refusal) and anonymous.status == 401
+    assert front.inline == 2
+    # The same document with a body past the inline bound, or a new document, needs
+    # the pool.
+    padded = {"query": SEARCH, "variables": {"l": 5}, "extensions": {"pad": "x" * 5000}}
+    with pytest.raises(RuntimeError, match="shutdown"):
+        admit(front, padded)
+    with pytest.raises(RuntimeError, match="shutdown"):
+        admit(front, {"query": SEARCH + " # another text", "variables": {"l": 5}})
+    assert front.inline == 2
