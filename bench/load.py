@@ -173,6 +173,15 @@ def start_server(env: dict[str, str], port: int, processes: int) -> subprocess.P
     raise RuntimeError("graphsvc serve did not become ready")
 
 
+def stop_server(proc: subprocess.Popen[bytes]) -> None:
+    """Stop a :func:`start_server` process as Ctrl-C would (killed after 30 s)."""
+    proc.send_signal(signal.SIGINT)
+    try:
+        proc.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
 async def probe_once(client: httpx.AsyncClient) -> tuple[float, float]:
     t0 = time.perf_counter()
     await client.get("/healthz")
@@ -484,11 +493,7 @@ def main() -> int:
                     asyncio.run(run_load(url, token, args, args.warmup, atoms))
                 out = asyncio.run(run_load(url, token, args, args.seconds, atoms))
             finally:
-                proc.send_signal(signal.SIGINT)
-                try:
-                    proc.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    proc.kill()
+                stop_server(proc)
             results[name] = out
             for row in out["timeline"]:
                 print(

@@ -30,9 +30,7 @@ import argparse
 import asyncio
 import json
 import random
-import signal
 import statistics
-import subprocess
 import sys
 import time
 import uuid
@@ -53,6 +51,7 @@ from bench.load import (  # noqa: E402
     seed_atoms,
     serve_env,
     start_server,
+    stop_server,
     tree_cpu_s,
 )
 from graphsvc.core.binding import Binding  # noqa: E402
@@ -193,11 +192,7 @@ def main() -> int:
                             flush=True,
                         )
                 finally:
-                    proc.send_signal(signal.SIGINT)
-                    try:
-                        proc.wait(timeout=30)
-                    except subprocess.TimeoutExpired:
-                        proc.kill()
+                    stop_server(proc)
     finally:
         db.close()
 
