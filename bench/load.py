@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import json
 import os
 import platform
@@ -47,6 +48,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import uuid
 from collections import Counter, defaultdict
@@ -150,15 +152,22 @@ def serve_env(settings: Any, state: Path, auth: Path) -> dict[str, str]:
     }
 
 
-def start_server(env: dict[str, str], port: int, processes: int) -> subprocess.Popen[bytes]:
+def start_server(
+    env: dict[str, str], port: int, processes: int, log: Path | None = None
+) -> subprocess.Popen[bytes]:
+    """``graphsvc serve`` on ``port``, ready; its output (warnings and errors, as
+    :func:`serve_env` sets the level) goes to ``log`` when given."""
     cmd = [sys.executable, "-m", "graphsvc", "serve", "--port", str(port)]
-    proc = subprocess.Popen(
-        [*cmd, "--workers", str(processes)],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-        cwd=ROOT,
-    )
+    with contextlib.ExitStack() as stack:
+        out = subprocess.DEVNULL if log is None else stack.enter_context(log.open("ab"))
+        # The child holds its own copy of the log's descriptor.
+        proc = subprocess.Popen(
+            [*cmd, "--workers", str(processes)],
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            cwd=ROOT,
+        )
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -483,8 +492,9 @@ def main() -> int:
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_HTTP_RUNTIME": runtime,
             }
-            print(f"{name}: starting graphsvc serve...", file=sys.stderr, flush=True)
-            proc = start_server(env, port, procs)
+            log = Path(tempfile.gettempdir()) / f"graphsvc-load-serve-{port}.log"
+            print(f"{name}: starting graphsvc serve (its log: {log})...", file=sys.stderr)
+            proc = start_server(env, port, procs, log)
             args.serve_pid, args.neo4j_pid = proc.pid, neo.pid
             url = f"http://127.0.0.1:{port}"
             try:
