@@ -18,7 +18,7 @@ from graphsvc.localdb import LocalNeo4j
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 
-__all__ = ["BenchNeo4j"]
+__all__ = ["BenchNeo4j", "env_variants"]
 
 
 class BenchNeo4j:
@@ -77,3 +77,20 @@ def rss_mb(pid: int | str = "self") -> float | None:
         if line.startswith("VmRSS:"):
             return round(int(line.split()[1]) / 1024, 1)
     return None
+
+
+def env_variants(text: str) -> dict[str, dict[str, str]]:
+    """``"K=V,K=V;K=V"`` as {variant text: {name: value}}, in order.
+
+    Raises:
+        ValueError: a variant that is not ``GRAPHSVC_NAME=value[,GRAPHSVC_NAME=value]``.
+    """
+    variants: dict[str, dict[str, str]] = {}
+    for part in text.split(";"):
+        pairs = [kv.split("=", 1) for kv in part.split(",") if kv.strip()]
+        if not pairs or any(
+            len(kv) != 2 or not kv[0].strip().startswith("GRAPHSVC_") for kv in pairs
+        ):
+            raise ValueError(f"{part!r} is not GRAPHSVC_NAME=value[,GRAPHSVC_NAME=value]")
+        variants[part.strip()] = {k.strip(): v.strip() for k, v in pairs}
+    return variants

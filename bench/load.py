@@ -4,6 +4,7 @@ Run::
 
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
                                    [--processes 1,2] [--http-runtimes uvloop,asyncio]
+                                   [--client raw,httpx] [--variants "K=V;K=V"]
                                    [--atoms 300]
                                    [--mix 20,60,10,10] [--warmup 15] [--sample S]
                                    [--top-queries N]
@@ -11,10 +12,15 @@ Run::
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
 short atoms into one subject, then for each ``--processes`` value, each
-``--workers`` value and each ``--http-runtimes`` value starts ``graphsvc serve
---workers P`` (P serving processes) as a subprocess with ``GRAPHSVC_WORKER_THREADS``
-set to the thread count and ``GRAPHSVC_HTTP_RUNTIME`` to the runtime, and runs
-``--clients`` concurrent HTTP clients for ``--seconds``: each request is a ``read``
+``--workers`` value, each ``--http-runtimes`` value, each ``--variants`` variant
+(comma-separated ``GRAPHSVC_*`` assignments; variants separated by ``;``) and each
+``--client`` starts ``graphsvc serve --workers P`` (P serving processes) as a
+subprocess with ``GRAPHSVC_WORKER_THREADS`` set to the thread count,
+``GRAPHSVC_HTTP_RUNTIME`` to the runtime and the variant's settings, and runs
+``--clients`` concurrent closed-loop clients for ``--seconds``, each on its own
+keep-alive connection (``raw``: :mod:`bench.raw_http`, a fraction of httpx's CPU per
+request on the cores the server shares) or all through one httpx pool
+(``httpx``): each request is a ``read``
 (budget 1,000), a ``search``, a one-hop ``inspect`` of a seeded atom or a one-atom
 ``write`` in the ``--mix`` proportions (percent, in that order), with seeded query
 texts, after ``--warmup`` untimed seconds of
@@ -60,7 +66,8 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import BenchNeo4j  # noqa: E402
+from bench.harness import BenchNeo4j, env_variants  # noqa: E402
+from bench.raw_http import RawConnection, RawHTTPError  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.inputs.models import parse_changes  # noqa: E402
@@ -248,7 +255,12 @@ def time_breakdown(
 
 
 async def run_load(
-    url: str, token: str, args: argparse.Namespace, seconds: float, atoms: list[str]
+    url: str,
+    token: str,
+    args: argparse.Namespace,
+    seconds: float,
+    atoms: list[str],
+    client_kind: str,
 ) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.clients + 4)
     headers = {"Authorization": f"Bearer {token}"}
@@ -266,6 +278,10 @@ async def run_load(
 
         async def one_client(k: int) -> None:
             rng = random.Random(args.seed * 1000 + k)
+            conn = None
+            if client_kind == "raw":
+                port = int(url.rsplit(":", 1)[1])
+                conn = RawConnection("127.0.0.1", port, headers)
             while time.monotonic() < stop_at:
                 op = rng.choices(ops, args.mix)[0]
                 if op == "inspect":
@@ -283,23 +299,29 @@ async def run_load(
                     body = {"query": READ if op == "read" else SEARCH, "variables": {"q": q}}
                 t0 = time.perf_counter()
                 try:
-                    r = await client.post("/graphql", json=body)
+                    if conn is not None:
+                        raw = await conn.post("/graphql", json.dumps(body).encode())
+                        status, ctype, content = raw.status, raw.content_type, raw.body
+                    else:
+                        r = await client.post("/graphql", json=body)
+                        status, content = r.status_code, r.content
+                        ctype = r.headers.get("content-type", "")
                     took = time.perf_counter() - t0
-                    payload = (
-                        r.json()
-                        if r.headers.get("content-type", "").startswith("application/json")
-                        else {}
-                    )
+                    payload = json.loads(content) if ctype.startswith("application/json") else {}
                     errs = payload.get("errors") or []
                     if errs:
                         errors[f"{op}:{errs[0].get('extensions', {}).get('code')}"] += 1
-                    elif r.status_code != 200:
-                        errors[f"{op}:HTTP {r.status_code}"] += 1
+                    elif status != 200:
+                        errors[f"{op}:HTTP {status}"] += 1
                     else:
                         latencies[op].append(took)
                         done_at.append(time.monotonic())
-                except httpx.HTTPError as exc:
+                except (httpx.HTTPError, OSError, EOFError, RawHTTPError) as exc:
+                    # OSError: a reset or refused connection; EOFError: the raw
+                    # client's IncompleteReadError (the server closed mid-answer).
                     errors[f"{op}:{type(exc).__name__}"] += 1
+            if conn is not None:
+                conn.close()
 
         async def prober() -> None:
             while time.monotonic() < stop_at:
@@ -427,6 +449,17 @@ def main() -> int:
         default="auto",
         help="GRAPHSVC_HTTP_RUNTIME values (auto, uvloop, asyncio): event loop and HTTP parser",
     )
+    p.add_argument(
+        "--client",
+        default="raw",
+        help="load clients (raw: one bench/raw_http connection each; httpx: one shared "
+        "AsyncClient pool); a comma-separated list runs each",
+    )
+    p.add_argument(
+        "--variants",
+        default="",
+        help='serving settings to compare, "GRAPHSVC_K=V,GRAPHSVC_K=V;GRAPHSVC_K=V"',
+    )
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
     p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
@@ -453,11 +486,26 @@ def main() -> int:
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         p.error("--clients must be in 1..256 and --seconds in (0, 600]")
     runtimes = args.http_runtimes.split(",")
+    kinds = args.client.split(",")
+    if not set(kinds) <= {"raw", "httpx"}:
+        p.error("--client takes raw, httpx or both")
+    variants: list[tuple[str, dict[str, str]]] = [("", {})]
+    if args.variants:
+        try:
+            # A list, not env_variants' dict: a variant may be named twice to alternate.
+            variants = [
+                (part.strip(), env_variants(part)[part.strip()])
+                for part in args.variants.split(";")
+            ]
+        except ValueError as exc:
+            p.error(f"--variants: {exc}")
     configs = [
-        (int(procs), int(threads), runtime)
+        (int(procs), int(threads), runtime, variant, kind)
         for procs in args.processes.split(",")
         for threads in args.workers.split(",")
         for runtime in runtimes
+        for variant in variants
+        for kind in kinds
     ]
 
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -482,15 +530,22 @@ def main() -> int:
                 {"tokens": {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}}
             )
         )
-        for procs, n, runtime in configs:
+        for procs, n, runtime, (variant, assigned), kind in configs:
             name = f"processes={procs} threads={n}"
             if len(runtimes) > 1:
                 name += f" http={runtime}"
+            if variant:
+                name += f" {variant}"
+            if len(kinds) > 1:
+                name += f" client={kind}"
+            if name in results:  # the same configuration again (alternating runs)
+                name += f" #{sum(1 for done in results if done.startswith(name)) + 1}"
             port = free_port()
             env = {
                 **serve_env(settings, state, auth),
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_HTTP_RUNTIME": runtime,
+                **assigned,
             }
             log = Path(tempfile.gettempdir()) / f"graphsvc-load-serve-{port}.log"
             print(f"{name}: starting graphsvc serve (its log: {log})...", file=sys.stderr)
@@ -500,8 +555,8 @@ def main() -> int:
             try:
                 if args.warmup > 0:
                     # Untimed: the JVM compiles its hot paths, caches fill, per server.
-                    asyncio.run(run_load(url, token, args, args.warmup, atoms))
-                out = asyncio.run(run_load(url, token, args, args.seconds, atoms))
+                    asyncio.run(run_load(url, token, args, args.warmup, atoms, kind))
+                out = asyncio.run(run_load(url, token, args, args.seconds, atoms, kind))
             finally:
                 stop_server(proc)
             results[name] = out

@@ -43,7 +43,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import BenchNeo4j  # noqa: E402
+from bench.harness import BenchNeo4j, env_variants  # noqa: E402
 from bench.load import (  # noqa: E402
     SEARCH,
     WORDS,
@@ -134,12 +134,10 @@ def main() -> int:
     args = p.parse_args()
     if args.rounds < 2:
         p.error("--rounds must be at least 2 (the first is warm-up)")
-    variants: dict[str, dict[str, str]] = {}
-    for text in args.variants.split(";"):
-        pairs = [kv.split("=", 1) for kv in text.split(",") if kv.strip()]
-        if not pairs or any(len(kv) != 2 or not kv[0].startswith("GRAPHSVC_") for kv in pairs):
-            p.error(f"--variants: {text!r} is not GRAPHSVC_NAME=value[,GRAPHSVC_NAME=value]")
-        variants[text.strip()] = {k.strip(): v.strip() for k, v in pairs}
+    try:
+        variants = env_variants(args.variants)
+    except ValueError as exc:
+        p.error(f"--variants: {exc}")
 
     neo = BenchNeo4j("serve-variants")
     state = neo.state

@@ -252,6 +252,11 @@ class HttpSettings(Section):
     # passes through both on the one loop thread that also answers `{ health }`
     # (docs/performance.md, "The event loop and the HTTP parser").
     http_runtime: Literal["auto", "uvloop", "asyncio"] = "auto"
+    # Seconds an idle keep-alive connection stays open (uvicorn's default is 5): an
+    # agent host that thinks between calls keeps its connection, and a client that
+    # sends on a connection the server is closing (a reset, which a client need not
+    # retry for a POST) meets that race less often.
+    keep_alive_s: Annotated[int, Range(gt=0, le=3600)] = 30
     # Seconds a client is told to wait (Retry-After) when Neo4j is unavailable.
     retry_after_s: int = 2
     max_request_bytes: int = 4 * 1024 * 1024

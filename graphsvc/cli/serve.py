@@ -145,6 +145,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                     access_log=False,
                     loop=loop,
                     http=http,
+                    timeout_keep_alive=settings.http.keep_alive_s,
                 )
         else:
             _serve_workers(settings, runtime, auth_path, (loop, http))
@@ -185,4 +186,5 @@ def _serve_workers(
         access_log=False,
         loop=loop_and_http[0],
         http=loop_and_http[1],
+        timeout_keep_alive=settings.http.keep_alive_s,
     )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import http.client
 import json
 import os
 import signal
@@ -66,6 +67,20 @@ def test_serve_with_seed_answers_health_and_search(test_settings: Settings, tmp_
         )
         hits = r.json()["data"]["search"]["hits"]
         assert hits and "Condensation" in hits[0]["atom"]["text"]
+        # GRAPHSVC_KEEP_ALIVE_S (30 s): a connection idle past uvicorn's own default
+        # (5 s) still carries the next request; with that default the server closed it.
+        conn = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
+        health = json.dumps({"query": "{ health }"})
+        kind = {"Content-Type": "application/json"}
+        conn.request("POST", "/graphql", body=health, headers=kind)
+        assert conn.getresponse().read()
+        first = conn.sock
+        time.sleep(6)
+        conn.request("POST", "/graphql", body=health, headers=kind)
+        again = conn.getresponse()
+        assert again.status == 200 and json.loads(again.read())["data"]["health"]
+        assert conn.sock is first
+        conn.close()
     finally:
         proc.send_signal(signal.SIGINT)
         try:
