@@ -382,24 +382,29 @@ class Peer:
         )
         self.embed = embed
 
-    def rank(self, conv: Conversation, q: Question, top_k: int) -> tuple[list[str], float]:
+    def search(self, subject: str, text: str, top_k: int) -> tuple[list[str], float]:
+        """The first 10 atom ids for ``text`` in ``subject``, and the milliseconds the
+        query embedding and the retrieval took."""
         from neo4j_graphrag.types import HybridSearchRanker
 
         # The peer passes its text to Lucene as a query: escape it as graphsvc does so
         # punctuation in questions cannot make a syntax error (same terms, OR-ed).
-        lucene = " ".join(escape_term(t) for t in q.text.lower().split())
+        lucene = " ".join(escape_term(t) for t in text.lower().split())
         t0 = time.perf_counter()
-        vector = [float(x) for x in self.embed(q.text)]
+        vector = [float(x) for x in self.embed(text)]
         result = self.retriever.get_search_results(
             query_vector=vector,
             query_text=lucene,
             top_k=top_k,
             ranker=HybridSearchRanker.LINEAR,
             alpha=0.8,
-            query_params={"subject": conv.subject},
+            query_params={"subject": subject},
         )
         ms = (time.perf_counter() - t0) * 1000
-        ids = [r["atomId"] for r in result.records][:10]
+        return [r["atomId"] for r in result.records][:10], ms
+
+    def rank(self, conv: Conversation, q: Question, top_k: int) -> tuple[list[str], float]:
+        ids, ms = self.search(conv.subject, q.text, top_k)
         return [conv.dia_of[a] for a in ids if a in conv.dia_of], ms
 
 

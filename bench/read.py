@@ -4,7 +4,7 @@ Run::
 
     .venv/bin/python bench/read.py [--sizes 1000,10000,100000] [--reads 100]
                                    [--warmup 200] [--budget 2000] [--depth 2]
-                                   [--operation read|search] [--http]
+                                   [--operation read|search] [--http] [--peer]
                                    [--json PATH]
 
 For each size it writes a corpus into a subject of its own, then times ``--reads``
@@ -20,7 +20,11 @@ size's p95 (the baseline, measured in the same run), and writes
 and warm-up). ``--http`` times each call over HTTP instead of in process: a ``graphsvc
 serve`` subprocess on the same Neo4j, one client on one kept-alive connection, the
 GraphQL document asking for each hit's id, text and score (a read: the selection's
-tokens and each item's text).
+tokens and each item's text). ``--peer`` (with ``--operation search``) then times
+neo4j-graphrag's ``HybridCypherRetriever`` (linear ranker, alpha 0.8, top k 128 and
+512; :class:`bench.quality.Peer`) on the same subject, queries and warm-up, in this
+process, its query embedding included, and prints graphsvc's p50 and p95 as ratios
+to each.
 
 The corpus. Short synthetic sentences from a fixed vocabulary (seeded, so every run
 builds the same corpus); every atom links to two others of its subject (roles
@@ -444,8 +448,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--http", action="store_true", help="time each call over HTTP (a graphsvc serve)"
     )
+    p.add_argument(
+        "--peer",
+        action="store_true",
+        help="with --operation search: also time neo4j-graphrag's HybridCypherRetriever",
+    )
     p.add_argument("--json", default=None, help="default bench/results/<operation>.json")
     args = p.parse_args(argv)
+    if args.peer and args.operation != "search":
+        p.error("--peer compares searches: use it with --operation search")
     if args.json is None:
         suffix = "_http" if args.http else ""
         args.json = str(ROOT / "bench" / "results" / f"{args.operation}{suffix}.json")
@@ -525,6 +536,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             }
             ratio = write_report(Path(args.json), args, settings, results)
             print(f"  {n:>7} atoms, index as loaded: {_line(stats, segments)}", flush=True)
+            if args.peer:
+                results[str(n)]["peer"] = time_peer(service, db, subject, qs, warmup, stats)
+                ratio = write_report(Path(args.json), args, settings, results)
             print(
                 f"  RSS: this process (service, model loaded) {results[str(n)]['serviceRssMb']} MiB"
                 f" (at start {rss_at_start} MiB), Neo4j {results[str(n)]['neo4jRssMb']} MiB",
@@ -569,6 +583,44 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 _SERVERS: list[subprocess.Popen[bytes]] = []
+
+
+def time_peer(
+    service: Service,
+    db: Database,
+    subject: str,
+    qs: Sequence[str],
+    warmup: Sequence[str],
+    ours: dict[str, Any],
+) -> dict[str, Any]:
+    """neo4j-graphrag's hybrid retriever on ``subject`` (top k 128 and 512), timed as
+    :func:`measure` times graphsvc, and graphsvc's p50/p95 (``ours``) over each."""
+    from bench.quality import Peer
+
+    def embed(text: str) -> np.ndarray:
+        v = np.asarray(service.embedder.embed([text])[0], dtype=np.float64)
+        return v / np.linalg.norm(v)
+
+    peer = Peer(db, embed)
+    out: dict[str, Any] = {}
+    for k in (128, 512):
+        for q in warmup:
+            peer.search(subject, q, k)
+        times = [peer.search(subject, q, k)[1] for q in qs]
+        p50, p95 = percentile(times, 50), percentile(times, 95)
+        out[f"k{k}"] = {
+            "p50Ms": round(p50, 2),
+            "p95Ms": round(p95, 2),
+            "graphsvcP50Ratio": round(ours["p50Ms"] / p50, 2),
+            "graphsvcP95Ratio": round(ours["p95Ms"] / p95, 2),
+        }
+        print(
+            f"    peer k {k} (in process, query embedding included): p50 {p50:6.1f} ms   "
+            f"p95 {p95:6.1f} ms; graphsvc / peer p50 {ours['p50Ms'] / p50:.2f}, "
+            f"p95 {ours['p95Ms'] / p95:.2f}",
+            flush=True,
+        )
+    return out
 
 
 def caller(
