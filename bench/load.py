@@ -5,6 +5,7 @@ Run::
     .venv/bin/python bench/load.py [--clients 16] [--seconds 30] [--workers 16]
                                    [--processes 1,2] [--http-runtimes uvloop,asyncio]
                                    [--client raw,httpx] [--variants "K=V;K=V"]
+                                   [--write-elsewhere]
                                    [--atoms 300]
                                    [--mix 20,60,10,10] [--warmup 15] [--sample S]
                                    [--top-queries N]
@@ -23,7 +24,8 @@ request on the cores the server shares) or all through one httpx pool
 (``httpx``): each request is a ``read``
 (budget 1,000), a ``search``, a one-hop ``inspect`` of a seeded atom or a one-atom
 ``write`` in the ``--mix`` proportions (percent, in that order), with seeded query
-texts, after ``--warmup`` untimed seconds of
+texts (with ``--write-elsewhere`` the writes go to a second subject, so the
+searched one keeps its size through a soak), after ``--warmup`` untimed seconds of
 the same load on that server (a cold Neo4j JVM is several times slower). Meanwhile
 one prober asks
 ``GET /healthz`` and the GraphQL ``{ health }`` field every 100 ms.
@@ -264,6 +266,7 @@ async def run_load(
 ) -> dict[str, Any]:
     limits = httpx.Limits(max_connections=args.clients + 4)
     headers = {"Authorization": f"Bearer {token}"}
+    write_headers = {"Authorization": f"Bearer {args.write_token}"} if args.write_token else None
     async with httpx.AsyncClient(
         base_url=url, headers=headers, timeout=60, limits=limits
     ) as client:
@@ -278,10 +281,12 @@ async def run_load(
 
         async def one_client(k: int) -> None:
             rng = random.Random(args.seed * 1000 + k)
-            conn = None
+            conn = wconn = None
             if client_kind == "raw":
                 port = int(url.rsplit(":", 1)[1])
                 conn = RawConnection("127.0.0.1", port, headers)
+                # Writes elsewhere go on a connection of their own, with their token.
+                wconn = RawConnection("127.0.0.1", port, write_headers) if write_headers else conn
             while time.monotonic() < stop_at:
                 op = rng.choices(ops, args.mix)[0]
                 if op == "inspect":
@@ -299,11 +304,13 @@ async def run_load(
                     body = {"query": READ if op == "read" else SEARCH, "variables": {"q": q}}
                 t0 = time.perf_counter()
                 try:
-                    if conn is not None:
-                        raw = await conn.post("/graphql", json.dumps(body).encode())
+                    if conn is not None and wconn is not None:
+                        via = wconn if op == "write" else conn
+                        raw = await via.post("/graphql", json.dumps(body).encode())
                         status, ctype, content = raw.status, raw.content_type, raw.body
                     else:
-                        r = await client.post("/graphql", json=body)
+                        extra = write_headers if op == "write" and write_headers else None
+                        r = await client.post("/graphql", json=body, headers=extra)
                         status, content = r.status_code, r.content
                         ctype = r.headers.get("content-type", "")
                     took = time.perf_counter() - t0
@@ -320,8 +327,8 @@ async def run_load(
                     # OSError: a reset or refused connection; EOFError: the raw
                     # client's IncompleteReadError (the server closed mid-answer).
                     errors[f"{op}:{type(exc).__name__}"] += 1
-            if conn is not None:
-                conn.close()
+            for c in {id(x): x for x in (conn, wconn) if x is not None}.values():
+                c.close()
 
         async def prober() -> None:
             while time.monotonic() < stop_at:
@@ -460,6 +467,11 @@ def main() -> int:
         default="",
         help='serving settings to compare, "GRAPHSVC_K=V,GRAPHSVC_K=V;GRAPHSVC_K=V"',
     )
+    p.add_argument(
+        "--write-elsewhere",
+        action="store_true",
+        help="send the writes to a second subject: the searched one keeps its size",
+    )
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
     p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
@@ -524,12 +536,15 @@ def main() -> int:
         print(f"writing {args.atoms} atoms into {subject}...", file=sys.stderr, flush=True)
         atoms = seed_atoms(service, binding, args.atoms, random.Random(args.seed))
         token = uuid.uuid4().hex
+        args.write_token = uuid.uuid4().hex if args.write_elsewhere else None
+        tokens = {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}
+        if args.write_token:
+            tokens[args.write_token] = {
+                "subject": f"{subject}-writes",
+                "actor": {"kind": "human", "id": "bench"},
+            }
         auth = state / "auth.json"
-        auth.write_text(
-            json.dumps(
-                {"tokens": {token: {"subject": subject, "actor": {"kind": "human", "id": "bench"}}}}
-            )
-        )
+        auth.write_text(json.dumps({"tokens": tokens}))
         for procs, n, runtime, (variant, assigned), kind in configs:
             name = f"processes={procs} threads={n}"
             if len(runtimes) > 1:
