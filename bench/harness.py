@@ -79,18 +79,19 @@ def rss_mb(pid: int | str = "self") -> float | None:
     return None
 
 
-def env_variants(text: str) -> dict[str, dict[str, str]]:
-    """``"K=V,K=V;K=V"`` as {variant text: {name: value}}, in order.
+def env_variants(text: str) -> list[tuple[str, dict[str, str]]]:
+    """``"K=V,K=V;K=V"`` as (variant text, {name: value}) pairs, in order (a variant
+    named twice comes twice: alternating runs).
 
     Raises:
         ValueError: a variant that is not ``GRAPHSVC_NAME=value[,GRAPHSVC_NAME=value]``.
     """
-    variants: dict[str, dict[str, str]] = {}
+    variants: list[tuple[str, dict[str, str]]] = []
     for part in text.split(";"):
         pairs = [kv.split("=", 1) for kv in part.split(",") if kv.strip()]
         if not pairs or any(
             len(kv) != 2 or not kv[0].strip().startswith("GRAPHSVC_") for kv in pairs
         ):
             raise ValueError(f"{part!r} is not GRAPHSVC_NAME=value[,GRAPHSVC_NAME=value]")
-        variants[part.strip()] = {k.strip(): v.strip() for k, v in pairs}
+        variants.append((part.strip(), {k.strip(): v.strip() for k, v in pairs}))
     return variants

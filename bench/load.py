@@ -327,8 +327,9 @@ async def run_load(
                     # OSError: a reset or refused connection; EOFError: the raw
                     # client's IncompleteReadError (the server closed mid-answer).
                     errors[f"{op}:{type(exc).__name__}"] += 1
-            for c in {id(x): x for x in (conn, wconn) if x is not None}.values():
-                c.close()
+            if conn is not None and wconn is not None:
+                conn.close()
+                wconn.close()  # the same connection again without --write-elsewhere: a no-op
 
         async def prober() -> None:
             while time.monotonic() < stop_at:
@@ -504,11 +505,7 @@ def main() -> int:
     variants: list[tuple[str, dict[str, str]]] = [("", {})]
     if args.variants:
         try:
-            # A list, not env_variants' dict: a variant may be named twice to alternate.
-            variants = [
-                (part.strip(), env_variants(part)[part.strip()])
-                for part in args.variants.split(";")
-            ]
+            variants = env_variants(args.variants)
         except ValueError as exc:
             p.error(f"--variants: {exc}")
     configs = [

@@ -354,6 +354,16 @@ def tokens_for(tokens: Any) -> list[str]:
     return [inverse[i] for i in tokens.ids[0]]
 
 
+def unit_embed(embedder: Any) -> Callable[[str], np.ndarray]:
+    """One text's embedding by ``embedder``, as a unit float64 vector."""
+
+    def embed(text: str) -> np.ndarray:
+        v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
+        return v / np.linalg.norm(v)
+
+    return embed
+
+
 class Peer:
     """neo4j-graphrag's HybridCypherRetriever (linear ranker, alpha 0.8)."""
 
@@ -720,9 +730,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
             )
 
-        def embed(text: str) -> np.ndarray:
-            v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
-            return v / np.linalg.norm(v)
+        embed = unit_embed(embedder)
 
         tokens: dict[str, str] = {}
         for c in convs:

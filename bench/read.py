@@ -595,13 +595,9 @@ def time_peer(
 ) -> dict[str, Any]:
     """neo4j-graphrag's hybrid retriever on ``subject`` (top k 128 and 512), timed as
     :func:`measure` times graphsvc, and graphsvc's p50/p95 (``ours``) over each."""
-    from bench.quality import Peer
+    from bench.quality import Peer, unit_embed
 
-    def embed(text: str) -> np.ndarray:
-        v = np.asarray(service.embedder.embed([text])[0], dtype=np.float64)
-        return v / np.linalg.norm(v)
-
-    peer = Peer(db, embed)
+    peer = Peer(db, unit_embed(service.embedder))
     out: dict[str, Any] = {}
     for k in (128, 512):
         for q in warmup:

@@ -135,7 +135,7 @@ def main() -> int:
     if args.rounds < 2:
         p.error("--rounds must be at least 2 (the first is warm-up)")
     try:
-        variants = env_variants(args.variants)
+        variants = dict(env_variants(args.variants))
     except ValueError as exc:
         p.error(f"--variants: {exc}")
 
