@@ -30,6 +30,7 @@ from graphsvc.store.write_steps import (
     Provenance,
     lock_heads,
     new_revision,
+    record_change,
     record_operation,
     refuse_if_purge_pending,
     write_transaction,
@@ -110,11 +111,6 @@ def _commit(tx: Tx, plan: AtomisePlan) -> int:
         archived_at=plan.signed_at,
         token_id=plan.token_id,
     )
-    if plan.extractor is not None:
-        heads = [head_mentions(a, 1, m) for a, m in zip(plan.atom_ids, plan.mentions, strict=True)]
-        entities.write_mentions(
-            tx, plan.subject, [plan.source_id], heads, plan.extractor, plan.operation_id
-        )
     written = [AtomRef(a, 1) for a in plan.atom_ids] + [AtomRef(plan.source_id, archive_rev)]
     record_operation(tx, prov, written, [plan.token_id], kind="atomise")
     sequence = _append_event(tx, plan)
@@ -123,6 +119,13 @@ def _commit(tx: Tx, plan: AtomisePlan) -> int:
             tx, plan.job.job_id, plan.job.owner, state="done", now_iso=plan.now_iso,
             outcome="atomised",
         )  # fmt: skip
+    # Last, the two steps that hold a subject-wide lock until commit (write_steps).
+    if plan.extractor is not None:
+        heads = [head_mentions(a, 1, m) for a, m in zip(plan.atom_ids, plan.mentions, strict=True)]
+        entities.write_mentions(
+            tx, plan.subject, [plan.source_id], heads, plan.extractor, plan.operation_id
+        )
+    record_change(tx, prov, written, kind="atomise")
     return sequence
 
 

@@ -3,9 +3,10 @@
 ``(:Revision:Current)-[:MENTIONS {name, type, count, aliases}]->(:Entity {subject,
 key, name, type, aliases, mentions})``. Every change runs inside the transaction
 of what causes it (a write batch, an atomisation, a purge's erase step, a rebuild
-batch), so the index commits exactly with it (ENT-2), and every change first takes
-the subject's :data:`lock` (``entities/lock``): concurrent batches of one subject
-serialise on it for the rest of their transaction, so an entity found without
+batch), so the index commits exactly with it (ENT-2), and every change of an
+entity (a mention added or removed) first takes the subject's :data:`lock`
+(``entities/lock``), as the last steps of its transaction: concurrent batches of
+one subject serialise on it until commit, so an entity found without
 mentions is deleted while no other transaction is adding one, and an entity's
 name and aliases are derived from the mentions that exist when it commits
 (:func:`graphsvc.core.entity_keys.fold_entity`): nothing derived from a removed
@@ -99,7 +100,10 @@ def write_mentions(
     ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2)."""
     if not replaced and not heads:
         return
-    lock(tx, [subject], by)
+    if replaced or any(h["mentions"] for h in heads):
+        # Only a change of some entity needs the lock; heads that mention nothing
+        # are just marked indexed, so the subject's other writers need not wait.
+        lock(tx, [subject], by)
     touched = drop_mentions(tx, subject, replaced)
     if heads:
         touched += run(

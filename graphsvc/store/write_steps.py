@@ -12,6 +12,10 @@ these steps, in this order:
    with the transaction's :class:`Provenance`; :func:`create_revisions` for a batch.
 5. :func:`record_operation`: the ``(:Operation)`` record the revisions were written by.
 6. :func:`finish_idempotency`: the key's stored result (a write batch with a key).
+7. The steps that take a subject-wide lock held to commit, as late as they can run
+   so the subject's other writers wait as little as possible: the entity index's
+   mentions (:func:`graphsvc.store.entities.write_mentions`), then
+   :func:`record_change`, the change feed's numbered record.
 
 :func:`write_transaction` runs the work and maps a unique-constraint failure (two
 first writers of one new revision number) to ``CAS_CONFLICT`` for both paths.
@@ -46,6 +50,7 @@ __all__ = [
     "lock_heads",
     "new_revision",
     "purge_pending",
+    "record_change",
     "record_operation",
     "refuse_if_purge_pending",
     "write_transaction",
@@ -269,9 +274,7 @@ def record_operation(
     *,
     kind: str | None = None,
 ) -> None:
-    """The ``(:Operation)`` record: the revisions it wrote and the inputs it used, and
-    its record in the change feed (:mod:`graphsvc.store.changes`), numbered in this
-    transaction.
+    """The ``(:Operation)`` record: the revisions it wrote and the inputs it used.
 
     ``kind`` is ``"atomise"`` for an atomisation; a write batch's record has none.
     """
@@ -283,5 +286,13 @@ def record_operation(
         tokenIds=list(token_ids),
         **prov.params(),
     )
-    # Last of the transaction's steps: the sequence's lock is held only to commit.
+
+
+def record_change(
+    tx: Tx, prov: Provenance, revisions: Sequence[AtomRef], *, kind: str | None = None
+) -> None:
+    """The operation's record in the change feed (:mod:`graphsvc.store.changes`),
+    numbered in this transaction. Run it last: numbering takes the subject's
+    sequence lock, held to commit, so every step after it would lengthen the
+    queue of the subject's other writers."""
     changes.record_change(tx, prov.params(), revisions, kind)

@@ -2,9 +2,10 @@
 
 ``commit_write`` runs, in one transaction: purge-marker check, idempotency claim, atom
 locks, CAS on heads, target checks, atoms, revisions, retire copies, links,
-entity mentions (SPEC §16), citations, provenance, the operation record, the
-background jobs the batch causes
-(the outbox, :mod:`graphsvc.store.jobs`) and the idempotency result. Any
+citations, provenance, the operation record, the background jobs the batch causes
+(the outbox, :mod:`graphsvc.store.jobs`), the idempotency result, and last the two
+steps that hold a subject-wide lock until commit: entity mentions (SPEC §16) and
+the change feed's record. Any
 failure raises and the driver rolls the transaction back, so a batch is all or
 nothing (WR-7), also when the connection or the server dies mid-way. The steps an
 atomisation shares (purge check, idempotency, lock + heads, revisions, operation
@@ -37,6 +38,7 @@ from graphsvc.store.write_steps import (
     create_revisions,
     finish_idempotency,
     lock_heads,
+    record_change,
     record_operation,
     refuse_if_purge_pending,
     write_transaction,
@@ -257,10 +259,6 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
     if req.retires:
         run(tx, "write/copy_retired", subject=s, retires=req.retires)
     _create_links(tx, req)
-    if req.extractor is not None:
-        entities.write_mentions(
-            tx, s, sorted(req.cas), req.mentions, req.extractor, req.operation_id
-        )
     if req.cites:
         run(tx, "write/create_citations", subject=s, cites=req.cites)
     if req.gens:
@@ -274,6 +272,12 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
     create_jobs(tx, prov, req.auth_generation, req.jobs)
     if req.scope_key is not None:
         finish_idempotency(tx, req.scope_key, req.result)
+    # Last, the two steps that hold a subject-wide lock until commit (write_steps).
+    if req.extractor is not None:
+        entities.write_mentions(
+            tx, s, sorted(req.cas), req.mentions, req.extractor, req.operation_id
+        )
+    record_change(tx, prov, written)
     return None
 
 

@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import uuid
 from collections.abc import Sequence
 from pathlib import Path
@@ -178,6 +179,45 @@ def test_a_revise_replaces_the_mentions_and_removes_the_entity_left_without_one(
         a=a.atom_id,
     )
     assert {r["rev"] for r in rows} == {2}
+
+
+@pytest.mark.req("ENT-2")
+def test_a_write_that_mentions_nothing_commits_while_the_entity_lock_is_held(
+    service: Service, human: Binding, subject: str
+) -> None:
+    # Another transaction (an index change of this subject) holds the entity lock.
+    session = service.db.driver.session(database=service.db.database)
+    holder = session.begin_transaction()
+    holder.run("MERGE (l:EntityLock {subject: $s}) SET l.by = 'test'", s=subject).consume()
+    written: list[AtomRef] = []
+    failed: list[BaseException] = []
+
+    def write_plain() -> None:
+        try:
+            written.extend(create(service, human, "nothing here is named, only plain words."))
+        except BaseException as exc:  # the assertion below reports it
+            failed.append(exc)
+
+    worker = threading.Thread(target=write_plain, daemon=True)
+    worker.start()
+    try:
+        # The write changes no entity, so it does not queue behind the lock.
+        worker.join(timeout=120)
+        committed = not worker.is_alive()
+    finally:
+        holder.rollback()
+        session.close()
+        worker.join(timeout=120)
+    assert committed and not failed, failed
+    [a] = written
+    rows = cypher(
+        service.db,
+        "MATCH (r:Revision:Current {subject: $s, atomId: $a}) RETURN r.entityIndex AS v",
+        s=subject,
+        a=a.atom_id,
+    )
+    assert rows == [{"v": RuleExtractor().version}]
+    assert keys_of(service.db, subject, a) == []
 
 
 @pytest.mark.req("ENT-2")
