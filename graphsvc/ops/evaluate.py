@@ -245,11 +245,16 @@ def evaluate_then(
     include_archived: bool,
     then: Callable[[Tx, Evaluation], T],
 ) -> tuple[Evaluation, T]:
-    """Evaluate, then run ``then(tx, evaluation)`` in the same read transaction.
+    """Evaluate, then run ``then(tx, evaluation)`` on the same ``tx``.
 
-    One transaction holds the purge check, the acquisition and whatever the caller
-    reads about the result (a read's closures and bodies), so they agree (RD-1)
-    and a read pays for one transaction, not four.
+    The purge check, the acquisition and whatever the caller reads about the
+    result (a read's closures and bodies) run on one session, each query an
+    auto-commit read (:meth:`Database.read_each`): a read transaction would add a
+    BEGIN and a COMMIT round trip to each search (three round trips where its one
+    query, ``search/mirror_state``, needs one) and would give no snapshot in
+    return, since Neo4j's reads are read-committed. What makes the answer agree
+    (RD-1) is the subject's generation, read with the first query and checked
+    against what the mirror and the kept statistics were built from.
 
     Raises:
         PurgePendingError: a purge in the subject has not finished (LNK-6).
@@ -293,7 +298,7 @@ def evaluate_then(
         return ev, then(tx, ev)
 
     try:
-        return db.read_tx(work, label="evaluate")
+        return db.read_each(work, label="evaluate")
     finally:
         # On an early error (purge pending) nobody waits for these; a started one
         # finishes on its own and its result is dropped.

@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from contextlib import contextmanager
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from neo4j import (
     Driver,
@@ -50,9 +50,16 @@ __all__ = ["SCHEMA_VERSION", "Database", "Tx", "round_trips", "run"]
 
 T = TypeVar("T")
 
-# A transaction handle a use case may hold and pass to store functions (it never
-# runs a query itself, so it needs no neo4j import).
-Tx = ManagedTransaction
+
+class Tx(Protocol):
+    """Where a unit of work's named queries run (:func:`run`): a managed transaction
+    (:meth:`Database.read_tx`, :meth:`Database.write_tx`) or a session whose every
+    query commits on its own (:meth:`Database.read_each`). A use case holds one and
+    passes it to store functions; it never runs a query itself, so it needs no
+    neo4j import."""
+
+    def run(self, query: str, parameters: dict[str, Any] | None = None) -> Result: ...
+
 
 # What `CREATE ... IF NOT EXISTS` raises when another process created the same
 # index or constraint between its check and its commit.
@@ -91,7 +98,7 @@ def round_trips() -> int:
     return next(_SENT) - reads_before
 
 
-def run(tx: ManagedTransaction, name: str, **params: Any) -> list[dict[str, Any]]:
+def run(tx: Tx, name: str, **params: Any) -> list[dict[str, Any]]:
     """Run the named query in ``tx``; each row as a plain dict.
 
     Values stay as the driver decoded them: our queries return maps, lists and
@@ -278,7 +285,7 @@ class Database:
         return self.soon(lambda: self.read_rows(name, **params), label=name)
 
     # ------------------------------------------------------------ transactions
-    def write_tx(self, work: Callable[[ManagedTransaction], T], *, label: str = "write") -> T:
+    def write_tx(self, work: Callable[[Tx], T], *, label: str = "write") -> T:
         """Run ``work`` in one write transaction, retried on transient errors.
 
         The function may be called more than once (driver retries); it must not
@@ -286,7 +293,7 @@ class Database:
         """
         return self._managed(work, label, RoutingControl.WRITE)
 
-    def read_tx(self, work: Callable[[ManagedTransaction], T], *, label: str = "read") -> T:
+    def read_tx(self, work: Callable[[Tx], T], *, label: str = "read") -> T:
         """Run ``work`` in one read transaction.
 
         Neo4j reads are read-committed: each query sees what was committed when it
@@ -294,9 +301,27 @@ class Database:
         """
         return self._managed(work, label, RoutingControl.READ)
 
-    def _managed(
-        self, work: Callable[[ManagedTransaction], T], label: str, routing: RoutingControl
-    ) -> T:
+    def read_each(self, work: Callable[[Tx], T], *, label: str = "read") -> T:
+        """Run ``work`` with each of its queries an auto-commit read of its own.
+
+        One round trip per query, where a read transaction adds BEGIN and COMMIT
+        (three for a one-query search); it gives up nothing a read transaction
+        gives, since that is no snapshot either (:meth:`read_tx`). A retryable
+        failure runs ``work`` again, for the driver's ``max_retry_time_s``, as
+        :meth:`_autocommit` does for one query.
+        """
+
+        def once() -> T:
+            with self._session(RoutingControl.READ) as session:
+                return work(_EachQuery(session, label))
+
+        try:
+            return _retrying(once, _retryable, self.max_retry_time_s)
+        except (Neo4jError, DriverError):
+            with _mapped(label):
+                raise
+
+    def _managed(self, work: Callable[[Tx], T], label: str, routing: RoutingControl) -> T:
         """A managed transaction with the request's time left as its timeout.
 
         The driver retries any retryable failure for ``max_retry_time_s``; a deadlock
@@ -376,6 +401,20 @@ class Database:
                 routing_=RoutingControl.WRITE,
             )
         return SCHEMA_VERSION
+
+
+class _EachQuery:
+    """A :class:`Tx` whose every query is an auto-commit transaction of ``session``,
+    with the request's time left as its timeout (:meth:`Database.read_each`)."""
+
+    def __init__(self, session: Session, label: str) -> None:
+        self._session = session
+        self._label = label
+
+    def run(self, query: str, parameters: dict[str, Any] | None = None) -> Result:
+        text = Query(query, timeout=_tx_timeout(self._label))  # raises past the deadline
+        _count_query()
+        return self._session.run(text, parameters)
 
 
 def _tx_timeout(label: str) -> float | None:

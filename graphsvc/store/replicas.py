@@ -8,9 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from neo4j import ManagedTransaction
-
-from graphsvc.store.connection import Database, run
+from graphsvc.store.connection import Database, Tx, run
 
 __all__ = ["LiveReplica", "Registration", "live_replicas", "register", "release", "renew"]
 
@@ -65,7 +63,7 @@ def register(db: Database, me: Registration, now: float) -> list[LiveReplica]:
     returned list is not empty.
     """
 
-    def work(tx: ManagedTransaction) -> list[LiveReplica]:
+    def work(tx: Tx) -> list[LiveReplica]:
         run(tx, "replica/lock", now=now)
         others = _live(run(tx, "replica/live_others", now=now, replicaId=me.replica_id))
         clashing = [o for o in others if o.fingerprint != me.fingerprint]
@@ -86,7 +84,7 @@ def release(db: Database, replica_id: str) -> None:
     db.write("replica/release", replicaId=replica_id)
 
 
-def _upsert(tx: ManagedTransaction, me: Registration, now: float) -> None:
+def _upsert(tx: Tx, me: Registration, now: float) -> None:
     run(
         tx,
         "replica/upsert",

@@ -6,11 +6,9 @@ import json
 from collections.abc import Iterable
 from typing import Any
 
-from neo4j import ManagedTransaction
-
 from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView
-from graphsvc.store.connection import Database, run
+from graphsvc.store.connection import Database, Tx, run
 
 __all__ = ["load_views", "view_from_row"]
 
@@ -19,7 +17,7 @@ def load_views(
     db: Database,
     subject: str,
     refs: Iterable[AtomRef],
-    tx: ManagedTransaction | None = None,
+    tx: Tx | None = None,
     as_of: str | None = None,
     mirror: HeadMirror | None = None,
 ) -> dict[AtomRef, AtomView]:
