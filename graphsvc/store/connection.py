@@ -240,25 +240,28 @@ class Database:
         """One named query as an auto-commit transaction.
 
         RUN and PULL travel together and the commit is part of the answer: one
-        round trip, where a managed transaction takes two (BEGIN goes with the
-        first query, COMMIT is another). A retryable failure (the statement was
-        rolled back) is retried like a managed transaction's: for the driver's
-        ``max_retry_time_s`` (:func:`_retrying`, the one retry loop).
+        round trip, where a managed transaction takes three (BEGIN, the query,
+        COMMIT). A retryable failure (the statement was rolled back) is retried
+        like a managed transaction's (:meth:`_unmanaged`).
         """
 
         def once() -> list[dict[str, Any]]:
-            text = Query(query(name), timeout=_tx_timeout(name))
-            _count_query()
             with timed_query(name), self._session(routing) as session:
-                result = session.run(text, _quiet(params))
+                result = _EachQuery(session, name).run(query(name), _quiet(params))
                 if plain:
                     return _plain_rows(result)
                 return [record.data() for record in result]
 
+        return self._unmanaged(once, name)
+
+    def _unmanaged(self, once: Callable[[], T], label: str) -> T:
+        """Run ``once`` (auto-commit queries) again after a retryable failure, for the
+        driver's ``max_retry_time_s`` (:func:`_retrying`, the one retry loop), as the
+        driver retries a managed transaction; a failure left is a ``StoreError``."""
         try:
             return _retrying(once, _retryable, self.max_retry_time_s)
         except (Neo4jError, DriverError):
-            with _mapped(name):
+            with _mapped(label):
                 raise
 
     # ------------------------------------------------------------ side work
@@ -307,19 +310,14 @@ class Database:
         One round trip per query, where a read transaction adds BEGIN and COMMIT
         (three for a one-query search); it gives up nothing a read transaction
         gives, since that is no snapshot either (:meth:`read_tx`). A retryable
-        failure runs ``work`` again, for the driver's ``max_retry_time_s``, as
-        :meth:`_autocommit` does for one query.
+        failure runs ``work`` again (:meth:`_unmanaged`).
         """
 
         def once() -> T:
             with self._session(RoutingControl.READ) as session:
                 return work(_EachQuery(session, label))
 
-        try:
-            return _retrying(once, _retryable, self.max_retry_time_s)
-        except (Neo4jError, DriverError):
-            with _mapped(label):
-                raise
+        return self._unmanaged(once, label)
 
     def _managed(self, work: Callable[[Tx], T], label: str, routing: RoutingControl) -> T:
         """A managed transaction with the request's time left as its timeout.

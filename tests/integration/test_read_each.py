@@ -17,7 +17,7 @@ from graphsvc.telemetry.request_scope import scope
 
 
 @pytest.mark.req("RD-1")
-def test_each_query_is_one_round_trip_and_sees_the_subject_as_committed(
+def test_each_query_is_sent_on_its_own_and_sees_the_subject_as_committed(
     service: Service, db: Database, human: Binding, subject: str
 ) -> None:
     def state() -> dict[str, object]:
