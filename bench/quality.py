@@ -493,6 +493,10 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["similar_weight"] = float(value)
         elif key == "entq":
             changes["entity_query_weight"] = float(value)
+        elif key == "enta":
+            changes["entity_anchors"] = int(value)
+        elif key == "entaw":
+            changes["entity_anchor_weight"] = float(value)
         elif key == "mirror":
             changes["head_mirror_max"] = int(value)
         else:
@@ -723,7 +727,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.entities_off_http:
             live_off = serve(
                 service_for(
-                    settings.with_(entity_weight=0.0, entity_query_weight=0.0),
+                    settings.with_(
+                        entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0
+                    ),
                     db,
                     embedder,
                     tokenizer,

@@ -64,6 +64,7 @@ from bench.quality import (  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
@@ -71,7 +72,7 @@ from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "data" / "team_questions.json"
 DEFAULT_VARIANTS = "ent=0;entq=0,p=0.5;ent=0;entq=0"
-NO_ENTITIES = {"entity_weight": 0.0, "entity_query_weight": 0.0}
+NO_ENTITIES = {"entity_weight": 0.0, "entity_query_weight": 0.0, "entity_anchor_weight": 0.0}
 
 
 @dataclass
@@ -124,15 +125,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--variants", default=DEFAULT_VARIANTS, help="';' within, ',' between")
     p.add_argument("--no-peer", action="store_true")
     p.add_argument("--repeat", type=int, default=3, help="HTTP passes over the questions")
+    p.add_argument(
+        "--model",
+        default=DEFAULT_MODEL,
+        help=f"the embedding model of every system ({', '.join(MODELS)})",
+    )
     args = p.parse_args(argv)
     doc = json.loads(QUESTIONS.read_text(encoding="utf-8"))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    spec = model_spec(args.model)
     neo = BenchNeo4j("team")
     db = neo.database()
     try:
-        db.apply_schema()
-        embedder, tokenizer = get_embedder(), get_tokenizer()
-        settings = neo.settings
+        db.apply_schema(embedding_dimension=spec.dimension)
+        embedder, tokenizer = get_embedder(spec.key), get_tokenizer()
+        settings = neo.settings.with_(embedding_model=spec.key)
         service = service_for(settings, db, embedder, tokenizer)
         subject = f"team-{uuid.uuid4().hex[:8]}"
         t0 = time.perf_counter()
@@ -219,6 +226,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "loadSeconds": round(load_s, 1),
             "loadAverage": [round(x, 2) for x in os.getloadavg()],
             "settings": {
+                "embeddingModel": spec.key,
                 "propagation": settings.ranking.propagation,
                 "roleWeights": settings.ranking.role_weights,
                 "entities": settings.ranking.entities,

@@ -54,7 +54,12 @@ from graphsvc.seed import load_team_corpus  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "data" / "team_questions.json"
-TEXT_ONLY = {"propagation": 0.0, "entity_weight": 0.0, "entity_query_weight": 0.0}
+TEXT_ONLY = {
+    "propagation": 0.0,
+    "entity_weight": 0.0,
+    "entity_query_weight": 0.0,
+    "entity_anchor_weight": 0.0,
+}
 
 
 class Neighbourhoods:

@@ -434,6 +434,15 @@ class RankingSettings(Section):
     entity_weight: Weight = 4.0
     entity_max_degree: Positive = 32
     entity_query_weight: Weight = 0.0
+    # Anchor entities (pseudo-relevance feedback through the index): each entity
+    # mentioned by one of the entity_anchors best-matching candidates (by base
+    # activation) and by at least one other head of the retrieval graph starts with
+    # entity_anchor_weight × that candidate's base activation (the best such, when
+    # several name it), and passes it on like any entity: evenly to the heads that
+    # mention it. 0 anchors or weight 0: off. Chosen on the team questions, kept for
+    # LoCoMo's R@5 +0.022 (docs/search-quality.md#anchor-entities).
+    entity_anchors: Annotated[int, Range(ge=0, le=64)] = 3
+    entity_anchor_weight: Weight = 1.0
     # Derived edges of a second kind, measured and off (docs/search-quality.md): each
     # seed's this many most similar heads by stored embedding, linked with this weight.
     similar_heads: Annotated[int, Range(ge=0, le=64)] = 0

@@ -13,7 +13,13 @@ every traversed entity becomes one more node, after the heads:
   by its degree, so a head reaches another through ``e`` with ``1 / degree(e)`` of
   what ``e`` received: a common entity spreads thinly, and one mentioned by more
   than the configured maximum is not traversed at all (the store leaves it out);
-- an entity the query names starts with base activation ``query_base``.
+- an entity the query names starts with base activation ``query_base``;
+- an entity that one of the ``anchor_heads`` (the best-matching candidates) names,
+  and another head of the graph names too, starts with ``anchor_weight`` × that
+  anchor's base activation: pseudo-relevance feedback, so the heads that share a
+  name with the best matches start level with a share of them, not only with what
+  the matches pass on through their rows (an anchor's row is divided among all its
+  links and entities, then by the entity's degree).
 
 Every cycle of the graph passes through a head row (entities link only to heads),
 whose sum is ``propagation < 1``, so ``a = b + Tᵀa`` still has one solution and the
@@ -50,6 +56,8 @@ class EntityGraph:
     weight: FloatArray
     row_sums: FloatArray
     b: FloatArray
+    # Entities seeded by an anchor (``anchor_heads``).
+    anchored: int = 0
 
 
 def entity_graph(
@@ -66,6 +74,8 @@ def entity_graph(
     entity_pass: float = 1.0,
     query_entities: Sequence[int] = (),
     query_base: float = 0.0,
+    anchor_heads: Sequence[int] = (),
+    anchor_weight: float = 0.0,
 ) -> EntityGraph:
     """Add ``n_entities`` entity nodes to a head graph (see the module's notes).
 
@@ -80,24 +90,25 @@ def entity_graph(
         entity_pass: an entity row's sum, in [0, 1].
         query_entities: the entities the query names.
         query_base: their base activation (≥ 0).
+        anchor_heads: heads whose entities start with activation: each entity one of
+            them mentions, and at least one other head does, starts with
+            ``anchor_weight`` × the largest base activation among its anchors.
+        anchor_weight: that factor (≥ 0; 0: no anchor seeds).
 
     Raises:
         InvalidInputError: a weight out of range or an index out of range.
     """
-    for name, value in (("entity_weight", entity_weight), ("query_base", query_base)):
+    for name, value in (
+        ("entity_weight", entity_weight),
+        ("query_base", query_base),
+        ("anchor_weight", anchor_weight),
+    ):
         if not np.isfinite(value) or value < 0.0:
             raise InvalidInputError(f"{name} must be finite and ≥ 0")
     if not 0.0 <= entity_pass <= 1.0:
         raise InvalidInputError("entity_pass must lie in [0, 1]")
     n = n_heads + n_entities
-    pairs = np.asarray(mentions, dtype=np.int64).reshape(-1, 2)
-    if pairs.size and (
-        pairs[:, 0].min() < 0
-        or pairs[:, 0].max() >= n_entities
-        or pairs[:, 1].min() < 0
-        or pairs[:, 1].max() >= n_heads
-    ):
-        raise InvalidInputError("mention index out of range")
+    pairs = _mention_pairs(mentions, n_heads, n_entities)
     ent = pairs[:, 0] + n_heads
     head = pairs[:, 1]
     keep = entity_weight > 0.0
@@ -114,6 +125,7 @@ def entity_graph(
         if not 0 <= k < n_entities:
             raise InvalidInputError("query entity index out of range")
         base[n_heads + k] = query_base
+    anchored = _seed_anchor_entities(base, n_heads, pairs, anchor_heads, anchor_weight)
     return EntityGraph(
         n=n,
         n_heads=n_heads,
@@ -122,7 +134,42 @@ def entity_graph(
         weight=np.concatenate((np.asarray(weight, dtype=np.float64), e_w)),
         row_sums=rows,
         b=base,
+        anchored=anchored,
     )
+
+
+def _mention_pairs(mentions: Sequence[tuple[int, int]], n_heads: int, n_entities: int) -> IntArray:
+    """``(entity, head)`` pairs as an array, each index checked."""
+    pairs = np.asarray(mentions, dtype=np.int64).reshape(-1, 2)
+    if pairs.size and (
+        pairs[:, 0].min() < 0
+        or pairs[:, 0].max() >= n_entities
+        or pairs[:, 1].min() < 0
+        or pairs[:, 1].max() >= n_heads
+    ):
+        raise InvalidInputError("mention index out of range")
+    return pairs
+
+
+def _seed_anchor_entities(
+    base: FloatArray, n_heads: int, pairs: IntArray, anchor_heads: Sequence[int], weight: float
+) -> int:
+    """Add ``weight`` × the best anchor's base activation to each entity an anchor
+    mentions and another head does too (``base``: heads, then entities), and say how
+    many. An entity only the anchor mentions would hand the anchor its own activation
+    back: it leads nowhere, so it gets none."""
+    if any(not 0 <= i < n_heads for i in anchor_heads):
+        raise InvalidInputError("anchor head index out of range")
+    n_entities = len(base) - n_heads
+    if weight <= 0.0 or not len(anchor_heads) or not pairs.size:
+        return 0
+    anchors = np.asarray(anchor_heads, dtype=np.int64)
+    degree = np.bincount(pairs[:, 0], minlength=n_entities)
+    by_anchor = np.isin(pairs[:, 1], anchors) & (degree[pairs[:, 0]] >= 2)
+    best = np.zeros(n_entities)
+    np.maximum.at(best, pairs[by_anchor, 0], base[pairs[by_anchor, 1]])
+    base[n_heads:] += weight * best
+    return int(np.count_nonzero(best))
 
 
 def head_scores(a: FloatArray, n_heads: int) -> FloatArray:

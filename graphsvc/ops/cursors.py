@@ -59,6 +59,8 @@ _RANKING_FIELDS = (
     "entity_weight",
     "entity_max_degree",
     "entity_query_weight",
+    "entity_anchors",
+    "entity_anchor_weight",
     "similar_heads",
     "similar_weight",
 )

@@ -81,13 +81,19 @@ class EvaluationLimits:
     entity_weight: float = 0.0
     entity_max_degree: int = 0
     entity_query_weight: float = 0.0
+    entity_anchors: int = 0
+    entity_anchor_weight: float = 0.0
     similar_heads: int = 0
     similar_weight: float = 1.0
 
     @property
     def entity_hops(self) -> bool:
         """Whether evaluations traverse entities at all."""
-        return self.entities and (self.entity_weight > 0 or self.entity_query_weight > 0)
+        return self.entities and (
+            self.entity_weight > 0
+            or self.entity_query_weight > 0
+            or (self.entity_anchors > 0 and self.entity_anchor_weight > 0)
+        )
 
     @classmethod
     def from_settings(cls, settings: Settings) -> EvaluationLimits:
@@ -422,6 +428,32 @@ def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
     )
 
 
+def _anchors(b: Any, count: int) -> list[int]:
+    """The ``count`` heads of highest base activation (ties by graph order), those
+    above 0: the anchors whose entities start with activation of their own."""
+    base = np.asarray(b, dtype=np.float64)
+    if count <= 0 or base.size == 0:
+        return []
+    order = np.argsort(-base, kind="stable")[:count]
+    return [int(i) for i in order if base[i] > 0.0]
+
+
+def _with_similar_edges(
+    lim: EvaluationLimits, acq: Acquired, index: dict[str, int], src: Any, dst: Any, w: Any
+) -> tuple[Any, Any, Any]:
+    """The link edges plus the nearest-neighbour edges: both ways, each of the
+    configured weight."""
+    near = [(index[a], index[b]) for a, b in acq.similar_edges if a in index and b in index]
+    if not near:
+        return src, dst, w
+    s_src, s_dst = np.array(near, dtype=np.int64).T
+    return (
+        np.concatenate((src, s_src, s_dst)),
+        np.concatenate((dst, s_dst, s_src)),
+        np.concatenate((w, np.full(2 * len(near), lim.similar_weight))),
+    )
+
+
 def _propagate(
     lim: EvaluationLimits, acq: Acquired, atom_ids: list[str], b: Any
 ) -> tuple[ActivationResult, list[float], dict[str, Any]]:
@@ -433,13 +465,7 @@ def _propagate(
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
     src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
     if acq.similar_edges and lim.similar_weight > 0:
-        # Nearest-neighbour edges: both ways, each of the configured weight.
-        near = [(index[a], index[b]) for a, b in acq.similar_edges if a in index and b in index]
-        if near:
-            s_src, s_dst = np.array(near, dtype=np.int64).T
-            src = np.concatenate((src, s_src, s_dst))
-            dst = np.concatenate((dst, s_dst, s_src))
-            w = np.concatenate((w, np.full(2 * len(near), lim.similar_weight)))
+        src, dst, w = _with_similar_edges(lim, acq, index, src, dst, w)
     mentions = [(k, index[a]) for k, a in acq.entity_edges if a in index]
     keys = list(dict.fromkeys(k for k, _ in mentions))
     if not lim.entity_hops or not keys:
@@ -469,6 +495,8 @@ def _propagate(
         entity_weight=lim.entity_weight,
         query_entities=named,
         query_base=lim.entity_query_weight * top,
+        anchor_heads=_anchors(b, lim.entity_anchors) if lim.entity_anchor_weight > 0 else (),
+        anchor_weight=lim.entity_anchor_weight,
     )
     full = propagate(
         graph.n,
@@ -499,20 +527,22 @@ def _propagate(
     return (
         result,
         [float(x) for x in inflow],
-        _entity_diagnostics(acq, len(keys), len(mentions), share),
+        _entity_diagnostics(acq, len(keys), len(mentions), share, graph.anchored),
     )
 
 
 def _entity_diagnostics(
-    acq: Acquired, entities: int, mentions: int, share: float
+    acq: Acquired, entities: int, mentions: int, share: float, anchored: int = 0
 ) -> dict[str, Any]:
     """How the entity index took part (ENT-2, ENT-5): entity nodes and mention edges
-    in the graph, the query's entities, the seeds the index has not reached yet, and
-    the share of the heads' activation that came through entities."""
+    in the graph, the query's entities, the entities the best matches seeded, the
+    seeds the index has not reached yet, and the share of the heads' activation that
+    came through entities."""
     return {
         "nodes": entities,
         "mentions": mentions,
         "queryEntities": len(acq.query_entities),
+        "anchorEntities": anchored,
         "unindexedSeeds": acq.unindexed,
         "share": share,
     }

@@ -407,7 +407,9 @@ def test_with_the_entity_index_off_ranking_is_exactly_section_5(
 ) -> None:
     _linked_pair(service, human)
     weightless = service_for(
-        service.settings.with_(entity_weight=0.0, entity_query_weight=0.0),
+        service.settings.with_(
+            entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0
+        ),
         service.db,
         service.embedder,
         service.tokenizer,
@@ -454,6 +456,35 @@ def test_an_entity_the_query_names_seeds_the_heads_that_mention_it(
     assert result.diagnostics["evaluation"]["entities"]["queryEntities"] == 1
     top = {h.atom.atom_id for h in result.hits[:2]}
     assert top == {a.atom_id, b.atom_id}
+
+
+@pytest.mark.req("ENT-4")
+def test_the_best_match_seeds_the_entities_it_shares_so_their_heads_rise(
+    service: Service, human: Binding
+) -> None:
+    a, b, c = _linked_pair(service, human)
+
+    def ranked(anchor_weight: float) -> tuple[dict[str, float], dict[str, Any]]:
+        svc = service_for(
+            service.settings.with_(entity_anchors=1, entity_anchor_weight=anchor_weight),
+            service.db,
+            service.embedder,
+            service.tokenizer,
+        )
+        result = svc.search(human, SearchRequest("tidal gauge sea level reading wrong"))
+        return (
+            {h.atom.atom_id: h.score for h in result.hits},
+            result.diagnostics["evaluation"]["entities"],
+        )
+
+    without, quiet = ranked(0.0)
+    with_anchor, seeded = ranked(1.0)
+    # a matches best; INC-7731, which a shares with b, starts with a's activation.
+    assert quiet["anchorEntities"] == 0 and seeded["anchorEntities"] == 1
+    assert with_anchor[b.atom_id] > without[b.atom_id]
+    assert with_anchor[b.atom_id] / with_anchor[a.atom_id] > without[b.atom_id] / without[a.atom_id]
+    # c shares nothing with a: it only loses share to what b gained.
+    assert with_anchor.get(c.atom_id, 0.0) <= without.get(c.atom_id, 0.0)
 
 
 # ------------------------------------------------------------------ ENT-5

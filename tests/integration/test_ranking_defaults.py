@@ -54,6 +54,9 @@ def test_the_shipped_defaults() -> None:
         4.0,
         "in",
     )
+    # The three best matches seed the entities they share with other heads, each
+    # with its own base activation (anchor entities, docs/search-quality.md).
+    assert (defaults.ranking.entity_anchors, defaults.ranking.entity_anchor_weight) == (3, 1.0)
     # The lexical signal: the subject's own BM25 of every candidate, ÷ the best; the
     # vector leg: an exact scan for subjects up to 2,000 bodies (docs/search-quality.md).
     assert (
@@ -74,7 +77,7 @@ def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagat
     service: Service, test_settings: Settings, propagation: float | None
 ) -> None:
     # §5 as written: the entity index out of the graph (its weights 0, ENT-4).
-    sec5 = test_settings.with_(entity_weight=0.0, entity_query_weight=0.0)
+    sec5 = test_settings.with_(entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0)
     svc = service_for(
         sec5 if propagation is None else sec5.with_(propagation=propagation),
         service.db,

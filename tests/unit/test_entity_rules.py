@@ -126,11 +126,51 @@ def test_with_entity_weights_zero_ranking_is_exactly_section_5() -> None:
     assert np.array_equal(head_scores(r.a, 4), plain.scores)
 
 
+def _anchored(anchors: list[int], weight: float):  # type: ignore[no-untyped-def]
+    # heads 0..4, no links; entity 0: heads 0 and 1; entity 1: head 0 alone;
+    # entity 2: heads 2 and 3; entity 3: heads 1 and 4.
+    src, dst, w = build_edges(5, [])
+    b = np.array([0.8, 0.6, 0.1, 0.0, 0.0])
+    return entity_graph(
+        5, src, dst, w, b, [(0, 0), (0, 1), (1, 0), (2, 2), (2, 3), (3, 1), (3, 4)], 4,
+        propagation=0.5, entity_weight=1.0, anchor_heads=anchors, anchor_weight=weight,
+    )  # fmt: skip
+
+
+@pytest.mark.req("ENT-4")
+def test_an_anchor_seeds_the_entities_it_shares_with_other_heads() -> None:
+    g = _anchored([0, 1], 0.5)
+    # Entity 0 is named by both anchors: the better one's activation counts. Entity 1
+    # leads only back to its anchor: nothing. Entity 2 has no anchor: nothing.
+    assert list(g.b[5:]) == pytest.approx([0.5 * 0.8, 0.0, 0.0, 0.5 * 0.6])
+    assert list(g.b[:5]) == [0.8, 0.6, 0.1, 0.0, 0.0]  # the heads' own base stays
+    r = propagate(g.n, g.src, g.dst, g.weight, g.b, propagation=0.5, row_sums=g.row_sums)
+    plain = _anchored([0, 1], 0.0)
+    p = propagate(plain.n, plain.src, plain.dst, plain.weight, plain.b, propagation=0.5,
+                  row_sums=plain.row_sums)  # fmt: skip
+    # Head 4, named only with anchor 1, gains; head 3, behind no anchor, does not.
+    assert head_scores(r.a, 5)[4] > head_scores(p.a, 5)[4] > 0.0
+    assert r.a[3] == pytest.approx(p.a[3])
+
+
+@pytest.mark.req("ENT-4")
+def test_without_anchors_or_anchor_weight_the_graph_is_unchanged() -> None:
+    base = _anchored([], 0.0)
+    for g in (_anchored([], 1.0), _anchored([0], 0.0)):
+        assert np.array_equal(g.b, base.b) and np.array_equal(g.weight, base.weight)
+
+
 def test_entity_graph_refuses_bad_input() -> None:
     src, dst, w = build_edges(1, [])
     with pytest.raises(InvalidInputError):
         entity_graph(1, src, dst, w, np.ones(1), [(1, 0)], 1, propagation=0.5, entity_weight=1)
     with pytest.raises(InvalidInputError):
         entity_graph(1, src, dst, w, np.ones(1), [], 0, propagation=0.5, entity_weight=-1)
+    with pytest.raises(InvalidInputError):
+        entity_graph(1, src, dst, w, np.ones(1), [(0, 0)], 1, propagation=0.5,
+                     entity_weight=1, anchor_heads=[1], anchor_weight=1)  # fmt: skip
+    with pytest.raises(InvalidInputError):
+        entity_graph(1, src, dst, w, np.ones(1), [], 0, propagation=0.5, entity_weight=1,
+                     anchor_weight=-0.5)  # fmt: skip
     with pytest.raises(InvalidInputError):
         propagate(1, src, dst, w, np.ones(1), row_sums=[2.0])

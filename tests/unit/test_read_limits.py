@@ -32,11 +32,13 @@ def test_ranking_hash_binds_the_ranking_settings_only(tmp_path: Path) -> None:
         "beta", "propagation", "convergence_tol", "role_weights", "max_seeds", "max_nodes",
         "max_edges", "evaluation_work", "packing_work", "candidate_oversample",
         "link_weighting", "entities", "entity_weight", "entity_max_degree",
-        "entity_query_weight", "similar_heads", "similar_weight",
+        "entity_query_weight", "entity_anchors", "entity_anchor_weight", "similar_heads",
+        "similar_weight",
     )  # fmt: skip
     assert ranking_hash(st) == digest({f: getattr(st.ranking, f) for f in fields})
     assert ranking_hash(st.with_(beta=st.ranking.beta / 2)) != ranking_hash(st)
     assert ranking_hash(st.with_(entity_weight=0.0)) != ranking_hash(st)
+    assert ranking_hash(st.with_(entity_anchor_weight=0.5)) != ranking_hash(st)
     assert ranking_hash(st.with_(read_limit=st.read.read_limit + 1)) == ranking_hash(st)
 
 
