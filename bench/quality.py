@@ -449,8 +449,9 @@ def parse_variant(spec: str) -> dict[str, Any]:
     """``p=0.3`` / ``roles=follows=1:0`` / ``seeds=32`` / ``oversample=4`` / ``prox=2`` /
     ``beta=0.3`` / ``depth=1`` / ``stats=index|subject`` / ``norm=max|bound`` /
     ``pool=128`` / ``scope=hits|candidates`` / ``vexact=2000`` /
-    ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` (the entity
-    index's weight, degree bound and query-entity weight) / ``mirror=0`` (the head
+    ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` /
+    ``enta=3`` / ``entaw=1`` (the entity index's weight, degree bound, query-entity
+    weight, anchors and anchor weight) / ``mirror=0`` (the head
     mirror's bound, 0: both legs asked of Neo4j), joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
