@@ -199,12 +199,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 systems["peer k=128"].add(peer.rank(conv, q, 128)[0], q)
         # The latency pair: both servers asked in turn, question by question, so the
         # machine's load falls on both alike; recall from the first pass.
+        pair = [("graphsvc", live), ("graphsvc, entities off (HTTP)", live_off)]
         for rep in range(args.repeat):
-            for q in questions:
-                for name, server in (
-                    ("graphsvc", live),
-                    ("graphsvc, entities off (HTTP)", live_off),
-                ):
+            for i, q in enumerate(questions):
+                # Which server goes first alternates, so neither always follows the other.
+                for name, server in pair[(i + rep) % 2 :] + pair[: (i + rep) % 2]:
                     t = time.perf_counter()
                     body = server.gql(token, SEARCH, {"q": q.text})
                     ms = (time.perf_counter() - t) * 1000
