@@ -82,6 +82,7 @@ from graphsvc.ops.index import (  # noqa: E402
 )
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import ENTITY_WEIGHTS_OFF  # noqa: E402
 from graphsvc.store.connection import Database  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
@@ -728,9 +729,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.entities_off_http:
             live_off = serve(
                 service_for(
-                    settings.with_(
-                        entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0
-                    ),
+                    settings.with_(**ENTITY_WEIGHTS_OFF),
                     db,
                     embedder,
                     tokenizer,

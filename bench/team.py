@@ -68,11 +68,11 @@ from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E40
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
+from graphsvc.settings import ENTITY_WEIGHTS_OFF  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "data" / "team_questions.json"
 DEFAULT_VARIANTS = "ent=0;entq=0,p=0.5;ent=0;entq=0"
-NO_ENTITIES = {"entity_weight": 0.0, "entity_query_weight": 0.0, "entity_anchor_weight": 0.0}
 
 
 @dataclass
@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         live = serve(service)
         token = uuid.uuid4().hex
         live.auth.add(token, binding)
-        off = service_for(settings.with_(**NO_ENTITIES), db, embedder, tokenizer)
+        off = service_for(settings.with_(**ENTITY_WEIGHTS_OFF), db, embedder, tokenizer)
         live_off = serve(off)
         live_off.auth.add(token, binding)
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}

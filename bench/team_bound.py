@@ -51,15 +51,11 @@ from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.seed import load_team_corpus  # noqa: E402
+from graphsvc.settings import ENTITY_WEIGHTS_OFF  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
 QUESTIONS = ROOT / "bench" / "data" / "team_questions.json"
-TEXT_ONLY = {
-    "propagation": 0.0,
-    "entity_weight": 0.0,
-    "entity_query_weight": 0.0,
-    "entity_anchor_weight": 0.0,
-}
+TEXT_ONLY = {"propagation": 0.0, **ENTITY_WEIGHTS_OFF}
 
 
 class Neighbourhoods:

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     Projection = TypeVar("Projection", bound=DataclassInstance)
 
 __all__ = [
+    "ENTITY_WEIGHTS_OFF",
     "NAMES",
     "AtomiseSettings",
     "ClientSettings",
@@ -667,3 +668,12 @@ def _names() -> dict[str, tuple[str, str]]:
 
 # The one map from the flat ``GRAPHSVC_*`` names to the sections.
 NAMES: Mapping[str, tuple[str, str]] = _names()
+
+# Every weight by which the entity index takes part in ranking, at 0
+# (``settings.with_(**ENTITY_WEIGHTS_OFF)``): ranking is exactly SPEC §5 on a database
+# that keeps its entity index (ENT-4). A new entity weight belongs here.
+ENTITY_WEIGHTS_OFF: Mapping[str, float] = {
+    "entity_weight": 0.0,
+    "entity_query_weight": 0.0,
+    "entity_anchor_weight": 0.0,
+}

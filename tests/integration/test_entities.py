@@ -29,7 +29,7 @@ from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.entity_index import ensure_entity_extractor, rebuild_entities
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
-from graphsvc.settings import Settings
+from graphsvc.settings import ENTITY_WEIGHTS_OFF, Settings
 from graphsvc.store.connection import Database
 from graphsvc.store.entity_views import entities_of_atoms, entities_page, mentions_page
 
@@ -407,9 +407,7 @@ def test_with_the_entity_index_off_ranking_is_exactly_section_5(
 ) -> None:
     _linked_pair(service, human)
     weightless = service_for(
-        service.settings.with_(
-            entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0
-        ),
+        service.settings.with_(**ENTITY_WEIGHTS_OFF),
         service.db,
         service.embedder,
         service.tokenizer,

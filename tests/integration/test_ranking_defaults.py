@@ -17,7 +17,7 @@ from graphsvc.core.requests import SearchRequest
 from graphsvc.inputs.models import parse_changes
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
-from graphsvc.settings import Settings
+from graphsvc.settings import ENTITY_WEIGHTS_OFF, Settings
 
 
 def _subject(
@@ -77,7 +77,7 @@ def test_two_linked_atoms_satisfy_the_linear_system_with_the_configured_propagat
     service: Service, test_settings: Settings, propagation: float | None
 ) -> None:
     # §5 as written: the entity index out of the graph (its weights 0, ENT-4).
-    sec5 = test_settings.with_(entity_weight=0.0, entity_query_weight=0.0, entity_anchor_weight=0.0)
+    sec5 = test_settings.with_(**ENTITY_WEIGHTS_OFF)
     svc = service_for(
         sec5 if propagation is None else sec5.with_(propagation=propagation),
         service.db,

@@ -24,7 +24,7 @@ from graphsvc.ops.inspect import InspectLimits
 from graphsvc.ops.read import ReadLimits
 from graphsvc.ops.search import SearchLimits
 from graphsvc.ops.write import limits_from_settings
-from graphsvc.settings import NAMES, RankingSettings, Settings, fill
+from graphsvc.settings import ENTITY_WEIGHTS_OFF, NAMES, RankingSettings, Settings, fill
 
 
 @dataclass(frozen=True)
@@ -144,3 +144,16 @@ def test_the_key_ring_and_secret_paths_are_decided_by_the_settings_alone(tmp_pat
     assert chosen.paths.secret_path == tmp_path / "s"
     # The composition root, the only module that finds the key file, reads the same.
     assert signing_key_path(chosen) == chosen.paths.signing_key_path
+
+
+@pytest.mark.req("ENT-4")
+def test_entity_weights_off_zeroes_every_entity_weight_and_nothing_else() -> None:
+    weights = {
+        f.name
+        for f in fields(RankingSettings)
+        if f.name.startswith("entity_") and f.name.endswith("weight")
+    }
+    assert set(ENTITY_WEIGHTS_OFF) == weights
+    off = Settings.from_env({}).with_(**ENTITY_WEIGHTS_OFF)
+    assert all(getattr(off.ranking, name) == 0.0 for name in weights)
+    assert off.ranking.entities == "rules"  # the index stays; only its weights go
