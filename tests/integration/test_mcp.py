@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import select
+import queue
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Iterator
@@ -511,7 +512,12 @@ def _initialize(request_id: int) -> dict[str, Any]:
 
 
 def _raw_stdio(env: dict[str, str], lines: list[str], answers: int) -> list[dict[str, Any]]:
-    """Send raw lines to a ``graphsvc mcp`` process; the first ``answers`` lines back."""
+    """Send raw lines to a ``graphsvc mcp`` process; the first ``answers`` lines back.
+
+    A thread reads stdout: ``select`` on a buffered text pipe misses lines that an
+    earlier ``readline`` already pulled into Python's buffer, so a server that writes
+    two answers in one chunk would look silent.
+    """
     proc = subprocess.Popen(
         [sys.executable, "-m", "graphsvc", "mcp"],
         env=env,
@@ -520,22 +526,34 @@ def _raw_stdio(env: dict[str, str], lines: list[str], answers: int) -> list[dict
         stderr=subprocess.DEVNULL,
         text=True,
     )
+    received: queue.Queue[str] = queue.Queue()
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            received.put(line)
+        received.put("")
+
+    reader = threading.Thread(target=pump, daemon=True)
+    reader.start()
     try:
-        assert proc.stdin is not None and proc.stdout is not None
+        assert proc.stdin is not None
         proc.stdin.write("\n".join(lines) + "\n")
         proc.stdin.flush()
         out: list[dict[str, Any]] = []
         deadline = time.monotonic() + 180
         while len(out) < answers and time.monotonic() < deadline:
-            ready, _, _ = select.select([proc.stdout], [], [], 1.0)
-            if ready:
-                line = proc.stdout.readline()
-                assert line, "the stdio server stopped"
-                out.append(json.loads(line))
+            try:
+                line = received.get(timeout=1.0)
+            except queue.Empty:
+                continue
+            assert line, "the stdio server stopped"
+            out.append(json.loads(line))
         return out
     finally:
         proc.kill()
         proc.wait(timeout=30)
+        reader.join(timeout=30)
 
 
 @pytest.mark.req("API-3")
