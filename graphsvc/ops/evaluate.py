@@ -133,18 +133,24 @@ class Evaluation:
             key=lambda i: (-self.scores[i], -self.m[i], self.atom_ids[i]),
         )
 
-    def ranked_rows(self, *, breakdown: bool = False) -> list[dict[str, Any]]:
-        """The atoms with a positive score, ranked: what a cursor's pages come from."""
+    def ranked_rows(self, *, breakdowns: int = 0) -> list[dict[str, Any]]:
+        """The atoms with a positive score, ranked: what a cursor's pages come from.
+
+        ``breakdowns``: how many leading rows carry their score breakdown (-1: all).
+        An unpaged search shows one page, and the breakdowns of the other few hundred
+        rows cost more CPU than the entity index's whole spread (docs/performance.md).
+        """
         total = self._a_total()
+        order = [i for i in self.ranked() if self.scores[i] > 0]
+        upto = len(order) if breakdowns < 0 else breakdowns
         return [
             {
                 "atomId": self.atom_ids[i],
                 "rev": self.revs[i],
                 "score": self.scores[i],
-                **({"breakdown": self.breakdown(i, total)} if breakdown else {}),
+                **({"breakdown": self.breakdown(i, total)} if k < upto else {}),
             }
-            for i in self.ranked()
-            if self.scores[i] > 0
+            for k, i in enumerate(order)
         ]
 
     def _a_total(self) -> float:

@@ -123,7 +123,16 @@ def search(
         found = _later_page(pager, binding, request.cursor, qhash, limit)
     else:
         found = _first_page(
-            db, embedder, clock, limits.evaluation, binding, query, depth, limit, include_archived
+            db,
+            embedder,
+            clock,
+            limits.evaluation,
+            binding,
+            query,
+            depth,
+            limit,
+            include_archived,
+            request.paged,
         )
     hits = [
         SearchHit(found.views[ref], r["score"], r["breakdown"])
@@ -175,9 +184,11 @@ def _first_page(
     depth: int,
     limit: int,
     include_archived: bool,
+    paged: bool,
 ) -> _Page:
     def then(tx: Tx, ev: Evaluation) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
-        ranked = ev.ranked_rows(breakdown=True)
+        # A stored evaluation serves every later page: all rows need their breakdown.
+        ranked = ev.ranked_rows(breakdowns=-1 if paged else limit)
         refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
         return ranked, load_views(db, binding.subject, refs, tx=tx, mirror=ev.mirror)
 

@@ -4,6 +4,9 @@ cosine over every embedding (graphsvc.core.head_mirror)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from typing import Any
+
 import pytest
 
 from graphsvc.core.activation import neo4j_cosines
@@ -182,13 +185,24 @@ def test_the_entity_hop_traverses_entities_within_the_degree_bound() -> None:
         ["a", True, ["person:ana", "service:api"]],
         ["d", True, []],  # date:2026 is mentioned by three heads: not traversed
     ]
-    assert hop.entities == [
+    assert _rows(hop.entities) == [
         ["service:api", True, [["a", 1, None, None], ["c", 1, None, None]]],
         ["person:ana", False, [["a", 1, None, None], ["b", 1, None, None]]],
     ]
     # A revision that drops a mention changes the degrees at once.
     mirror.apply({"e": None, "c": _mentioning("c", "service:api")})
     assert mirror.entity_hop(["d"], [], 2).seeds == [["d", True, ["date:2026"]]]
+    # The mentioners' rows kept from the first hop follow a new revision of one.
+    revised = MirrorHead("a", 2, "a", None, None, None, (), ("person:ana", "service:api"), True)
+    mirror.apply({"a": revised})
+    assert _rows(mirror.entity_hop(["b"], ["service:api"], 2).entities) == [
+        ["service:api", True, [["a", 2, None, None], ["c", 1, None, None]]],
+        ["person:ana", False, [["a", 2, None, None], ["b", 1, None, None]]],
+    ]
+
+
+def _rows(entities: list[Sequence[Any]]) -> list[list[Any]]:
+    return [[key, named, [list(h) for h in heads]] for key, named, heads in entities]
 
 
 @pytest.mark.req("ACT-1")
