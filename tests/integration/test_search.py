@@ -670,6 +670,10 @@ def test_pages_are_disjoint_and_together_equal_the_unpaged_ranking(
         [h.score for h in unpaged.hits]
     )
     assert [p.diagnostics["page"]["offset"] for p in pages] == [7 * i for i in range(len(pages))]
+    # Every page's hits carry their breakdown (a first page stores them all for later ones).
+    assert [h.breakdown["match"] for p in pages for h in p.hits] == pytest.approx(
+        [h.breakdown["match"] for h in unpaged.hits]
+    )
 
 
 @pytest.mark.req("CUR-2")
