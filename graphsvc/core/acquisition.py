@@ -226,18 +226,21 @@ def admit_entities(
     order = list(dict.fromkeys([*acq.query_entities, *(k for s in hop.seeds for k in s[2])]))
     edges: list[tuple[str, str]] = []
     room = max_edges - len(acq.edges)
+    # A hot loop (a few hundred mentions per search): the edge cap is checked once
+    # per entity where the whole entity fits under it.
     for key in order:
-        for atom_id, rev, into, arch in heads_of.get(key, ()):
-            if len(edges) >= room:
-                acq.truncated = True
-                break
+        heads = heads_of.get(key, ())
+        if len(edges) + len(heads) > room:
+            heads = heads[: max(0, room - len(edges))]
+            acq.truncated = True
+        for atom_id, rev, into, arch in heads:
             if atom_id not in nodes:
                 if len(nodes) >= max_nodes:
                     acq.truncated = True
                     continue
                 nodes[atom_id] = None
-                facts = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
-                head_facts.setdefault(atom_id, facts)
+                if atom_id not in head_facts:
+                    head_facts[atom_id] = {"rev": rev, "atomisedInto": into, "archivedAt": arch}
             edges.append((key, atom_id))
     acq.entity_edges = edges
 
@@ -266,15 +269,15 @@ def admit_similar(
 def node_facts(
     nodes: Iterable[str], head_facts: HeadFacts, usage: Usage
 ) -> dict[str, dict[str, Any]]:
-    """The facts of every node of the walk, with its usage state under the policy."""
+    """The facts of every node of the walk, with its usage state under the policy
+    (``head_facts``' own dicts, completed in place: each search makes its own)."""
     out: dict[str, dict[str, Any]] = {}
+    states = usage.states
     for atom_id in nodes:
         facts = head_facts.get(atom_id)
         if facts is None:  # a seed always has facts; defensive for odd graphs
             continue
-        out[atom_id] = {
-            "atomId": atom_id,
-            **facts,
-            "usage": usage.states.get((atom_id, facts["rev"])),
-        }
+        facts["atomId"] = atom_id
+        facts["usage"] = states.get((atom_id, facts["rev"]))
+        out[atom_id] = facts
     return out

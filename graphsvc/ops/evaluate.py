@@ -374,8 +374,8 @@ def _evaluate_in(
         semantic=[fused[a][1] if a in fused else None for a in atom_ids],
         lexical=[fused[a][2] if a in fused else None for a in atom_ids],
         usage=usage,
-        b=[float(x) for x in b],
-        scores=[float(x) for x in result.scores],
+        b=np.asarray(b, dtype=np.float64).tolist(),
+        scores=np.asarray(result.scores, dtype=np.float64).tolist(),
         candidates=len(fused),
         result=result,
         diagnostics=diagnostics,
@@ -472,9 +472,14 @@ def _propagate(
     src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
     if acq.similar_edges and lim.similar_weight > 0:
         src, dst, w = _with_similar_edges(lim, acq, index, src, dst, w)
-    mentions = [(k, index[a]) for k, a in acq.entity_edges if a in index]
-    keys = list(dict.fromkeys(k for k, _ in mentions))
-    if not lim.entity_hops or not keys:
+    # (entity number, head index) pairs, entities numbered in order of first mention.
+    key_index: dict[str, int] = {}
+    mentions: list[tuple[int, int]] = []
+    for key, atom_id in acq.entity_edges:
+        i = index.get(atom_id)
+        if i is not None:
+            mentions.append((key_index.setdefault(key, len(key_index)), i))
+    if not lim.entity_hops or not key_index:
         result = propagate(
             n,
             src,
@@ -486,7 +491,6 @@ def _propagate(
             max_work=lim.evaluation_work,
         )
         return result, [], _entity_diagnostics(acq, 0, 0, 0.0)
-    key_index = {k: i for i, k in enumerate(keys)}
     named = [key_index[k] for k in acq.query_entities if k in key_index]
     top = float(np.max(b)) if n else 0.0
     graph = entity_graph(
@@ -495,8 +499,8 @@ def _propagate(
         dst,
         w,
         np.asarray(b, dtype=np.float64),
-        [(key_index[k], i) for k, i in mentions],
-        len(keys),
+        mentions,
+        len(key_index),
         propagation=lim.propagation,
         entity_weight=lim.entity_weight,
         query_entities=named,
@@ -532,8 +536,8 @@ def _propagate(
     share = float(inflow.sum()) / total if total > 0 else 0.0
     return (
         result,
-        [float(x) for x in inflow],
-        _entity_diagnostics(acq, len(keys), len(mentions), share, graph.anchored),
+        np.asarray(inflow, dtype=np.float64).tolist(),
+        _entity_diagnostics(acq, len(key_index), len(mentions), share, graph.anchored),
     )
 
 
