@@ -137,8 +137,8 @@ class Evaluation:
         """The atoms with a positive score, ranked: what a cursor's pages come from.
 
         ``breakdowns``: how many leading rows carry their score breakdown (-1: all).
-        An unpaged search shows one page, and the breakdowns of the other few hundred
-        rows cost more CPU than the entity index's whole spread (docs/performance.md).
+        An unpaged search shows one page; the breakdowns of the other few hundred rows
+        cost it about 0.3 ms of CPU on LoCoMo (docs/performance.md).
         """
         total = self._a_total()
         order = [i for i in self.ranked() if self.scores[i] > 0]
