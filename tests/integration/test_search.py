@@ -650,6 +650,12 @@ def test_pages_are_disjoint_and_together_equal_the_unpaged_ranking(
     assert len(unpaged.hits) > 20
 
     pages: list[SearchResult] = [service.search(corpus.binding, SearchRequest(query, limit=7))]
+    # A search that cannot be paged shows the same hits, each with its breakdown.
+    one = service.search(corpus.binding, SearchRequest(query, limit=7, paged=False))
+    assert one.cursor is None
+    assert [(h.atom.atom_id, h.breakdown["match"]) for h in one.hits] == [
+        (h.atom.atom_id, pytest.approx(h.breakdown["match"])) for h in pages[0].hits
+    ]
     # CUR-1: later pages come from the frozen evaluation, not from a new one, so a
     # write that would rank first does not show up in them.
     service.write(
