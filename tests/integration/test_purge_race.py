@@ -15,6 +15,7 @@ from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 
 CALLERS = 8
+RETRIES = 3
 
 
 @pytest.mark.req("LNK-6")
@@ -36,12 +37,20 @@ def test_concurrent_purges_of_one_atom_finish_once_and_fail_only_with_codes(
             target: str = target,
         ) -> None:
             start.wait()
-            try:
-                outcomes.append(service.purge(binding, target))
-            except GraphsvcError as exc:
-                outcomes.append(exc.code)
-            except Exception as exc:  # the bug: a marker deleted under a resumer
-                outcomes.append(repr(exc))
+            # STORE_UNAVAILABLE is the store's trouble, not the race's (a connection that
+            # timed out on a loaded CI machine): it is a 503 with Retry-After
+            # (docs/operations.md), so the caller retries and the purge resumes; what
+            # the caller ends with is asserted.
+            for attempt in range(RETRIES + 1):
+                try:
+                    outcomes.append(service.purge(binding, target))
+                except GraphsvcError as exc:
+                    if exc.code == "STORE_UNAVAILABLE" and attempt < RETRIES:
+                        continue
+                    outcomes.append(exc.code)
+                except Exception as exc:  # the bug: a marker deleted under a resumer
+                    outcomes.append(repr(exc))
+                break
 
         threads = [threading.Thread(target=purge) for _ in range(CALLERS)]
         for t in threads:
