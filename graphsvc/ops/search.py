@@ -110,30 +110,14 @@ def search(
         PurgePendingError: a purge in the subject has not finished.
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
-    query, include_archived = request.query, request.include_archived
-    depth = limits.depth if request.depth is None else request.depth
-    limit = limits.search_limit if request.limit is None else request.limit
-    if not query.strip() or len(query) > 10_000:
-        raise InvalidInputError("query must be 1..10000 characters of text")
-    if not 1 <= limit <= limits.max_limit:
-        raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
-    qhash = digest(["search", query, depth, limit, include_archived])
+    asked = _Asked.of(request, limits)
+    limit = asked.limit
+    qhash = digest(["search", asked.query, asked.depth, limit, asked.include_archived])
     pager = Pager(db, secret, clock, limits.cursors, embedder.model_name)
     if request.cursor:
         found = _later_page(pager, binding, request.cursor, qhash, limit)
     else:
-        found = _first_page(
-            db,
-            embedder,
-            clock,
-            limits.evaluation,
-            binding,
-            query,
-            depth,
-            limit,
-            include_archived,
-            request.paged,
-        )
+        found = _first_page(db, embedder, clock, limits.evaluation, binding, asked)
     hits = [
         SearchHit(found.views[ref], r["score"], r["breakdown"])
         for r in found.ranked[found.offset : found.offset + limit]
@@ -147,6 +131,32 @@ def search(
         },
         cursor=_next_page(pager, binding, qhash, found, limit) if request.paged else None,
     )
+
+
+@dataclass(frozen=True)
+class _Asked:
+    """A search request with the settings' defaults filled in and checked."""
+
+    query: str
+    depth: int
+    limit: int
+    include_archived: bool
+    paged: bool
+
+    @classmethod
+    def of(cls, request: SearchRequest, limits: SearchLimits) -> _Asked:
+        limit = limits.search_limit if request.limit is None else request.limit
+        if not request.query.strip() or len(request.query) > 10_000:
+            raise InvalidInputError("query must be 1..10000 characters of text")
+        if not 1 <= limit <= limits.max_limit:
+            raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
+        return cls(
+            query=request.query,
+            depth=limits.depth if request.depth is None else request.depth,
+            limit=limit,
+            include_archived=request.include_archived,
+            paged=request.paged,
+        )
 
 
 @dataclass(frozen=True)
@@ -180,16 +190,12 @@ def _first_page(
     clock: Callable[[], float],
     limits: EvaluationLimits,
     binding: Binding,
-    query: str,
-    depth: int,
-    limit: int,
-    include_archived: bool,
-    paged: bool,
+    asked: _Asked,
 ) -> _Page:
     def then(tx: Tx, ev: Evaluation) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
         # A stored evaluation serves every later page: all rows need their breakdown.
-        ranked = ev.ranked_rows(breakdowns=-1 if paged else limit)
-        refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[:limit])
+        ranked = ev.ranked_rows(breakdowns=-1 if asked.paged else asked.limit)
+        refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[: asked.limit])
         return ranked, load_views(db, binding.subject, refs, tx=tx, mirror=ev.mirror)
 
     ev, (ranked, views) = evaluate_then(
@@ -198,9 +204,9 @@ def _first_page(
         clock,
         limits,
         binding,
-        query,
-        depth=depth,
-        include_archived=include_archived,
+        asked.query,
+        depth=asked.depth,
+        include_archived=asked.include_archived,
         then=then,
     )
     return _Page(ranked, views, ev.diagnostics, ev.generation)
