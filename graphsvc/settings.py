@@ -433,7 +433,7 @@ class RankingSettings(Section):
     # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
     # candidate's base activation. Both weights 0: ranking is exactly §5.
     entity_weight: Weight = 4.0
-    entity_max_degree: Positive = 32
+    entity_max_degree: Positive = 24
     entity_query_weight: Weight = 0.0
     # Anchor entities (pseudo-relevance feedback through the index): each entity
     # mentioned by one of the entity_anchors best-matching candidates (by base
