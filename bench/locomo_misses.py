@@ -25,7 +25,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import uuid
 from collections import Counter
 from collections.abc import Sequence
@@ -42,8 +41,8 @@ from bench.quality import (  # noqa: E402
     DEFAULT_DATA,
     Conversation,
     load_conversation,
+    load_conversation_into,
     serve,
-    write_conversation,
 )
 from bench.team_bound import TEXT_ONLY  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
@@ -107,14 +106,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             token = uuid.uuid4().hex
             binding = Binding(conv.subject, "default", "human", "bench")
             live.auth.add(token, binding)
-            t0 = time.perf_counter()
-            write_conversation(live, token, conv)
-            db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
-            print(
-                f"loaded {conv.name}: {len(conv.turns)} turns in {time.perf_counter() - t0:.1f}s",
-                file=sys.stderr,
-                flush=True,
-            )
+            load_conversation_into(live, token, conv, db)
             turn_terms, distinctive = distinctive_terms(conv)
             for q in conv.questions:
                 asked = set(analyse(q.text).terms) & distinctive

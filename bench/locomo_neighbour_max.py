@@ -29,7 +29,6 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-import time
 import uuid
 from collections.abc import Sequence
 from datetime import UTC, datetime
@@ -45,9 +44,9 @@ from bench.harness import BenchNeo4j  # noqa: E402
 from bench.quality import (  # noqa: E402
     DEFAULT_DATA,
     load_conversation,
+    load_conversation_into,
     recall,
     serve,
-    write_conversation,
 )
 from bench.team_bound import TEXT_ONLY, Neighbourhoods, best_neighbour  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
@@ -83,14 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             token = uuid.uuid4().hex
             binding = Binding(conv.subject, "default", "human", "bench")
             live.auth.add(token, binding)
-            t0 = time.perf_counter()
-            write_conversation(live, token, conv)
-            db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
-            print(
-                f"loaded {conv.name}: {len(conv.turns)} turns in {time.perf_counter() - t0:.1f}s",
-                file=sys.stderr,
-                flush=True,
-            )
+            load_conversation_into(live, token, conv, db)
             links, _, _ = db.driver.execute_query(
                 "MATCH (r:Revision:Current {subject: $s})-[:LINK]->(t) "
                 "OPTIONAL MATCH (t)-[:HEAD]->(h:Current) "

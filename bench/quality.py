@@ -230,6 +230,19 @@ def write_conversation(live: Live, token: str, conv: Conversation) -> None:
 Ranker = Callable[[Question], list[str]]  # top dia ids, best first
 
 
+def load_conversation_into(live: Live, token: str, conv: Conversation, db: Database) -> None:
+    """Write ``conv`` through ``live`` (GraphQL ``write``), wait for Neo4j's indexes,
+    and say how long it took on stderr."""
+    t0 = time.perf_counter()
+    write_conversation(live, token, conv)
+    db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
+    print(
+        f"loaded {conv.name}: {len(conv.turns)} turns in {time.perf_counter() - t0:.1f}s",
+        file=sys.stderr,
+        flush=True,
+    )
+
+
 def recall(ranked: Sequence[str], evidence: Sequence[str], k: int) -> float:
     top = set(ranked[:k])
     return sum(1 for e in evidence if e in top) / len(evidence)
@@ -747,14 +760,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 live_off.auth.add(tokens[c.name], Binding(c.subject, "default", "human", "bench"))
 
         def load(c: Conversation) -> None:
-            t0 = time.perf_counter()
-            write_conversation(live, tokens[c.name], c)
-            db.driver.execute_query("CALL db.awaitIndexes(600)", database_=db.database)
-            print(
-                f"loaded {c.name}: {len(c.turns)} turns in {time.perf_counter() - t0:.1f}s",
-                file=sys.stderr,
-                flush=True,
-            )
+            load_conversation_into(live, tokens[c.name], c, db)
 
         use_analyzer(db, FULLTEXT_ANALYZER)
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
