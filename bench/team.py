@@ -245,6 +245,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                 }
                 for i, (d, q) in enumerate(zip(doc["questions"], questions, strict=True))
             ],
+            # Per question pattern, each evidence position (the atom the question's words
+            # match, then the one or two reached over links): found in the top 10 of
+            # graphsvc and of fusion, out of the questions of that pattern.
+            "byPattern": by_pattern(doc["questions"], mine.top, systems["fusion"].top),
             "textOnly": sum(
                 1
                 for i, q in enumerate(questions)
@@ -260,6 +264,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(json.dumps(report, indent=1) + "\n")
         print_table(report)
+        print_patterns(report["byPattern"])
         print(f"wrote {out}")
         for server in (live, live_off):
             server.server.should_exit = True
@@ -268,6 +273,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         db.close()
         neo.close()
     return 0
+
+
+def by_pattern(
+    asked: Sequence[dict[str, Any]],
+    graphsvc: Sequence[Sequence[str]],
+    fusion: Sequence[Sequence[str]],
+) -> dict[str, list[dict[str, int]]]:
+    """For each question pattern, per evidence position: how many of its questions have
+    that atom in graphsvc's top 10 and in fusion's, and how many questions there are."""
+    out: dict[str, list[dict[str, int]]] = {}
+    for d, mine, text in zip(asked, graphsvc, fusion, strict=True):
+        cells = out.setdefault(d["pattern"], [])
+        for k, e in enumerate(d["evidence"]):
+            if k == len(cells):
+                cells.append({"questions": 0, "graphsvc": 0, "fusion": 0})
+            cells[k]["questions"] += 1
+            cells[k]["graphsvc"] += e in mine
+            cells[k]["fusion"] += e in text
+    return out
+
+
+def print_patterns(patterns: dict[str, list[dict[str, int]]]) -> None:
+    print("evidence in the top 10 by pattern and position (graphsvc / fusion of questions):")
+    for pattern, cells in patterns.items():
+        found = ", ".join(f"{c['graphsvc']} / {c['fusion']} of {c['questions']}" for c in cells)
+        print(f"  {pattern:<32} {found}")
 
 
 def print_table(report: dict[str, Any]) -> None:
