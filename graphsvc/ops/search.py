@@ -111,16 +111,15 @@ def search(
         CursorExpiredError: the cursor no longer matches (CUR-2).
     """
     asked = _Asked.of(request, limits)
-    limit = asked.limit
-    qhash = digest(["search", asked.query, asked.depth, limit, asked.include_archived])
+    qhash = digest(["search", asked.query, asked.depth, asked.limit, asked.include_archived])
     pager = Pager(db, secret, clock, limits.cursors, embedder.model_name)
     if request.cursor:
-        found = _later_page(pager, binding, request.cursor, qhash, limit)
+        found = _later_page(pager, binding, request.cursor, qhash, asked.limit)
     else:
         found = _first_page(db, embedder, clock, limits.evaluation, binding, asked)
     hits = [
         SearchHit(found.views[ref], r["score"], r["breakdown"])
-        for r in found.ranked[found.offset : found.offset + limit]
+        for r in found.ranked[found.offset : found.offset + asked.limit]
         if (ref := AtomRef(r["atomId"], r["rev"])) in found.views
     ]
     return SearchResult(
@@ -129,7 +128,7 @@ def search(
             **found.diagnostics,
             "page": {"offset": found.offset, "total": len(found.ranked)},
         },
-        cursor=_next_page(pager, binding, qhash, found, limit) if request.paged else None,
+        cursor=_next_page(pager, binding, qhash, found, asked.limit) if request.paged else None,
     )
 
 
