@@ -143,7 +143,8 @@ class Database:
         user: user name (ignored when ``password`` is empty and auth is off).
         password: password; empty means no authentication.
         database: the database every call targets.
-        connection_timeout_s: to open one connection (TCP + Bolt handshake).
+        connection_timeout_s: the TCP connect of a new connection (the driver runs the
+            Bolt handshake and HELLO within the acquisition deadline).
         acquisition_timeout_s: to get a connection from the pool, opening included.
         max_retry_time_s: the driver's retry time for a failed transaction; short, so
             a lost server is reported instead of retried for 30 s.
