@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import rss_mb  # noqa: E402
-from bench.quality import DEFAULT_DATA, load_conversation  # noqa: E402
+from bench.quality import DEFAULT_DATA, load_conversations  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS  # noqa: E402
 
 
@@ -44,7 +44,7 @@ def measure(model: str, n: int, data: Path) -> dict[str, Any]:
     """One model's figures (run in a child process)."""
     from graphsvc.embed import get_embedder
 
-    convs = [load_conversation(f) for f in sorted(data.glob("*.json"))]
+    convs = load_conversations(data)
     questions = [q.text for c in convs for q in c.questions][:n]
     turns = [t.text for c in convs for t in c.turns][:n]
     t0 = time.perf_counter()

@@ -40,8 +40,8 @@ from bench.quality import (  # noqa: E402
     CATEGORIES,
     DEFAULT_DATA,
     Conversation,
-    load_conversation,
     load_conversation_into,
+    load_conversations,
     serve,
 )
 from bench.team_bound import TEXT_ONLY  # noqa: E402
@@ -85,9 +85,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", default=str(DEFAULT_DATA))
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "locomo_misses.json"))
     args = p.parse_args(argv)
-    convs = [load_conversation(f) for f in sorted(Path(args.data).glob("*.json"))]
-    if not convs:
-        raise SystemExit(f"no conversations (*.json) in {args.data}")
+    convs = load_conversations(args.data)
     neo = BenchNeo4j("locomo-misses")
     db = neo.database()
     # (system, category, band) -> [evidence turns, of them with a distinctive query term]

@@ -43,8 +43,8 @@ sys.path.insert(0, str(ROOT))
 from bench.harness import BenchNeo4j  # noqa: E402
 from bench.quality import (  # noqa: E402
     DEFAULT_DATA,
-    load_conversation,
     load_conversation_into,
+    load_conversations,
     recall,
     serve,
 )
@@ -64,9 +64,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("--data", default=str(DEFAULT_DATA))
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "locomo_neighbour_max.json"))
     args = p.parse_args(argv)
-    convs = [load_conversation(f) for f in sorted(Path(args.data).glob("*.json"))]
-    if not convs:
-        raise SystemExit(f"no conversations (*.json) in {args.data}")
+    convs = load_conversations(args.data)
     neo = BenchNeo4j("locomo-neighbour-max")
     db = neo.database()
     rows: dict[str, list[tuple[int, float, float]]] = {}

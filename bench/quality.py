@@ -123,6 +123,14 @@ class Conversation:
     subject: str = ""
 
 
+def load_conversations(data: str | Path) -> list[Conversation]:
+    """Every conversation (``*.json``) of the folder ``data``, by file name; none is an error."""
+    files = sorted(Path(data).glob("*.json"))
+    if not files:
+        raise SystemExit(f"no conversations (*.json) in {data}")
+    return [load_conversation(f) for f in files]
+
+
 def load_conversation(path: Path) -> Conversation:
     raw = json.loads(path.read_text(encoding="utf-8"))
     turns: list[Turn] = []
@@ -711,10 +719,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     args = p.parse_args(argv)
 
-    files = sorted(Path(args.data).glob("*.json"))
-    if not files:
-        raise SystemExit(f"no conversations (*.json) in {args.data}")
-    convs = [load_conversation(f) for f in files]
+    convs = load_conversations(args.data)
     for c in convs:
         if args.limit_questions:
             c.questions = c.questions[: args.limit_questions]

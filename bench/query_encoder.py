@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.quality import (  # noqa: E402
     Scores,
-    load_conversation,
+    load_conversations,
     paired_margin,
     percentile,
 )
@@ -77,7 +77,7 @@ def main(argv: list[str] | None = None) -> int:
     if onnx is None:
         print("onnxruntime is unavailable: nothing to compare", file=sys.stderr)
         return 1
-    convs = [load_conversation(p) for p in sorted(Path(args.data).glob("*.json"))]
+    convs = load_conversations(args.data)
     t = time.perf_counter()
     bodies = {c.name: np.asarray(embedder.embed([x.text for x in c.turns])) for c in convs}
     print(f"embedded {sum(len(c.turns) for c in convs)} turns in {time.perf_counter() - t:.1f} s")
