@@ -402,12 +402,15 @@ def test_explorer_draws_entities_by_type_and_colours_atoms_by_them(
     group = {g2["colours"][a] for a in (inc, ids["inc:2230:cause"], ids["inc:2230:fix"])}
     assert len(group) == 1 and group != {"#3b82c4"}
     assert "atoms coloured by the entity they share:" in page.inner_text("#legend")
-    # The colour key is the legend's last row: at 1440×900 it is seen, not scrolled away.
+    # At 1440×900 the whole legend is seen, and the colour key (which entity each fill
+    # means) sits right under the states, above the roles that may scroll.
     legend_fits = page.evaluate(
         "() => { const l = document.getElementById('legend');"
         " return l.scrollHeight <= l.clientHeight + 1; }"
     )
-    assert legend_fits, "the legend's last row (the colour key) is cut off"
+    assert legend_fits, "the legend is cut off"
+    rows = page.eval_on_selector_all("#legend > div", "rows => rows.map(r => r.id)")
+    assert rows.index("legend-colour-key") < rows.index("role-filter")
     w.shot("explore-entities-coloured")
 
     # An entity opens in the side panel with the atoms that mention it.

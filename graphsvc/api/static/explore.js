@@ -1126,6 +1126,7 @@
       }
     }
     const groups = document.createElement("div");
+    groups.id = "legend-colour-key";
     if ($("colour-mode").value === "entity" && atomGroups.size) {
       const title = document.createElement("span");
       title.className = "legend-title";
@@ -1138,7 +1139,9 @@
         groups.append(legendItem(sw, node.empty() ? key : node.data("label")));
       }
     }
-    box.append(nodes, styles, roles, ents, groups);
+    // What the colours mean comes first: roles can fill several rows, and when they
+    // need more than the legend's height the overflow (scrolled) is the last roles.
+    box.append(nodes, groups, ents, styles, roles);
   }
 
   // ------------------------------------------------------------------ side panel
