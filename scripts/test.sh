@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Quick start 2: install, then run every test against a real Neo4j that the test
-# session starts itself (or GRAPHSVC_NEO4J_URI), and write VALIDATION.md.
+# session starts itself (or GRAPHSVC_NEO4J_URI), and write test-results/VALIDATION.md.
 # A whole-suite run fails when a SPEC requirement ID has no passing test
 # (scripts/validation.py exits 2). A run that selects tests (a path or node id,
 # -k, -m, --lf, --deselect) only writes the report: it cannot prove every ID.

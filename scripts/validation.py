@@ -1,8 +1,10 @@
-"""Write VALIDATION.md from the last test run (SPEC DOC-1).
+"""Write test-results/VALIDATION.md from the last test run (SPEC DOC-1).
 
 Reads ``test-results/requirements.json`` (written by tests/conftest.py) and the
 requirement IDs in ``docs/requirement-ids.txt``; lists every ID with its tests and
-their outcomes, and the IDs that no test covers. Deterministic for a given run.
+their outcomes, and the IDs that no test covers. Deterministic for a given run. The
+report is an artifact of the run (``test-results/`` is not committed): each run writes
+its own, apart from any earlier one.
 
 Exit status: 0 when every requirement ID has at least one passing test; 2 when one
 or more has none (no test, or only failed/skipped/not-run ones; they are named on
@@ -28,7 +30,7 @@ def main(argv: list[str] | None = None) -> int:
 
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument("--results", default=str(ROOT / "test-results" / "requirements.json"))
-    ap.add_argument("--out", default=str(ROOT / "VALIDATION.md"))
+    ap.add_argument("--out", default=str(ROOT / "test-results" / "VALIDATION.md"))
     ap.add_argument(
         "--report-only",
         action="store_true",
@@ -87,8 +89,10 @@ def main(argv: list[str] | None = None) -> int:
     extra = sorted(set(by_req) - set(ids))
     if extra:
         lines += ["", "Tags that name no SPEC requirement: " + ", ".join(extra)]
-    Path(args.out).write_text("\n".join(lines) + "\n")
-    print(f"validation: VALIDATION.md written ({n_pass}/{len(ids)} requirements passing)")
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text("\n".join(lines) + "\n")
+    print(f"validation: {out} written ({n_pass}/{len(ids)} requirements passing)")
     unproven = [r for r in ids if not any(o == "passed" for _, o in by_req[r])]
     if unproven:
         print(

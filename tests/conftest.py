@@ -2,7 +2,7 @@
 
 Every test tagged ``@pytest.mark.req("WR-3")`` is written with its outcome to
 ``test-results/requirements.json``; ``scripts/validation.py`` turns that into
-VALIDATION.md (SPEC DOC-1).
+test-results/VALIDATION.md (SPEC DOC-1).
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""DOC-1: VALIDATION.md is written by a script from a test run, deterministically."""
+"""DOC-1: test-results/VALIDATION.md is written by a script from a test run, deterministically."""
 
 from __future__ import annotations
 
