@@ -23,7 +23,7 @@ from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.enums import LinkAt
-from graphsvc.api.graph_entities import Entity, EntityType, entities_connection, entity_by_key
+from graphsvc.api.graph_entities import entities_connection, entity_by_key
 from graphsvc.api.graph_ids import decode_cursor, decode_id, encode_cursor
 from graphsvc.api.graph_loaders import loaders_of
 from graphsvc.api.graph_types import (
@@ -31,6 +31,8 @@ from graphsvc.api.graph_types import (
     Atom,
     AtomState,
     Connection,
+    Entity,
+    EntityType,
     Node,
     SignatureStatus,
     Source,

@@ -1,4 +1,4 @@
-"""The typed graph's GraphQL types: Node, Atom, Revision, Link, Citation, Source.
+"""The typed graph's GraphQL types: Node, Atom, Revision, Link, Citation, Source, Entity.
 
 Types hold the row they were loaded from (``strawberry.Private``) and resolve
 their relations through the request's DataLoaders (:mod:`graphsvc.api.graph_loaders`),
@@ -13,6 +13,7 @@ has no bound is a connection (``edges { cursor node }``, ``pageInfo``) whose
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Awaitable
 from datetime import datetime
 from enum import Enum
@@ -25,12 +26,13 @@ from graphsvc.api.enums import LinkAt, RangeUnit
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
 from graphsvc.api.graph_loaders import MISSING, GraphLoaders, cached, loaders_for, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
+from graphsvc.core.entity_keys import ENTITY_TYPES
 from graphsvc.core.instants import as_of_instant
 from graphsvc.core.signing import signature_status
 from graphsvc.errors import NotFoundError
 
 if TYPE_CHECKING:
-    from graphsvc.api.graph_entities import Entity
+    from graphsvc.core.views import EntityView
 
 __all__ = [
     "Actor",
@@ -42,6 +44,9 @@ __all__ = [
     "Connection",
     "Derivation",
     "Edge",
+    "Entity",
+    "EntityMention",
+    "EntityType",
     "Link",
     "LinkTarget",
     "Node",
@@ -49,7 +54,9 @@ __all__ = [
     "Revision",
     "SignatureStatus",
     "Source",
+    "atom_entities",
     "atom_from_row",
+    "entity_from_view",
     "page",
     "revision_from_row",
     "revision_of",
@@ -402,11 +409,7 @@ class Atom(Node):
         "§16; empty for a retired or archived head, or with the index off). Always the "
         "current head's, whatever asOf the atom was read at."
     )
-    async def entities(
-        self, info: Info
-    ) -> list[Annotated[Entity, strawberry.lazy("graphsvc.api.graph_entities")]]:
-        from graphsvc.api.graph_entities import atom_entities
-
+    async def entities(self, info: Info) -> list[Entity]:
         return await atom_entities(info, str(self.atom_id))
 
 
@@ -607,3 +610,83 @@ async def _status(info: Info, edge: Row) -> SignatureStatus:
     loaders = loaders_of(info)
     keys = await loaders.public_keys()
     return SignatureStatus(signature_status(loaders.reader.subject, edge, keys))
+
+
+# ------------------------------------------------------------ the entity index (§16)
+
+
+@strawberry.enum(description="What kind of thing an entity is (the extractor's types).")
+class EntityType(Enum):
+    PERSON = strawberry.enum_value("person", description="A person (after a title).")
+    ORGANISATION = strawberry.enum_value("organisation", description="A company, team, …")
+    PLACE = strawberry.enum_value("place", description="A place.")
+    PRODUCT = strawberry.enum_value("product", description="A product or service.")
+    EVENT = strawberry.enum_value("event", description="A named event.")
+    DATE = strawberry.enum_value("date", description="A date; its key is the ISO form.")
+    IDENTIFIER = strawberry.enum_value(
+        "identifier", description="A code-like name: INC-2041, payments-api, snake_case."
+    )
+    NAME = strawberry.enum_value(
+        "name", description="A capitalised name the rules cannot place (person, band, …)."
+    )
+
+
+@strawberry.type(description="A current head that mentions an entity.")
+class EntityMention:
+    count: int = strawberry.field(description="How often the head's text names it.")
+    name: str = strawberry.field(description="The form this text uses most.")
+    atom_id: strawberry.Private[str]
+
+    @strawberry.field(description="The atom whose head mentions the entity (null: gone).")
+    async def atom(self, info: Info) -> Atom | None:
+        row = await loaders_of(info).atom.load(self.atom_id)
+        return None if row is None else atom_from_row(row)
+
+
+@strawberry.type(
+    description="Something the subject's texts name (a person, place, service, date, …), "
+    "derived by the entity index from current heads (SPEC §16); never a body."
+)
+class Entity(Node):
+    key: str = strawberry.field(description="Normalised key, unique in the subject.")
+    name: str = strawberry.field(description="Display name: the form its mentions use most.")
+    type: EntityType = strawberry.field(description="Its type.")
+    aliases: list[str] = strawberry.field(description="Every form its mentions use.")
+    mention_count: int = strawberry.field(description="Current heads that mention it.")
+
+    @strawberry.field(description="The current heads that mention it, by atomId.")
+    async def mentions(
+        self, info: Info, first: int | None = None, after: str | None = None
+    ) -> Connection[EntityMention]:
+        loaders = loaders_of(info)
+        n = loaders.reader.page_size(first)
+        pos = decode_cursor("mentions", after, str)[0] if after is not None else None
+        rows = await asyncio.to_thread(
+            loaders.reader.mentions_page, self.key, after=pos, limit=n + 1
+        )
+        items = [
+            (
+                encode_cursor("mentions", m.atom_id),
+                EntityMention(count=m.count, name=m.name, atom_id=m.atom_id),
+            )
+            for m in rows
+        ]
+        return page(items, n, after)
+
+
+def entity_from_view(view: EntityView) -> Entity:
+    kind = view.type if view.type in ENTITY_TYPES else "name"
+    return Entity(
+        id=strawberry.ID(encode_id("Entity", view.key)),
+        key=view.key,
+        name=view.name,
+        type=EntityType(kind),
+        aliases=list(view.aliases),
+        mention_count=view.mentions,
+    )
+
+
+async def atom_entities(info: Info, atom_id: str) -> list[Entity]:
+    """The entities the atom's current head mentions (by key)."""
+    views = await loaders_of(info).entities.load(atom_id) or []
+    return [entity_from_view(v) for v in views]
