@@ -24,10 +24,13 @@ command reads its settings first.
 from __future__ import annotations
 
 import dataclasses
+import functools
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from types import MappingProxyType
 from typing import (
     TYPE_CHECKING,
     Annotated,
@@ -448,6 +451,41 @@ class RankingSettings(Section):
     # seed's this many most similar heads by stored embedding, linked with this weight.
     similar_heads: Annotated[int, Range(ge=0, le=64)] = 0
     similar_weight: Weight = 1.0
+
+    def check(self) -> None:
+        self.role_table  # noqa: B018  (parsed now: a malformed entry fails at start)
+
+    @functools.cached_property
+    def role_table(self) -> Mapping[str, tuple[float, float]]:
+        """``role_weights`` parsed: role → (forward, reverse) weight; ``role=w`` is
+        ``w:w``.
+
+        Raises:
+            InvalidInputError: a malformed entry, or a weight that is not finite and ≥ 0.
+        """
+        roles: dict[str, tuple[float, float]] = {}
+        for part in filter(None, (p.strip() for p in self.role_weights.split(","))):
+            role, _, weights = part.partition("=")
+            fwd, _, rev = weights.partition(":")
+            try:
+                pair = (float(fwd), float(rev or fwd))
+            except ValueError as exc:
+                raise InvalidInputError(f"bad GRAPHSVC_ROLE_WEIGHTS entry {part!r}") from exc
+            if not all(math.isfinite(w) and w >= 0.0 for w in pair):
+                raise InvalidInputError(
+                    f"bad GRAPHSVC_ROLE_WEIGHTS entry {part!r}: weights are finite and >= 0"
+                )
+            roles[role.strip()] = pair
+        return MappingProxyType(roles)
+
+    @property
+    def entity_hops(self) -> bool:
+        """Whether evaluations traverse the entity index at all (ENT-4)."""
+        return self.entities != "off" and (
+            self.entity_weight > 0
+            or self.entity_query_weight > 0
+            or (self.entity_anchors > 0 and self.entity_anchor_weight > 0)
+        )
 
 
 @dataclass(frozen=True)

@@ -40,9 +40,10 @@ from graphsvc.core.acquisition import (
     take_lexical,
 )
 from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
-from graphsvc.core.fusion import Fusion, FusionRules, fuse, keep_lexical
+from graphsvc.core.fusion import Fusion, fuse, keep_lexical
 from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.lucene import fulltext_query
+from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.expansion import (
     Edges,
@@ -76,50 +77,36 @@ __all__ = ["AcquireQuery", "acquire", "walk", "walk_mirror"]
 @dataclass(frozen=True)
 class AcquireQuery:
     """What one acquisition reads: the caller's subject, policy and usage model, the
-    query text, and the caps (seeds, index oversampling, graph depth and size)."""
+    query text and walk depth, and the ranking settings as they are (the caps on seeds,
+    index oversampling and graph size, the lexical signal's rules)."""
 
     subject: str
     policy: str
     model_id: str
     text: str
     depth: int
-    max_seeds: int
-    oversample: int
-    max_nodes: int
-    max_edges: int
     include_archived: bool
-    proximity: int = 0
-    # How many of the subject's top Lucene hits are read (0: max_seeds); the fusion
-    # keeps the best max_seeds of them (graphsvc.core.fusion.keep_lexical).
-    lexical_pool: int = 0
-    # Read the subject's own term statistics (graphsvc.core.bm25) for the lexical score,
-    # when the subject holds at most subject_stats_max bodies.
-    subject_stats: bool = False
-    subject_stats_max: int = 10_000
-    # Ask Lucene with the subject clause at once, not after an unscoped top k.
-    subject_clause_first: bool = False
-    # Traverse the entity index (ENT-4): entities mentioned by at most this many heads
-    # (0: not at all), and the keys the query may name.
-    entity_max_degree: int = 0
+    ranking: RankingSettings
+    # The entity keys the query names (graphsvc.core.entity_keys.query_keys), asked
+    # only when the query-entity weight takes part.
     query_keys: tuple[str, ...] = ()
-    # Each seed's this many most similar heads by stored embedding (0: none).
-    similar_heads: int = 0
-    # How the fusion scores and normalises the lexical signal (graphsvc.core.fusion).
-    lexical_scope: str = "candidates"
-    lexical_normalisation: str = "max"
-    # Answer both candidate legs from the process's mirror of a subject of at most
-    # this many heads (0: never; graphsvc.store.head_mirror).
-    mirror_max: int = 0
 
     @property
-    def fusion(self) -> FusionRules:
-        return FusionRules(
-            self.text,
-            self.max_seeds,
-            self.proximity,
-            self.lexical_scope,
-            self.lexical_normalisation,
-        )
+    def entity_degree(self) -> int:
+        """Traverse entities mentioned by at most this many heads (0: no entity hop;
+        an entity hop is a step of the walk, so depth 0 takes none)."""
+        r = self.ranking
+        return r.entity_max_degree if r.entity_hops and self.depth > 0 else 0
+
+    @property
+    def similar_count(self) -> int:
+        """Each seed's this many most similar heads join the graph (0: none)."""
+        return self.ranking.similar_heads if self.depth > 0 else 0
+
+    @property
+    def own_statistics(self) -> bool:
+        """Score the lexical signal with the subject's own term statistics."""
+        return self.ranking.lexical_statistics == "subject"
 
 
 def acquire(
@@ -151,9 +138,11 @@ def acquire(
             acq.mirror = held[0]
             mirror, state, vector = held
             _from_mirror(acq, head_facts, q, mirror, state, vector)
-            fusion = fuse(acq, q.fusion)
+            fusion = fuse(acq, q.text, q.ranking)
             hop, near = _reads_beside_walk(db, q, fusion.seeds, mirror)
-            graph = walk_mirror(mirror, fusion.seeds, q.depth, q.max_nodes, q.max_edges, head_facts)
+            graph = walk_mirror(
+                mirror, fusion.seeds, q.depth, q.ranking.max_nodes, q.ranking.max_edges, head_facts
+            )
     if held is None:
         statistics = _Statistics(db, q)
         row = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
@@ -167,16 +156,26 @@ def acquire(
         if hits is not None:
             acq.vector_mode = hits.mode
             _take_semantic(acq, head_facts, hits.rows)
-        fusion = fuse(acq, q.fusion)
+        fusion = fuse(acq, q.text, q.ranking)
         hop, near = _reads_beside_walk(db, q, fusion.seeds)
         graph = walk(
-            tx, db, q.subject, fusion.seeds, q.depth, q.max_nodes, q.max_edges, usage, head_facts
+            tx,
+            db,
+            q.subject,
+            fusion.seeds,
+            q.depth,
+            q.ranking.max_nodes,
+            q.ranking.max_edges,
+            usage,
+            head_facts,
         )
     acq.levels, acq.truncated, acq.edges = graph.levels, graph.truncated, sorted(graph.edges)
     if hop is not None:
-        admit_entities(acq, head_facts, graph.nodes, hop(), q.max_nodes, q.max_edges)
+        admit_entities(
+            acq, head_facts, graph.nodes, hop(), q.ranking.max_nodes, q.ranking.max_edges
+        )
     if near is not None:
-        admit_similar(acq, head_facts, graph.nodes, near(), q.max_nodes)
+        admit_similar(acq, head_facts, graph.nodes, near(), q.ranking.max_nodes)
     rest = [a for a in graph.nodes if a not in usage.covered]
     if kept_usage is not None:
         # A mirror search: the caller's states are kept at the subject's usage
@@ -220,8 +219,8 @@ def _mirror_of(
     subject above the bound. One round trip checks the subject's state (``check_state``
     gets it) and the mirror's generation.
     """
-    bound = min(q.mirror_max, q.subject_stats_max)
-    if bound <= 0 or not q.subject_stats:
+    bound = min(q.ranking.head_mirror_max, q.ranking.lexical_statistics_max)
+    if bound <= 0 or not q.own_statistics:
         yield None
         return
     state = mirror_state(tx, q.subject)
@@ -257,7 +256,7 @@ def _from_mirror(
     Lucene's index-wide statistics choosing it), the vector one an exact scan, as
     ``search/vector_candidates_small``."""
     acq.index_analyzer = ANALYZER
-    terms = query_terms(q.text, q.proximity)
+    terms = query_terms(q.text, q.ranking.lexical_proximity)
     if state.get("rebuilding"):  # as the fulltext leg: no lexical signal meanwhile
         acq.lexical_mode = "rebuilding"
     elif terms.terms:
@@ -265,15 +264,20 @@ def _from_mirror(
         # pool holding them all.
         acq.lexical_mode = "mirror"
         rows = mirror.lexical(
-            terms, slop=q.proximity, limit=q.max_seeds, include_archived=q.include_archived
+            terms,
+            slop=q.ranking.lexical_proximity,
+            limit=q.ranking.max_seeds,
+            include_archived=q.include_archived,
         )
-        take_lexical(acq, head_facts, rows, q.max_seeds, q.max_seeds)
+        take_lexical(acq, head_facts, rows, q.ranking.max_seeds, q.ranking.max_seeds)
         acq.subject_stats = mirror.stats(terms)
     acq.lexical_embeddings.clear()
     if vector is not None:
         acq.lexical_semantic.update(mirror.cosines(vector, acq.lexical))
         acq.vector_mode = "exact"
-        hits = mirror.semantic(vector, limit=q.max_seeds, include_archived=q.include_archived)
+        hits = mirror.semantic(
+            vector, limit=q.ranking.max_seeds, include_archived=q.include_archived
+        )
         _take_semantic(acq, head_facts, hits)
 
 
@@ -312,13 +316,13 @@ def _lexical(
     is asked at once (one query where a subject holds a minority of the index). The
     caller checks the state before it uses the hits.
     """
-    pool = q.lexical_pool or q.max_seeds
-    k = max(q.max_seeds * q.oversample, pool)
-    embedded = q.max_seeds or pool
+    pool = q.ranking.lexical_pool or q.ranking.max_seeds
+    k = max(q.ranking.max_seeds * q.ranking.candidate_oversample, pool)
+    embedded = q.ranking.max_seeds or pool
     hits: list[Any] = []
     first: dict[str, Any] | None = None
-    for scoped in (True,) if q.subject_clause_first else (False, True):
-        lucene = fulltext_query(q.text, q.subject if scoped else None, q.proximity)
+    for scoped in (True,) if q.ranking.fulltext_subject_clause == "first" else (False, True):
+        lucene = fulltext_query(q.text, q.subject if scoped else None, q.ranking.lexical_proximity)
         if lucene is None:
             return first
         if scoped:
@@ -347,7 +351,7 @@ def _keep_lexical(tx: Tx, acq: Acquired, q: AcquireQuery) -> None:
     if acq.lexical:
         # The fusion rescored the pool of Lucene hits and keeps its best; the fulltext
         # rows brought the embeddings of Lucene's best max_seeds only.
-        kept = set(keep_lexical(acq, q.fusion))
+        kept = set(keep_lexical(acq, q.text, q.ranking))
         for atom_id in [a for a in acq.lexical if a not in kept]:
             del acq.lexical[atom_id]
             acq.lexical_embeddings.pop(atom_id, None)
@@ -365,15 +369,15 @@ def _reads_beside_walk(
     A mirrored subject's entity hop is answered by its mirror at once.
     """
     hop: Callable[[], EntityHop] | None = None
-    if q.entity_max_degree > 0 and (seeds or q.query_keys):
+    if q.entity_degree > 0 and (seeds or q.query_keys):
         if mirror is not None:
-            answer = mirror.entity_hop(seeds, q.query_keys, q.entity_max_degree)
+            answer = mirror.entity_hop(seeds, q.query_keys, q.entity_degree)
             hop = lambda: answer  # noqa: E731
         else:
-            hop = entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_max_degree)
+            hop = entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_degree)
     near = (
-        similar_heads_soon(db, q.subject, seeds, q.similar_heads)
-        if q.similar_heads > 0 and seeds
+        similar_heads_soon(db, q.subject, seeds, q.similar_count)
+        if q.similar_count > 0 and seeds
         else None
     )
     return hop, near
@@ -440,17 +444,23 @@ class _Statistics:
         self.stats: Callable[[], SubjectStats | None] | None = None
         self.known = kept_analyzer(db)
         self.cache = statistics_cache(db)
-        self.terms = query_terms(q.text, q.proximity).surface if q.subject_stats else {}
+        self.terms = (
+            query_terms(q.text, q.ranking.lexical_proximity).surface if q.own_statistics else {}
+        )
         self.cached_at: Generation | None = None
-        if q.subject_stats and has_word(q.text):
+        if q.own_statistics and has_word(q.text):
             if self.known is None:
                 self.analyzer = fulltext_analyzer_soon(db)
-            self.cached_at = self.cache.known(q.subject, list(self.terms), q.subject_stats_max)
+            self.cached_at = self.cache.known(
+                q.subject, list(self.terms), q.ranking.lexical_statistics_max
+            )
             if self.cached_at is None:
                 self.stats = self._read()
 
     def _read(self) -> Callable[[], SubjectStats | None]:
-        return subject_stats_soon(self.db, self.q.subject, self.terms, self.q.subject_stats_max)
+        return subject_stats_soon(
+            self.db, self.q.subject, self.terms, self.q.ranking.lexical_statistics_max
+        )
 
     def settle(self, acq: Acquired, state: dict[str, Any] | None) -> None:
         """Fill ``acq``'s analyzer and statistics, given the fulltext row's state."""

@@ -12,6 +12,7 @@ alone (ACT-1).
 
 from __future__ import annotations
 
+import functools
 import json
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -39,66 +40,16 @@ from graphsvc.embed.background import embed_soon
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.acquisition import AcquireQuery, acquire
 from graphsvc.ops.cursors import generation_of
-from graphsvc.settings import fill
+from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.retrieval import SemanticHits, semantic_candidates
 
 if TYPE_CHECKING:
     from graphsvc.embed import Embedder
-    from graphsvc.settings import Settings
 
-__all__ = ["Evaluation", "EvaluationLimits", "evaluate", "evaluate_then", "propagation_table"]
+__all__ = ["Evaluation", "evaluate", "evaluate_then", "propagation_table"]
 
 T = TypeVar("T")
-
-
-@dataclass(frozen=True)
-class EvaluationLimits:
-    """The settings an evaluation reads (caps, fusion and solver settings)."""
-
-    max_depth: int
-    max_seeds: int
-    candidate_oversample: int
-    max_nodes: int
-    max_edges: int
-    lexical_proximity: int
-    lexical_statistics: str
-    lexical_statistics_max: int
-    lexical_normalisation: str
-    lexical_pool: int
-    lexical_scope: str
-    vector_exact_max: int
-    head_mirror_max: int
-    fulltext_subject_clause: str
-    beta: float
-    role_weights: str
-    propagation: float
-    convergence_tol: float
-    evaluation_work: int
-    link_weighting: str = "role"
-    # The entity index in the retrieval graph (ENT-4); all off: ranking is §5.
-    entities: bool = False
-    entity_weight: float = 0.0
-    entity_max_degree: int = 0
-    entity_query_weight: float = 0.0
-    entity_anchors: int = 0
-    entity_anchor_weight: float = 0.0
-    similar_heads: int = 0
-    similar_weight: float = 1.0
-
-    @property
-    def entity_hops(self) -> bool:
-        """Whether evaluations traverse entities at all."""
-        return self.entities and (
-            self.entity_weight > 0
-            or self.entity_query_weight > 0
-            or (self.entity_anchors > 0 and self.entity_anchor_weight > 0)
-        )
-
-    @classmethod
-    def from_settings(cls, settings: Settings) -> EvaluationLimits:
-        # Every field is the ranking setting of its name, except the entity switch.
-        return fill(cls, settings.ranking, entities=settings.ranking.entities != "off")
 
 
 @dataclass
@@ -177,28 +128,18 @@ class Evaluation:
         }
 
 
-def propagation_table(spec: str) -> PropagationTable:
-    """Parse ``role=forward:reverse,...`` (GRAPHSVC_ROLE_WEIGHTS).
-
-    Raises:
-        InvalidInputError: a malformed entry.
-    """
-    roles: dict[str, RoleWeights] = {}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        role, _, weights = part.partition("=")
-        fwd, _, rev = weights.partition(":")
-        try:
-            roles[role.strip()] = RoleWeights(float(fwd), float(rev or fwd))
-        except ValueError as exc:
-            raise InvalidInputError(f"bad GRAPHSVC_ROLE_WEIGHTS entry {part!r}") from exc
-    return PropagationTable(roles)
+@functools.lru_cache(maxsize=16)
+def propagation_table(ranking: RankingSettings) -> PropagationTable:
+    """The role weights of ``ranking`` (GRAPHSVC_ROLE_WEIGHTS, parsed when the settings
+    were read) as the core's table: built once per settings, not per evaluation."""
+    return PropagationTable({r: RoleWeights(f, b) for r, (f, b) in ranking.role_table.items()})
 
 
 def evaluate(
     db: Database,
     embedder: Embedder,
     clock: Callable[[], float],
-    limits: EvaluationLimits,
+    ranking: RankingSettings,
     binding: Binding,
     text: str,
     *,
@@ -215,7 +156,7 @@ def evaluate(
         db,
         embedder,
         clock,
-        limits,
+        ranking,
         binding,
         text,
         depth=depth,
@@ -231,11 +172,12 @@ def _nothing(tx: Tx, ev: Evaluation) -> None:
 
 @dataclass(frozen=True)
 class _Request:
-    """One evaluation's inputs: the store, the limits, the caller and the query, and the
-    query embedding and vector hits being computed beside the transaction."""
+    """One evaluation's inputs: the store, the ranking settings, the caller and the
+    query, and the query embedding and vector hits being computed beside the
+    transaction."""
 
     db: Database
-    limits: EvaluationLimits
+    ranking: RankingSettings
     binding: Binding
     text: str
     depth: int
@@ -249,7 +191,7 @@ def evaluate_then(
     db: Database,
     embedder: Embedder,
     clock: Callable[[], float],
-    limits: EvaluationLimits,
+    ranking: RankingSettings,
     binding: Binding,
     text: str,
     *,
@@ -272,13 +214,13 @@ def evaluate_then(
         PurgePendingError: a purge in the subject has not finished (LNK-6).
         InvalidInputError: bad depth.
     """
-    if not 0 <= depth <= limits.max_depth:
-        raise InvalidInputError(f"depth must be in 0..{limits.max_depth}")
+    if not 0 <= depth <= ranking.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{ranking.max_depth}")
     now = clock()
     # The query embedding, and then the vector query, run beside the first reads.
     pending: Future[list[float]] | None = None
     hits: Future[SemanticHits] | None = None
-    if text.strip() and limits.head_mirror_max > 0:
+    if text.strip() and ranking.head_mirror_max > 0:
         # The mirror of the subject's heads answers the vector leg in most searches:
         # the query is asked only where it does not (semantic_later).
         pending = embed_soon(embedder, text)
@@ -290,14 +232,14 @@ def evaluate_then(
                 db,
                 subject=binding.subject,
                 vector=embedded.result(),
-                k=limits.max_seeds * limits.candidate_oversample,
-                limit=limits.max_seeds,
+                k=ranking.max_seeds * ranking.candidate_oversample,
+                limit=ranking.max_seeds,
                 include_archived=include_archived,
-                exact_max=limits.vector_exact_max,
+                exact_max=ranking.vector_exact_max,
             ),
             label="vector candidates",
         )
-    request = _Request(db, limits, binding, text, depth, include_archived, now, pending, hits)
+    request = _Request(db, ranking, binding, text, depth, include_archived, now, pending, hits)
 
     def work(tx: Tx) -> tuple[Evaluation, T]:
         generations: list[str] = []
@@ -323,7 +265,7 @@ def _evaluate_in(
     tx: Tx, req: _Request, check_state: Callable[[dict[str, Any]], None]
 ) -> Evaluation:
     """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
-    lim = req.limits
+    lim = req.ranking
     model = AdaptiveUseModel()
     embedded: list[list[float] | None] = []
 
@@ -391,7 +333,7 @@ def _semantic(req: _Request) -> SemanticHits | None:
         return req.hits.result()
     if req.pending is None:
         return None
-    lim = req.limits
+    lim = req.ranking
     return semantic_candidates(
         req.db,
         subject=req.binding.subject,
@@ -404,33 +346,19 @@ def _semantic(req: _Request) -> SemanticHits | None:
 
 
 def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
-    """What ``acquire`` reads for ``req``: its text, its walk and the limits' knobs."""
-    lim = req.limits
+    """What ``acquire`` reads for ``req``: its text and walk, and the ranking settings."""
+    ranking = req.ranking
     return AcquireQuery(
         subject=req.binding.subject,
         policy=req.binding.policy,
         model_id=model_id,
         text=req.text,
         depth=req.depth,
-        max_seeds=lim.max_seeds,
-        oversample=lim.candidate_oversample,
-        max_nodes=lim.max_nodes,
-        max_edges=lim.max_edges,
         include_archived=req.include_archived,
-        proximity=lim.lexical_proximity,
-        lexical_pool=lim.lexical_pool,
-        subject_stats=lim.lexical_statistics == "subject",
-        subject_stats_max=lim.lexical_statistics_max,
-        subject_clause_first=lim.fulltext_subject_clause == "first",
-        # An entity hop is a step of the walk: depth 0 (seeds only) takes none.
-        entity_max_degree=lim.entity_max_degree if lim.entity_hops and req.depth > 0 else 0,
+        ranking=ranking,
         query_keys=tuple(query_keys(req.text))
-        if lim.entity_hops and lim.entity_query_weight > 0 and req.depth > 0
+        if ranking.entity_hops and ranking.entity_query_weight > 0 and req.depth > 0
         else (),
-        similar_heads=lim.similar_heads if req.depth > 0 else 0,
-        lexical_scope=lim.lexical_scope,
-        lexical_normalisation=lim.lexical_normalisation,
-        mirror_max=lim.head_mirror_max,
     )
 
 
@@ -445,7 +373,7 @@ def _anchors(b: Any, count: int) -> list[int]:
 
 
 def _with_similar_edges(
-    lim: EvaluationLimits, acq: Acquired, index: dict[str, int], src: Any, dst: Any, w: Any
+    lim: RankingSettings, acq: Acquired, index: dict[str, int], src: Any, dst: Any, w: Any
 ) -> tuple[Any, Any, Any]:
     """The link edges plus the nearest-neighbour edges: both ways, each of the
     configured weight."""
@@ -461,7 +389,7 @@ def _with_similar_edges(
 
 
 def _propagate(
-    lim: EvaluationLimits, acq: Acquired, atom_ids: list[str], b: Any
+    lim: RankingSettings, acq: Acquired, atom_ids: list[str], b: Any
 ) -> tuple[ActivationResult, list[float], dict[str, Any]]:
     """Spread the base activation ``b`` over the retrieval graph's links, and through
     the entities it holds when the entity index takes part (ENT-4); the heads'
@@ -469,7 +397,7 @@ def _propagate(
     index = {a: i for i, a in enumerate(atom_ids)}
     n = len(atom_ids)
     links = [(index[s], index[d], r) for s, d, r in acq.edges if s in index and d in index]
-    src, dst, w = build_edges(n, links, propagation_table(lim.role_weights), lim.link_weighting)
+    src, dst, w = build_edges(n, links, propagation_table(lim), lim.link_weighting)
     if acq.similar_edges and lim.similar_weight > 0:
         src, dst, w = _with_similar_edges(lim, acq, index, src, dst, w)
     # (entity number, head index) pairs, entities numbered in order of first mention.
@@ -594,8 +522,8 @@ def _diagnostics(
             "levels": acq.levels,
             "truncated": acq.truncated,
             "similarEdges": len(acq.similar_edges),
-            "propagation": req.limits.propagation,
-            "beta": req.limits.beta,
+            "propagation": req.ranking.propagation,
+            "beta": req.ranking.beta,
             "usageModel": model_id,
         },
     }

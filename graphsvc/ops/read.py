@@ -39,8 +39,8 @@ from graphsvc.core.selection_models import (
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, FrozenEvaluation, Pager, digest
-from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
-from graphsvc.settings import fill
+from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.settings import RankingSettings, fill
 from graphsvc.store.closure import cited_texts, required_two_levels
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.manifests import NewManifest, save_manifest
@@ -87,11 +87,8 @@ class ReadLimits:
     read_limit: int
     max_read_budget: int
     max_limit: int
-    max_depth: int
-    max_nodes: int
-    packing_work: int
     manifest_lifetime_s: float
-    evaluation: EvaluationLimits
+    ranking: RankingSettings
     cursors: CursorLimits
 
     @classmethod
@@ -100,9 +97,8 @@ class ReadLimits:
         return fill(
             cls,
             settings.read,
-            settings.ranking,
             settings.lifetimes,
-            evaluation=EvaluationLimits.from_settings(settings),
+            ranking=settings.ranking,
             cursors=CursorLimits.from_settings(settings),
         )
 
@@ -159,7 +155,7 @@ def read(
         required,
         memory_token_budget,
         tokenizer.count,
-        work_limit=limits.packing_work,
+        work_limit=limits.ranking.packing_work,
     )
     manifest = _record(reader, query_text, result, page.evaluated_at, bodies)
     return ReadResult(
@@ -189,8 +185,8 @@ def _check(
         raise InvalidInputError(f"memoryTokenBudget must be in 0..{limits.max_read_budget}")
     if not 1 <= limit <= limits.max_limit:
         raise InvalidInputError(f"limit must be in 1..{limits.max_limit}")
-    if not 0 <= depth <= limits.max_depth:
-        raise InvalidInputError(f"depth must be in 0..{limits.max_depth}")
+    if not 0 <= depth <= limits.ranking.max_depth:
+        raise InvalidInputError(f"depth must be in 0..{limits.ranking.max_depth}")
 
 
 _Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
@@ -264,7 +260,7 @@ class _Reader:
             self.db,
             self.embedder,
             self.clock,
-            self.limits.evaluation,
+            self.limits.ranking,
             self.binding,
             query_text,
             depth=depth,
@@ -311,7 +307,7 @@ class _Reader:
             if mirror is None
             else None
         )
-        walk = _walk(tx, s, roots, self.limits.max_nodes * 8)
+        walk = _walk(tx, s, roots, self.limits.ranking.max_nodes * 8)
         root_views = (
             soon.result()
             if soon is not None

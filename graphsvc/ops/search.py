@@ -17,8 +17,8 @@ from graphsvc.core.requests import SearchRequest
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
-from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate_then
-from graphsvc.settings import fill
+from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.settings import RankingSettings, fill
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.views import load_views
 
@@ -36,7 +36,7 @@ class SearchLimits:
     depth: int
     search_limit: int
     max_limit: int
-    evaluation: EvaluationLimits
+    ranking: RankingSettings
     cursors: CursorLimits
 
     @classmethod
@@ -45,7 +45,7 @@ class SearchLimits:
         return fill(
             cls,
             settings.read,
-            evaluation=EvaluationLimits.from_settings(settings),
+            ranking=settings.ranking,
             cursors=CursorLimits.from_settings(settings),
         )
 
@@ -116,7 +116,7 @@ def search(
     if request.cursor:
         found = _later_page(pager, binding, request.cursor, qhash, asked.limit)
     else:
-        found = _first_page(db, embedder, clock, limits.evaluation, binding, asked)
+        found = _first_page(db, embedder, clock, limits.ranking, binding, asked)
     hits = [
         SearchHit(found.views[ref], r["score"], r["breakdown"])
         for r in found.ranked[found.offset : found.offset + asked.limit]
@@ -187,7 +187,7 @@ def _first_page(
     db: Database,
     embedder: Embedder,
     clock: Callable[[], float],
-    limits: EvaluationLimits,
+    ranking: RankingSettings,
     binding: Binding,
     asked: _Asked,
 ) -> _Page:
@@ -201,7 +201,7 @@ def _first_page(
         db,
         embedder,
         clock,
-        limits,
+        ranking,
         binding,
         asked.query,
         depth=asked.depth,

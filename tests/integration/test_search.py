@@ -30,7 +30,7 @@ from graphsvc.errors import (
     PurgePendingError,
 )
 from graphsvc.inputs.models import parse_changes
-from graphsvc.ops.evaluate import Evaluation, EvaluationLimits, evaluate
+from graphsvc.ops.evaluate import Evaluation, evaluate
 from graphsvc.ops.search import SearchResult
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
@@ -154,12 +154,11 @@ _UNITS = [
 
 def _evaluate(service: Service, binding: Binding, query: str) -> Evaluation:
     """One depth-2 evaluation, as search and read make it."""
-    limits = EvaluationLimits.from_settings(service.settings)
     return evaluate(
         service.db,
         service.embedder,
         service.clock,
-        limits,
+        service.settings.ranking,
         binding,
         query,
         depth=2,

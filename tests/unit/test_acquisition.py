@@ -22,7 +22,8 @@ from graphsvc.core.acquisition import (
     node_facts,
     take_lexical,
 )
-from graphsvc.core.fusion import LUCENE_MAX, FusionRules, fuse, keep_lexical
+from graphsvc.core.fusion import LUCENE_MAX, fuse, keep_lexical
+from graphsvc.settings import RankingSettings
 
 Graph = dict[str, list[list[Any]]]
 
@@ -153,9 +154,9 @@ def test_the_seeds_are_the_best_fused_matches_and_lucenes_order_keeps_the_pool()
         lexical={"c": 4.0, "a": 2.0, "d": 1.0},
         lexical_semantic={"c": 0.7},
     )
-    rules = FusionRules("query", max_seeds=2, proximity=0)
-    assert keep_lexical(acq, rules) == ["c", "a"]  # no subject statistics: Lucene's order
-    fusion = fuse(acq, rules)
+    ranking = RankingSettings(max_seeds=2, lexical_proximity=0)
+    assert keep_lexical(acq, "query", ranking) == ["c", "a"]  # no subject statistics
+    fusion = fuse(acq, "query", ranking)
     assert fusion.normalisation == LUCENE_MAX
     assert set(fusion.fused) == {"a", "b", "c", "d"}
     assert fusion.fused["d"][1] is None and fusion.fused["d"][3]  # no embedding: missing
@@ -166,6 +167,6 @@ def test_the_seeds_are_the_best_fused_matches_and_lucenes_order_keeps_the_pool()
 @pytest.mark.req("ACT-1")
 def test_while_the_fulltext_index_is_rebuilt_the_lexical_signal_is_missing() -> None:
     acq = Acquired(semantic={"a": 0.9}, lexical_mode="rebuilding")
-    fusion = fuse(acq, FusionRules("query", max_seeds=4, proximity=0))
+    fusion = fuse(acq, "query", RankingSettings(max_seeds=4, lexical_proximity=0))
     assert fusion.fused["a"][2] is None
     assert fusion.seeds == ["a"]

@@ -25,7 +25,9 @@ from graphsvc import devtools
 
 ROOT = Path(__file__).resolve().parents[2]
 CORE = ROOT / "graphsvc" / "core"
-ALLOWED_GRAPHSVC = {"graphsvc.core", "graphsvc.errors"}
+# The core may take a settings section as the value it is (the ranking's knobs are
+# declared once, in graphsvc.settings); only settings.py reads the environment.
+ALLOWED_GRAPHSVC = {"graphsvc.core", "graphsvc.errors", "graphsvc.settings"}
 FORBIDDEN_THIRD_PARTY = {"neo4j", "strawberry", "starlette", "uvicorn", "httpx", "torch"}
 
 
@@ -230,6 +232,7 @@ def test_settings_is_the_only_reader_of_the_environment() -> None:
 # reads is a knob that turns nothing: remove it (and its README row). Fields read in
 # another way (say, by name only) would go here, as ``section.field``, with a reason.
 SETTINGS_READ_OTHERWISE: dict[str, str] = {}
+PROPERTY_DECORATORS = {"property", "functools.cached_property", "cached_property"}
 
 
 def _unread_settings(settings: ast.Module, others: list[ast.Module]) -> list[str]:
@@ -257,7 +260,7 @@ def _unread_settings(settings: ast.Module, others: list[ast.Module]) -> list[str
             }
             for f in cls.body
             if isinstance(f, ast.FunctionDef)
-            and any(ast.unparse(d) == "property" for d in f.decorator_list)
+            and any(ast.unparse(d) in PROPERTY_DECORATORS for d in f.decorator_list)
         }
 
     root = classes["Settings"]
@@ -689,6 +692,53 @@ def test_the_protocol_packages_do_not_import_each_other() -> None:
         or (_in(src, "graphsvc.mcp_api") and _in(dst, "graphsvc.api"))
     }
     _check_pending(found, PROTOCOL_PENDING)
+
+
+# Fields that share a ranking knob's name but mean something else.
+OTHER_MEANING = {
+    "graphsvc.api.document_limits.DocumentLimits.max_depth",  # a GraphQL document's nesting
+    "graphsvc.core.acquisition.EntityHop.entities",  # the entities one hop reached
+    "graphsvc.core.views.ExportReport.entities",  # how many entities an export holds
+}
+
+
+def _class_fields(root: Path) -> Iterator[tuple[str, str]]:
+    """(module.Class, field) of every annotated class attribute in the package."""
+    for mod, path in devtools.modules(root).items():
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ClassDef):
+                for stmt in node.body:
+                    if isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name):
+                        yield f"{mod}.{node.name}", stmt.target.id
+
+
+def _redeclared_knobs(root: Path) -> set[str]:
+    from dataclasses import fields
+
+    from graphsvc.settings import RankingSettings
+
+    knobs = {f.name for f in fields(RankingSettings)}
+    return {
+        f"{owner}.{name}"
+        for owner, name in _class_fields(root)
+        if name in knobs and not owner.startswith("graphsvc.settings.")
+    } - OTHER_MEANING
+
+
+def test_no_ranking_knob_is_declared_outside_settings() -> None:
+    """Each ranking knob is declared once: use cases take RankingSettings itself."""
+    assert _redeclared_knobs(PKG) == set()
+
+
+def test_a_redeclared_ranking_knob_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "graphsvc" / "ops"
+    pkg.mkdir(parents=True)
+    (pkg / "evaluate.py").write_text(
+        "from dataclasses import dataclass\n@dataclass\nclass Limits:\n"
+        "    propagation: float\n    depth: int\n"
+    )
+    assert _redeclared_knobs(tmp_path / "graphsvc") == {"graphsvc.ops.evaluate.Limits.propagation"}
 
 
 def test_the_module_list_names_every_module_with_a_docstring_line() -> None:

@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from graphsvc.ops.cursors import CursorLimits, digest, ranking_hash
-from graphsvc.ops.evaluate import EvaluationLimits
 from graphsvc.ops.inspect import InspectLimits
 from graphsvc.ops.read import ReadLimits
 from graphsvc.ops.search import SearchLimits
@@ -19,9 +18,9 @@ def _settings(tmp_path: Path) -> Settings:
 def test_limits_carry_the_settings_values(tmp_path: Path) -> None:
     st = _settings(tmp_path).with_(max_nodes=321, read_limit=7, beta=0.25, inspect_limit=9)
     read = ReadLimits.from_settings(st)
-    assert (read.max_nodes, read.read_limit, read.evaluation.beta) == (321, 7, 0.25)
-    assert read.evaluation == EvaluationLimits.from_settings(st)
-    assert SearchLimits.from_settings(st).evaluation.max_nodes == 321
+    assert (read.ranking.max_nodes, read.read_limit, read.ranking.beta) == (321, 7, 0.25)
+    assert read.ranking is st.ranking  # the section itself: each knob declared once
+    assert SearchLimits.from_settings(st).ranking.max_nodes == 321
     assert InspectLimits.from_settings(st).inspect_limit == 9
     assert read.cursors == CursorLimits(st.lifetimes.cursor_lifetime_s, ranking_hash(st))
 

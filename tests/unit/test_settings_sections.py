@@ -19,7 +19,6 @@ import pytest
 from graphsvc.api.document_limits import DocumentLimits
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.evaluate import EvaluationLimits
 from graphsvc.ops.inspect import InspectLimits
 from graphsvc.ops.read import ReadLimits
 from graphsvc.ops.search import SearchLimits
@@ -101,10 +100,9 @@ def test_a_field_neither_in_a_section_nor_given_fails_loudly() -> None:
 @pytest.mark.req("DOC-1")
 def test_every_projected_limit_comes_from_its_sections() -> None:
     s = Settings()
-    given = {"entities", "evaluation", "cursors"}
+    given = {"ranking", "cursors"}
     projections = {
-        EvaluationLimits: [s.ranking],
-        ReadLimits: [s.read, s.ranking, s.lifetimes],
+        ReadLimits: [s.read, s.lifetimes],
         SearchLimits: [s.read],
         InspectLimits: [s.read, s.lifetimes],
         DocumentLimits: [s.graphql, s.read],
@@ -119,12 +117,10 @@ def test_every_projected_limit_comes_from_its_sections() -> None:
     assert {f.name for f in fields(Limits)} == _names_of(s.write)
 
     settings = s.with_(propagation=0.42, entity_weight=2.5, entities="off", max_nodes=33)
-    lim = EvaluationLimits.from_settings(settings)
-    assert lim.propagation == 0.42 and lim.entity_weight == 2.5 and lim.entities is False
-    assert EvaluationLimits.from_settings(s).entities is (s.ranking.entities != "off")
+    assert settings.ranking.entity_hops is False and s.ranking.entity_hops is True
     read = ReadLimits.from_settings(settings.with_(max_read_budget=1234))
-    assert read.max_read_budget == 1234 and read.evaluation.propagation == 0.42
-    assert read.max_nodes == 33
+    assert read.max_read_budget == 1234 and read.ranking.propagation == 0.42
+    assert read.ranking.max_nodes == 33
     doc = DocumentLimits.from_settings(s.with_(max_query_depth=3, max_depth=7, search_limit=4))
     assert (doc.max_depth, doc.max_retrieval_depth, doc.search_limit) == (3, 7, 4)
     assert limits_from_settings(s.with_(max_links_per_atom=3)).max_links == 3
@@ -157,3 +153,13 @@ def test_entity_weights_off_zeroes_every_entity_weight_and_nothing_else() -> Non
     off = Settings.from_env({}).with_(**ENTITY_WEIGHTS_OFF)
     assert all(getattr(off.ranking, name) == 0.0 for name in weights)
     assert off.ranking.entities == "rules"  # the index stays; only its weights go
+
+
+@pytest.mark.req("ACT-7")
+def test_role_weights_are_parsed_once_when_the_settings_are_read() -> None:
+    ranking = Settings().with_(role_weights="part=2:0, cites=0.5").ranking
+    assert dict(ranking.role_table) == {"part": (2.0, 0.0), "cites": (0.5, 0.5)}
+    assert ranking.role_table is ranking.role_table  # parsed once, not per evaluation
+    for bad in ("part=x", "part=1:-1", "part=inf"):
+        with pytest.raises(InvalidInputError, match="GRAPHSVC_ROLE_WEIGHTS"):
+            Settings().with_(role_weights=bad)
