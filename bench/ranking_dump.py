@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import uuid
@@ -45,28 +46,31 @@ def dump(data: Path, k: int) -> dict[str, Any]:
     """Every question's top ``k`` (turn id, score to ten digits), by conversation."""
     convs = load_conversations(data)
     spec = model_spec(DEFAULT_MODEL)
-    neo = BenchNeo4j("ranking-dump")
+    neo = BenchNeo4j(f"ranking-dump-{os.getpid()}")
     db = neo.database()
     try:
         db.apply_schema(embedding_dimension=spec.dimension)
         settings = neo.settings.with_(embedding_model=spec.key)
         service = service_for(settings, db, get_embedder(spec.key), get_tokenizer())
         live = serve(service)
-        run = uuid.uuid4().hex[:8]
+        _same_atom_ids()
         out: dict[str, Any] = {}
         for conv in convs:
-            conv.subject = f"dump-{run}-{conv.name}"
+            conv.subject = f"dump-{conv.name}"
             token = uuid.uuid4().hex
             binding = Binding(conv.subject, "default", "human", "bench")
             live.auth.add(token, binding)
             load_conversation_into(live, token, conv, db)
             answers = []
             for q in conv.questions:
-                hits = service.search(binding, SearchRequest(q.text, limit=k)).hits
+                result = service.search(binding, SearchRequest(q.text, limit=k))
                 answers.append(
                     {
                         "question": q.text,
-                        "top": [[conv.dia_of[h.atom.atom_id], f"{h.score:.10f}"] for h in hits],
+                        "top": [
+                            [conv.dia_of[h.atom.atom_id], f"{h.score:.10f}"] for h in result.hits
+                        ],
+                        "how": _how(result.diagnostics),
                     }
                 )
             out[conv.name] = answers
@@ -77,6 +81,36 @@ def dump(data: Path, k: int) -> dict[str, Any]:
         neo.close()
 
 
+def _same_atom_ids() -> None:
+    """Give this process's writes the same atom ids as any other dump's.
+
+    Ties in a ranking (two turns with the same fused match) are broken by atomId, and
+    atom ids are random: two dumps of one code would differ at such ties. The dump's
+    writes run one at a time, so a seeded sequence gives every turn the same id in
+    every run (the write path's ``uuid.uuid4`` only; nothing else is touched).
+    """
+    import random
+    import types
+
+    import graphsvc.ops.write as write_path
+
+    rng = random.Random(51)
+    write_path.uuid = types.SimpleNamespace(  # type: ignore[assignment]
+        uuid4=lambda: uuid.UUID(int=rng.getrandbits(128), version=4)
+    )
+
+
+def _how(diagnostics: dict[str, Any]) -> dict[str, Any]:
+    """What a search's diagnostics say about how it ranked (no times): where two dumps
+    differ, this says whether the candidates or the graph differed."""
+    acq, ev = diagnostics.get("acquisition", {}), diagnostics.get("evaluation", {})
+    keep = ("candidates", "semanticCandidates", "lexicalCandidates", "seeds", "vectorMode")
+    return {
+        **{k: acq.get(k) for k in (*keep, "lexicalMode", "lexicalStatistics")},
+        **{k: ev.get(k) for k in ("nodes", "edges", "levels", "truncated", "entities")},
+    }
+
+
 def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
     """Where two dumps first differ (None: identical)."""
     if sorted(a) != sorted(b):
@@ -85,8 +119,9 @@ def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str | None:
         if len(a[name]) != len(b[name]):
             return f"{name}: {len(a[name])} vs {len(b[name])} questions"
         for i, (x, y) in enumerate(zip(a[name], b[name], strict=True)):
-            if x != y:
-                return f"{name} question {i} ({x['question']!r}): {x['top']} vs {y['top']}"
+            if x["top"] != y["top"]:
+                how = "" if x.get("how") == y.get("how") else f"; how {x['how']} vs {y['how']}"
+                return f"{name} question {i} ({x['question']!r}): {x['top']} vs {y['top']}{how}"
     return None
 
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from graphsvc.core.acquisition import (
     Acquired,
@@ -71,7 +71,16 @@ from graphsvc.store.term_statistics import (
 )
 from graphsvc.store.usage_shelf import usage_shelf
 
-__all__ = ["AcquireQuery", "acquire", "walk", "walk_mirror"]
+__all__ = [
+    "AcquireQuery",
+    "CandidateSource",
+    "IndexSource",
+    "MirrorSource",
+    "acquire",
+    "candidate_source",
+    "walk",
+    "walk_mirror",
+]
 
 
 @dataclass(frozen=True)
@@ -119,7 +128,7 @@ def acquire(
     check_state: Callable[[dict[str, Any]], None],
 ) -> tuple[Acquired, Fusion]:
     """Read candidates, fuse them, and read the retrieval graph and node facts for
-    ``q`` in ``tx``.
+    ``q`` in ``tx``: one path, whichever :class:`CandidateSource` answers.
 
     ``check_state(row)`` gets the subject's state (the columns of
     ``search/subject_state``, read with the fulltext candidates) before anything
@@ -131,44 +140,15 @@ def acquire(
     acq = Acquired()
     head_facts: HeadFacts = {}
     usage = Usage(q.policy, q.model_id)
-    kept_usage: dict[str, Any] | None = None  # the mirror's state row: usage states kept
-    with _mirror_of(tx, db, q, embedding, check_state) as held:
-        if held is not None:
-            kept_usage = held[1]
-            acq.mirror = held[0]
-            mirror, state, vector = held
-            _from_mirror(acq, head_facts, q, mirror, state, vector)
-            fusion = fuse(acq, q.text, q.ranking)
-            hop, near = _reads_beside_walk(db, q, fusion.seeds, mirror)
-            graph = walk_mirror(
-                mirror, fusion.seeds, q.depth, q.ranking.max_nodes, q.ranking.max_edges, head_facts
-            )
-    if held is None:
-        statistics = _Statistics(db, q)
-        row = _lexical(tx, acq, head_facts, q) if has_word(q.text) else None
-        check_state(row or subject_state(tx, q.subject))
-        statistics.settle(acq, row)
-        _keep_lexical(tx, acq, q)
-        vector = embedding()
-        if vector is not None and acq.lexical:
-            lexical_semantic(acq, vector)
-        hits = semantic()
-        if hits is not None:
-            acq.vector_mode = hits.mode
-            _take_semantic(acq, head_facts, hits.rows)
+    with candidate_source(tx, db, q, usage, embedding, semantic, check_state) as source:
+        acq.mirror = source.mirror
+        source.candidates(acq, head_facts)
         fusion = fuse(acq, q.text, q.ranking)
-        hop, near = _reads_beside_walk(db, q, fusion.seeds)
-        graph = walk(
-            tx,
-            db,
-            q.subject,
-            fusion.seeds,
-            q.depth,
-            q.ranking.max_nodes,
-            q.ranking.max_edges,
-            usage,
-            head_facts,
-        )
+        # The entity hop and the similar heads need the seeds only: started beside the
+        # link expansion rather than after it.
+        hop = source.entity_hop(fusion.seeds)
+        near = _similar_heads(db, q, fusion.seeds)
+        graph = source.walk(fusion.seeds, head_facts)
     acq.levels, acq.truncated, acq.edges = graph.levels, graph.truncated, sorted(graph.edges)
     if hop is not None:
         admit_entities(
@@ -176,18 +156,145 @@ def acquire(
         )
     if near is not None:
         admit_similar(acq, head_facts, graph.nodes, near(), q.ranking.max_nodes)
-    rest = [a for a in graph.nodes if a not in usage.covered]
-    if kept_usage is not None:
-        # A mirror search: the caller's states are kept at the subject's usage
-        # generation (graphsvc.store.usage_shelf), read again only when it moved.
-        key = (q.subject, q.policy, q.model_id)
-        usage.states.update(usage_shelf(db).states(tx, kept_usage, key, rest))
-    elif rest:
-        # Two-level fetches brought the usage of every atom they name; the rest (a
-        # walk of the mirror, a one-level walk, deeper levels, depth 0) is read here.
-        usage.states.update(usage_states(tx, q.subject, q.policy, q.model_id, rest))
+    usage.states.update(source.usage_states([a for a in graph.nodes if a not in usage.covered]))
     acq.facts = node_facts(graph.nodes, head_facts, usage)
     return acq, fusion
+
+
+class CandidateSource(Protocol):
+    """Where one evaluation's candidates, retrieval graph and usage states come from:
+    Neo4j's indexes (:class:`IndexSource`) or the process's mirror of the subject's
+    heads (:class:`MirrorSource`), chosen once per evaluation
+    (:func:`candidate_source`)."""
+
+    @property
+    def mirror(self) -> HeadMirror | None:
+        """The mirror that answers (None: Neo4j's indexes)."""
+
+    def candidates(self, acq: Acquired, head_facts: HeadFacts) -> None:
+        """Both candidate legs into ``acq`` (the subject's state checked first)."""
+
+    def entity_hop(self, seeds: list[str]) -> Callable[[], EntityHop] | None:
+        """The entity hop from ``seeds``, started (None: not asked for)."""
+
+    def walk(self, seeds: list[str], head_facts: HeadFacts) -> Walk:
+        """The links from ``seeds``, ``depth`` levels, within the caps."""
+
+    def usage_states(self, atom_ids: list[str]) -> dict[tuple[str, int], str]:
+        """The caller's usage states of ``atom_ids`` (the walk did not bring)."""
+
+
+@contextmanager
+def candidate_source(
+    tx: Tx,
+    db: Database,
+    q: AcquireQuery,
+    usage: Usage,
+    embedding: Callable[[], list[float] | None],
+    semantic: Callable[[], SemanticHits | None],
+    check_state: Callable[[dict[str, Any]], None],
+) -> Iterator[CandidateSource]:
+    """The subject's mirror where it answers (held until the block ends), else Neo4j's
+    indexes."""
+    with _mirror_of(tx, db, q, embedding, check_state) as held:
+        if held is not None:
+            yield MirrorSource(tx, db, q, *held)
+            return
+    yield IndexSource(tx, db, q, usage, embedding, semantic, check_state)
+
+
+@dataclass
+class IndexSource:
+    """Candidates from Neo4j's fulltext and vector indexes, the graph from its links:
+    the fulltext query first (while the query embedding is computed), the subject's
+    term statistics beside it, the vector hits as they come."""
+
+    tx: Tx
+    db: Database
+    q: AcquireQuery
+    usage: Usage
+    embedding: Callable[[], list[float] | None]
+    semantic: Callable[[], SemanticHits | None]
+    check_state: Callable[[dict[str, Any]], None]
+    mirror: HeadMirror | None = None
+
+    def candidates(self, acq: Acquired, head_facts: HeadFacts) -> None:
+        q = self.q
+        statistics = _Statistics(self.db, q)
+        row = _lexical(self.tx, acq, head_facts, q) if has_word(q.text) else None
+        self.check_state(row or subject_state(self.tx, q.subject))
+        statistics.settle(acq, row)
+        _keep_lexical(self.tx, acq, q)
+        vector = self.embedding()
+        if vector is not None and acq.lexical:
+            lexical_semantic(acq, vector)
+        hits = self.semantic()
+        if hits is not None:
+            acq.vector_mode = hits.mode
+            _take_semantic(acq, head_facts, hits.rows)
+
+    def entity_hop(self, seeds: list[str]) -> Callable[[], EntityHop] | None:
+        q = self.q
+        if q.entity_degree <= 0 or not (seeds or q.query_keys):
+            return None
+        return entity_hop_soon(self.db, q.subject, seeds, list(q.query_keys), q.entity_degree)
+
+    def walk(self, seeds: list[str], head_facts: HeadFacts) -> Walk:
+        q = self.q
+        return walk(
+            self.tx,
+            self.db,
+            q.subject,
+            seeds,
+            q.depth,
+            q.ranking.max_nodes,
+            q.ranking.max_edges,
+            self.usage,
+            head_facts,
+        )
+
+    def usage_states(self, atom_ids: list[str]) -> dict[tuple[str, int], str]:
+        # Two-level fetches brought the usage of every atom they name; the rest (a
+        # one-level walk, deeper levels, depth 0) is read here.
+        if not atom_ids:
+            return {}
+        q = self.q
+        return usage_states(self.tx, q.subject, q.policy, q.model_id, atom_ids)
+
+
+@dataclass
+class MirrorSource:
+    """Candidates, links and entities from the process's mirror of the subject's
+    heads (no round trip), held at the subject's generation; usage states kept at its
+    usage generation (:mod:`graphsvc.store.usage_shelf`)."""
+
+    tx: Tx
+    db: Database
+    q: AcquireQuery
+    mirror: HeadMirror
+    state: dict[str, Any]
+    vector: list[float] | None
+
+    def candidates(self, acq: Acquired, head_facts: HeadFacts) -> None:
+        _from_mirror(acq, head_facts, self.q, self.mirror, self.state, self.vector)
+
+    def entity_hop(self, seeds: list[str]) -> Callable[[], EntityHop] | None:
+        q = self.q
+        if q.entity_degree <= 0 or not (seeds or q.query_keys):
+            return None
+        answer = self.mirror.entity_hop(seeds, q.query_keys, q.entity_degree)
+        return lambda: answer
+
+    def walk(self, seeds: list[str], head_facts: HeadFacts) -> Walk:
+        q = self.q
+        return walk_mirror(
+            self.mirror, seeds, q.depth, q.ranking.max_nodes, q.ranking.max_edges, head_facts
+        )
+
+    def usage_states(self, atom_ids: list[str]) -> dict[tuple[str, int], str]:
+        # Read again only when the subject's usage generation moved.
+        key = (self.q.subject, self.q.policy, self.q.model_id)
+        return usage_shelf(self.db).states(self.tx, self.state, key, atom_ids)
 
 
 def _take_semantic(acq: Acquired, head_facts: HeadFacts, rows: list[dict[str, Any]]) -> None:
@@ -360,27 +467,13 @@ def _keep_lexical(tx: Tx, acq: Acquired, q: AcquireQuery) -> None:
         acq.lexical_embeddings.update(embeddings_of(tx, q.subject, missing))
 
 
-def _reads_beside_walk(
-    db: Database, q: AcquireQuery, seeds: list[str], mirror: HeadMirror | None = None
-) -> tuple[Callable[[], EntityHop] | None, Callable[[], list[SimilarRow]] | None]:
-    """The entity hop's and the similar heads' reads (None: not asked for), started.
-
-    Both need the seeds only, so they run beside the link expansion rather than after.
-    A mirrored subject's entity hop is answered by its mirror at once.
-    """
-    hop: Callable[[], EntityHop] | None = None
-    if q.entity_degree > 0 and (seeds or q.query_keys):
-        if mirror is not None:
-            answer = mirror.entity_hop(seeds, q.query_keys, q.entity_degree)
-            hop = lambda: answer  # noqa: E731
-        else:
-            hop = entity_hop_soon(db, q.subject, seeds, list(q.query_keys), q.entity_degree)
-    near = (
-        similar_heads_soon(db, q.subject, seeds, q.similar_count)
-        if q.similar_count > 0 and seeds
-        else None
-    )
-    return hop, near
+def _similar_heads(
+    db: Database, q: AcquireQuery, seeds: list[str]
+) -> Callable[[], list[SimilarRow]] | None:
+    """Each seed's most similar heads by stored embedding, started (None: not asked)."""
+    if q.similar_count <= 0 or not seeds:
+        return None
+    return similar_heads_soon(db, q.subject, seeds, q.similar_count)
 
 
 def walk(
