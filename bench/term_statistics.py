@@ -41,7 +41,7 @@ from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.telemetry.metrics import REGISTRY  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
 
-_STATS_FACT = "termStatistics"  # graphsvc.store.term_statistics's db.facts key
+_STATS_FACT = "termStatistics"  # graphsvc.process_state.term_statistics's db.facts key
 
 
 def _reads() -> float:

@@ -68,9 +68,12 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
             "inputs",
         ),
     ),
-    ("use cases", 3, ("ops", "atomise", "forensics", "bulk")),
-    ("facade/root", 4, ("service", "admin", "runtime")),
-    ("edges", 5, ("api", "mcp_api", "cli", "__main__", "seed")),
+    # What a serving process keeps between requests: above the store it reads through,
+    # beside the use cases that consult it.
+    ("process state", 3, ("process_state",)),
+    ("use cases", 4, ("ops", "atomise", "forensics", "bulk")),
+    ("facade/root", 5, ("service", "admin", "runtime")),
+    ("edges", 6, ("api", "mcp_api", "cli", "__main__", "seed")),
 )
 _RANK = {name: rank for name, rank, _ in LAYERS}
 
@@ -214,17 +217,18 @@ def render(graph: ImportGraph) -> str:
     order = [name for name, _, _ in LAYERS]
     lines = [
         "graphsvc import graph between layers (lowest first):",
-        "  base <- core <- store | localdb | adapters <- use cases <- facade/root <- edges",
+        "  base <- core <- store | localdb | adapters <- process state <- use cases"
+        " <- facade/root <- edges",
         "",
     ]
     for name in order:
-        lines.append(f"  {name:<12} {len(graph.layers[name]):>3} modules")
+        lines.append(f"  {name:<13} {len(graph.layers[name]):>3} modules")
     lines += ["", "imports between layers (from -> to: count):"]
     for (src, dst), count in sorted(
         graph.edges.items(), key=lambda kv: (order.index(kv[0][0]), order.index(kv[0][1]))
     ):
         mark = "   BACK EDGE" if _RANK[dst] > _RANK[src] else ""
-        lines.append(f"  {src:<12} -> {dst:<12} {count:>4}{mark}")
+        lines.append(f"  {src:<13} -> {dst:<13} {count:>4}{mark}")
     pairs = sorted(graph.back_edge_pairs())
     lines += ["", f"back edges (a lower layer importing a higher one): {len(pairs)}"]
     for source, target in pairs:

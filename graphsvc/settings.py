@@ -418,7 +418,7 @@ class RankingSettings(Section):
     vector_exact_max: Annotated[int, Range(ge=0)] = 2000
     # A search of a subject with at most this many current heads answers both
     # candidate legs from the process's mirror of its heads, kept per write generation
-    # (graphsvc.store.head_mirror), instead of a fulltext query and a vector scan; the
+    # (graphsvc.process_state.head_mirrors), instead of a fulltext query and a vector scan; the
     # process holds at most four times this many heads over all subjects (0: off).
     head_mirror_max: Annotated[int, Range(ge=0)] = 10_000
     # "fallback": ask Lucene for the index's top hits without the subject clause and

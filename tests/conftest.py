@@ -17,9 +17,11 @@ from hypothesis import settings
 
 # CI runs every property test on the same derandomised examples, so a landing is
 # never decided by the luck of one draw; run locally without CI=1 to explore new ones.
-settings.register_profile("ci", derandomize=True, print_blob=True)
-if os.environ.get("CI"):
-    settings.load_profile("ci")
+# No example has a deadline: a deadline is a wall-clock assertion, and on a busy
+# two-core machine it failed a pure test (test_model_is_pure_and_deterministic).
+settings.register_profile("default", deadline=None)
+settings.register_profile("ci", derandomize=True, print_blob=True, deadline=None)
+settings.load_profile("ci" if os.environ.get("CI") else "default")
 
 _RESULTS: dict[str, dict[str, Any]] = {}
 

@@ -17,7 +17,7 @@ and the embeddings as one matrix, and answers both legs as the queries would:
   of ``search/vector_candidates_small``.
 
 The store keeps one per subject and moves it forward by the change feed
-(:mod:`graphsvc.store.head_mirror`); this module only holds and answers. It is
+(:mod:`graphsvc.process_state.head_mirrors`); this module only holds and answers. It is
 derived from stored text like the BM25 analysis cache: process memory only, never
 stored or queryable, dropped with the process.
 

@@ -11,7 +11,7 @@ as soon as the embedding is ready, the subject's term statistics and the index's
 analyzer, the entity hop and the similar heads, and the second half of a big frontier.
 
 The reads are :mod:`graphsvc.store.retrieval`, :mod:`graphsvc.store.expansion` and
-:mod:`graphsvc.store.term_statistics`; what is kept, fused and admitted is decided by
+:mod:`graphsvc.process_state.term_statistics`; what is kept, fused and admitted is decided by
 the pure :mod:`graphsvc.core.acquisition` and :mod:`graphsvc.core.fusion`. The
 evaluation that follows is computed once from these facts and frozen (RD-1).
 """
@@ -43,6 +43,15 @@ from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
 from graphsvc.core.fusion import Fusion, fuse, keep_lexical
 from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.core.lucene import fulltext_query
+from graphsvc.process_state.fulltext_analyzer import keep_analyzer, kept_analyzer
+from graphsvc.process_state.head_mirrors import mirror_shelf
+from graphsvc.process_state.term_statistics import (
+    Generation,
+    generation_of,
+    statistics_cache,
+    subject_stats_soon,
+)
+from graphsvc.process_state.usage_states import usage_shelf
 from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.expansion import (
@@ -53,23 +62,14 @@ from graphsvc.store.expansion import (
     similar_heads_soon,
     usage_states,
 )
-from graphsvc.store.head_mirror import mirror_shelf, mirror_state
+from graphsvc.store.head_mirror import mirror_state
 from graphsvc.store.retrieval import (
     SemanticHits,
     embeddings_of,
     fulltext_analyzer_soon,
     fulltext_candidates,
-    keep_analyzer,
-    kept_analyzer,
     subject_state,
 )
-from graphsvc.store.term_statistics import (
-    Generation,
-    generation_of,
-    statistics_cache,
-    subject_stats_soon,
-)
-from graphsvc.store.usage_shelf import usage_shelf
 
 __all__ = [
     "AcquireQuery",
@@ -266,7 +266,7 @@ class IndexSource:
 class MirrorSource:
     """Candidates, links and entities from the process's mirror of the subject's
     heads (no round trip), held at the subject's generation; usage states kept at its
-    usage generation (:mod:`graphsvc.store.usage_shelf`)."""
+    usage generation (:mod:`graphsvc.process_state.usage_states`)."""
 
     tx: Tx
     db: Database
@@ -318,7 +318,7 @@ def _mirror_of(
     embedding: Callable[[], list[float] | None],
     check_state: Callable[[dict[str, Any]], None],
 ) -> Iterator[tuple[HeadMirror, dict[str, Any], list[float] | None] | None]:
-    """The process's mirror of the subject's heads (:mod:`graphsvc.store.head_mirror`)
+    """The process's mirror of the subject's heads (:mod:`graphsvc.process_state.head_mirrors`)
     at the subject's current generation, held (no other search of the subject moves
     it) while the block runs, with the subject's state and the query embedding; None
     where the mirror does not answer: turned off, index statistics asked for, a
@@ -526,7 +526,7 @@ class _Statistics:
     an index with another analyzer (until `graphsvc index rebuild --fulltext`) is
     scored by Lucene. Both are read beside the fulltext query. The statistics a
     process read earlier are kept per subject until its generation moves
-    (graphsvc.store.term_statistics): when every query term is known, no read starts
+    (graphsvc.process_state.term_statistics): when every query term is known, no read starts
     at construction; the fulltext row then says (:meth:`settle`) whether they are
     still current.
     """

@@ -25,6 +25,7 @@ __all__ = [
     "expand_two_levels",
     "similar_heads_soon",
     "usage_states",
+    "usage_states_all",
 ]
 
 # A BFS level with at least this many frontier atoms is split in two halves that
@@ -124,3 +125,21 @@ def usage_states(
         atomIds=atom_ids,
     )
     return {(row["atomId"], row["rev"]): row["state"] for row in rows}
+
+
+def usage_states_all(
+    tx: Tx, subject: str, policy: str, model_id: str, *, max_states: int
+) -> dict[tuple[str, int], str] | None:
+    """Every usage state of the caller's (subject, policy, model): (atomId, rev) ->
+    state (search/usage_states_all); None when there are more than ``max_states``."""
+    rows = run(
+        tx,
+        "search/usage_states_all",
+        subject=subject,
+        policy=policy,
+        modelId=model_id,
+        max=max_states,
+    )
+    if len(rows) > max_states:
+        return None
+    return {(row["atomId"], int(row["rev"])): row["state"] for row in rows}

@@ -1,99 +1,15 @@
-"""The process's mirror of each searched subject's current heads, kept at its generation.
-
-A search of a subject of at most ``GRAPHSVC_HEAD_MIRROR_MAX`` heads answers both
-candidate legs from a :class:`graphsvc.core.head_mirror.HeadMirror` instead of a
-fulltext query and a vector scan. The mirror is kept per subject at the generation it
-was read at: the subject's change sequence (moved by every write, revision, retirement,
-archive and atomisation in the writer's transaction), its purge epoch, the embedding
-generation (moved where an embedding is set on an existing head), the entity
-generation (moved by each batch of ``graphsvc index rebuild --entities``) and the
-schema version, all read in one round trip (``search/mirror_state``) at the start of every
-search, so a write here, in another serving process or on a replica is seen by the
-next search anywhere. Moving forward:
-
-- only the change sequence moved (by at most :data:`_FOLLOW_MAX`): the heads of the
-  atoms the change feed names since then are read again (``search/mirror_changes``);
-- anything else moved (a purge, an embedding set, an entity rebuild batch, a schema
-  change, a sequence that went backwards as after ``graphsvc compact`` into a fresh
-  store): every head is read again (``search/mirror_heads``).
-
-What it holds is derived from stored text, like the BM25 analysis cache: process
-memory only, never stored or queryable; a purge moves the epoch, so the next search
-drops the purged text. Memory is bounded by the heads held over all subjects
-(least recently searched subjects go first).
-"""
+"""The reads behind the process's head mirrors (:mod:`graphsvc.process_state.head_mirrors`):
+the subject's state and the mirror's generation, every current head, and the heads the
+change feed names since a sequence."""
 
 from __future__ import annotations
 
-import threading
-from collections import OrderedDict
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass, field
 from typing import Any
 
 from graphsvc.core.head_mirror import HeadMirror, MirrorHead
-from graphsvc.store.connection import Database, Tx, run
-from graphsvc.store.usage_shelf import forget_usage
+from graphsvc.store.connection import Tx, run
 
-__all__ = [
-    "MirrorGeneration",
-    "MirrorShelf",
-    "forget_mirrors",
-    "generation_of_state",
-    "mirror_shelf",
-    "mirror_state",
-]
-
-# More changes than this since the mirror's sequence: read every head again (one
-# query over the subject) rather than the feed's records one by one.
-_FOLLOW_MAX = 512
-_FACT = "headMirrors"
-
-
-@dataclass(frozen=True)
-class MirrorGeneration:
-    """What a mirror is current for (the columns of ``search/mirror_state``)."""
-
-    change_seq: int
-    purge_epoch: int
-    embedding_generation: int
-    schema_version: Any
-    entity_generation: int = 0
-
-    def follows(self, earlier: MirrorGeneration) -> bool:
-        """Whether the change feed alone moves a mirror from ``earlier`` to here."""
-        return (
-            self.purge_epoch == earlier.purge_epoch
-            and self.embedding_generation == earlier.embedding_generation
-            and self.schema_version == earlier.schema_version
-            and self.entity_generation == earlier.entity_generation
-            and earlier.change_seq < self.change_seq <= earlier.change_seq + _FOLLOW_MAX
-        )
-
-    def covers(self, asked: MirrorGeneration) -> bool:
-        """Whether a mirror kept here already holds ``asked`` or a later change of the
-        same feed: a search whose state was read before another search moved the
-        mirror on uses it as it is (reads are read-committed; a mirror only moves
-        forward) instead of reading every head again."""
-        return (
-            self.purge_epoch == asked.purge_epoch
-            and self.embedding_generation == asked.embedding_generation
-            and self.schema_version == asked.schema_version
-            and self.entity_generation == asked.entity_generation
-            and self.change_seq >= asked.change_seq
-        )
-
-
-def generation_of_state(state: dict[str, Any]) -> MirrorGeneration:
-    """The generation in a ``search/mirror_state`` row."""
-    return MirrorGeneration(
-        int(state.get("changeSeq") or 0),
-        int(state.get("purgeEpoch") or 0),
-        int(state.get("embeddingGeneration") or 0),
-        state.get("schemaVersion"),
-        int(state.get("entityGeneration") or 0),
-    )
+__all__ = ["mirror_changes", "mirror_heads", "mirror_state"]
 
 
 def mirror_state(tx: Tx, subject: str) -> dict[str, Any]:
@@ -101,96 +17,18 @@ def mirror_state(tx: Tx, subject: str) -> dict[str, Any]:
     return run(tx, "search/mirror_state", subject=subject)[0]
 
 
-@dataclass
-class _Entry:
-    generation: MirrorGeneration | None = None
-    mirror: HeadMirror | None = None  # None at a generation: more heads than the bound
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-class MirrorShelf:
-    """The mirrors of one process (one per :class:`Database`), least recently used
-    first, bounded by the heads they hold together."""
-
-    def __init__(self, max_heads: int) -> None:
-        self.max_heads = max_heads
-        self._entries: OrderedDict[str, _Entry] = OrderedDict()
-        self._lock = threading.Lock()
-
-    def _entry(self, subject: str) -> _Entry:
-        with self._lock:
-            entry = self._entries.get(subject)
-            if entry is None:
-                entry = self._entries[subject] = _Entry()
-            self._entries.move_to_end(subject)
-            return entry
-
-    def _evict(self) -> None:
-        """Drop the least recently searched subjects' mirrors beyond the bound."""
-        with self._lock:
-            held = sum(len(e.mirror) for e in self._entries.values() if e.mirror is not None)
-            for subject in list(self._entries)[:-1]:
-                if held <= self.max_heads:
-                    break
-                mirror = self._entries.pop(subject).mirror
-                held -= len(mirror) if mirror is not None else 0
-
-    @contextmanager
-    def current(
-        self, tx: Tx, subject: str, state: dict[str, Any], bound: int
-    ) -> Iterator[HeadMirror | None]:
-        """The subject's mirror at ``state``'s generation, read or moved forward in
-        ``tx`` as needed and held (no other search of the subject moves it) until the
-        block ends; None when the subject holds more than ``bound`` heads."""
-        now = generation_of_state(state)
-        entry = self._entry(subject)
-        with entry.lock:
-            grown = entry.generation is None or not entry.generation.covers(now)
-            if grown:
-                if entry.mirror is not None and entry.generation and now.follows(entry.generation):
-                    entry.mirror.apply(_changed(tx, subject, entry.generation.change_seq))
-                else:
-                    entry.mirror = _read(tx, subject, bound)
-                entry.generation = now
-            mirror = entry.mirror
-            if mirror is not None and len(mirror) > bound:
-                mirror = None  # read under a larger bound (another caller's settings)
-            if grown:
-                self._evict()
-            yield mirror
-
-    def held(self) -> dict[str, int]:
-        """Heads held per subject (diagnostics and tests)."""
-        with self._lock:
-            return {s: len(e.mirror) for s, e in self._entries.items() if e.mirror is not None}
-
-
-def mirror_shelf(db: Database, max_heads: int) -> MirrorShelf:
-    """The process's shelf of mirrors for ``db`` (made on first use), holding at most
-    ``max_heads`` heads over all subjects."""
-    shelf: MirrorShelf | None = db.facts.get(_FACT)
-    if shelf is None:
-        shelf = db.facts.setdefault(_FACT, MirrorShelf(max_heads))
-    shelf.max_heads = max_heads
-    return shelf
-
-
-def forget_mirrors(db: Database) -> None:
-    """Drop this process's mirrors: after an edit that bypasses graphsvc's writes (an
-    operator's Cypher, a test simulating a crash's leftovers) moves no generation;
-    the usage states kept beside them (graphsvc.store.usage_shelf) go too."""
-    db.facts.pop(_FACT, None)
-    forget_usage(db)
-
-
-def _read(tx: Tx, subject: str, max_heads: int) -> HeadMirror | None:
+def mirror_heads(tx: Tx, subject: str, max_heads: int) -> HeadMirror | None:
+    """A mirror of every current head of ``subject`` (``search/mirror_heads``); None
+    when it holds more than ``max_heads``."""
     rows = run(tx, "search/mirror_heads", subject=subject, max=max_heads)
     if not rows or int(rows[0]["size"]) > max_heads:
         return None
     return HeadMirror(MirrorHead.from_row(r) for r in rows if r["atomId"] is not None)
 
 
-def _changed(tx: Tx, subject: str, since: int) -> dict[str, MirrorHead | None]:
+def mirror_changes(tx: Tx, subject: str, since: int) -> dict[str, MirrorHead | None]:
+    """The heads of the atoms the change feed names after ``since`` (None: no current
+    head any more), by atomId (``search/mirror_changes``)."""
     rows = run(tx, "search/mirror_changes", subject=subject, since=since)
     changed: dict[str, MirrorHead | None] = {}
     for row in rows:

@@ -6,7 +6,7 @@ another, :func:`semantic_candidates`); what is kept of them and how they are fus
 decided by :mod:`graphsvc.core.acquisition` and :mod:`graphsvc.core.fusion`, the order
 of the reads by :mod:`graphsvc.ops.acquisition`. The reads of the retrieval graph are
 :mod:`graphsvc.store.expansion`, the subject's term statistics
-:mod:`graphsvc.store.term_statistics`.
+:mod:`graphsvc.process_state.term_statistics`.
 """
 
 from __future__ import annotations
@@ -26,8 +26,6 @@ __all__ = [
     "embeddings_of",
     "fulltext_analyzer_soon",
     "fulltext_candidates",
-    "keep_analyzer",
-    "kept_analyzer",
     "semantic_candidates",
     "subject_state",
 ]
@@ -215,24 +213,6 @@ def embeddings_of(tx: Tx, subject: str, atom_ids: list[str]) -> dict[str, list[f
     """The stored embeddings of the current heads of ``atom_ids`` (search/embeddings_of)."""
     rows = run(tx, "search/embeddings_of", subject=subject, atomIds=atom_ids)
     return {row["atomId"]: row["embedding"] for row in rows}
-
-
-# db.facts[_ANALYZER_FACT]: the fulltext index's analyzer as this process last read
-# it, with the index generation it was read at (search/fulltext_candidates returns the
-# current one): the index changes only by `graphsvc index rebuild --fulltext`, which
-# moves the generation.
-_ANALYZER_FACT = "fulltextAnalyzer"
-
-
-def kept_analyzer(db: Database) -> tuple[int, str | None] | None:
-    """(index generation, analyzer) as this process last read them, if it did."""
-    kept: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
-    return kept
-
-
-def keep_analyzer(db: Database, generation: int, analyzer: str | None) -> None:
-    """Keep the analyzer read at index ``generation`` for later evaluations."""
-    db.facts[_ANALYZER_FACT] = (generation, analyzer)
 
 
 def fulltext_analyzer_soon(db: Database) -> Callable[[], str | None]:

@@ -1,5 +1,5 @@
 """A search answers its candidate legs from the process's mirror of the subject's heads
-(graphsvc.store.head_mirror), and the mirror follows every change: a write in another
+(graphsvc.process_state.head_mirrors), and the mirror follows every change: a write in another
 process, a revision, a retirement, a purge, an embedding set on an existing head.
 The ranking is the one the fulltext and vector queries give (ACT-1), and a subject
 above the bound is asked of the indexes as before."""
@@ -23,12 +23,12 @@ from write_support import (
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import SearchRequest
 from graphsvc.core.write_models import AtomRef
+from graphsvc.process_state.head_mirrors import mirror_shelf
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.atomise import embed_head
 from graphsvc.store.connection import Database
-from graphsvc.store.head_mirror import mirror_shelf
 
 TEXTS = [
     "The lighthouse keeper painted the rowing boat blue",

@@ -24,10 +24,10 @@ from graphsvc.core.write_models import AtomView
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.inspect import DEFAULT_RANGE_BYTES, byte_range
+from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.store.head_mirror import forget_mirrors
 
 INSPECT = """
 query($atomId: ID!, $rev: Int, $version: LinkAt, $direction: Direction, $roles: [String!],

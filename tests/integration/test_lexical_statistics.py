@@ -16,10 +16,14 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.bm25 import SubjectStats, query_terms, score_bodies
 from graphsvc.core.requests import SearchRequest
 from graphsvc.inputs.models import parse_changes
+from graphsvc.process_state.term_statistics import (
+    StatisticsCache,
+    statistics_cache,
+    subject_stats_soon,
+)
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.store.term_statistics import StatisticsCache, statistics_cache, subject_stats_soon
 
 QUERY = "rowing boat harbour keeper"
 TEXTS = {

@@ -28,10 +28,10 @@ from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.purge import STEPS, purge
 from graphsvc.ops.write import WriteOutcome
+from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
-from graphsvc.store.head_mirror import forget_mirrors
 from graphsvc.store.views import load_views
 
 PAYLOAD = "sha256:" + "ab" * 32

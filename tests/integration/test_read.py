@@ -21,10 +21,10 @@ from graphsvc.core.requests import ReadRequest
 from graphsvc.errors import GraphsvcError
 from graphsvc.inputs.models import parse_changes, parse_host_input
 from graphsvc.ops.read import ReadResult
+from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
-from graphsvc.store.head_mirror import forget_mirrors
 from graphsvc.tokenizer import count_tokens
 
 # --------------------------------------------------------------------------- helpers

@@ -32,9 +32,9 @@ from graphsvc.errors import (
 from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.evaluate import Evaluation, evaluate
 from graphsvc.ops.search import SearchResult
+from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
-from graphsvc.store.head_mirror import forget_mirrors
 
 # ----------------------------------------------------------------------------- corpus
 

@@ -89,14 +89,14 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
         # save found no drain running (Database.soon): it starts no thread of its own.
         ("ops", "cursors.py"): {"concurrent.futures", "threading"},
         # A lock around the process's cache of term statistics; it starts no thread.
-        ("store", "term_statistics.py"): {"threading"},
+        ("process_state", "term_statistics.py"): {"threading"},
         # Locks around the process's mirrors of subjects' heads; it starts no thread.
-        ("store", "head_mirror.py"): {"threading"},
+        ("process_state", "head_mirrors.py"): {"threading"},
         # A lock around the process's kept usage states; it starts no thread.
-        ("store", "usage_shelf.py"): {"threading"},
+        ("process_state", "usage_states.py"): {"threading"},
     }
     offenders = []
-    for folder in ("core", "ops", "store"):
+    for folder in ("core", "ops", "store", "process_state"):
         for path in sorted((ROOT / "graphsvc" / folder).glob("*.py")):
             allowed = request_scoped.get((folder, path.name), set())
             for name in _imports(path) - allowed:
@@ -585,7 +585,7 @@ def test_the_import_graph_has_no_back_edge_beyond_pending() -> None:
         cwd=ROOT,
     )
     assert "imports between layers" in done.stdout
-    assert "use cases    -> core" in done.stdout
+    assert "use cases     -> core" in done.stdout
     graph = devtools.import_graph(PKG)
     assert graph.unlayered == [], "put new modules in a layer (graphsvc.devtools.LAYERS)"
     found = {f"{s} -> {t}" for s, t in graph.back_edge_pairs()}

@@ -1,11 +1,11 @@
-"""The process's kept term statistics (graphsvc.store.term_statistics), without a server."""
+"""The process's kept term statistics (graphsvc.process_state.term_statistics), without a server."""
 
 from __future__ import annotations
 
 import pytest
 
 from graphsvc.core.bm25 import SubjectStats
-from graphsvc.store.term_statistics import StatisticsCache
+from graphsvc.process_state.term_statistics import StatisticsCache
 
 GEN = (3, 0, 1)
 

@@ -1,6 +1,6 @@
 """The process's copy of each caller's usage states, kept at the subject's usage generation.
 
-A search answered from the head mirror (:mod:`graphsvc.store.head_mirror`) needs the
+A search answered from the head mirror (:mod:`graphsvc.process_state.head_mirrors`) needs the
 caller's usage state (AV-3) of every node of its retrieval graph. Few atoms have one,
 and they change only when a use is recorded or reset (``usage/write_states``,
 ``usage/reset``), which move the subject's usage generation
@@ -25,8 +25,8 @@ from collections import OrderedDict
 from collections.abc import Iterable
 from typing import Any
 
-from graphsvc.store.connection import Database, Tx, run
-from graphsvc.store.expansion import usage_states
+from graphsvc.store.connection import Database, Tx
+from graphsvc.store.expansion import usage_states, usage_states_all
 
 __all__ = ["KEPT_STATES_MAX", "UsageShelf", "forget_usage", "usage_shelf"]
 
@@ -68,7 +68,7 @@ class UsageShelf:
             if kept is not None:
                 self._copies.move_to_end(key)
         if kept is None or not _covers(kept[0], generation):
-            kept = (generation, _read_all(tx, key))
+            kept = (generation, usage_states_all(tx, *key, max_states=KEPT_STATES_MAX))
             with self._lock:
                 self._copies[key] = kept
                 self._copies.move_to_end(key)
@@ -93,21 +93,6 @@ def _covers(kept: _Generation, asked: _Generation) -> bool:
     return kept[1:] == asked[1:] and kept[0] >= asked[0]
 
 
-def _read_all(tx: Tx, key: _Key) -> _States | None:
-    subject, policy, model_id = key
-    rows = run(
-        tx,
-        "search/usage_states_all",
-        subject=subject,
-        policy=policy,
-        modelId=model_id,
-        max=KEPT_STATES_MAX,
-    )
-    if len(rows) > KEPT_STATES_MAX:
-        return None
-    return {(row["atomId"], int(row["rev"])): row["state"] for row in rows}
-
-
 def usage_shelf(db: Database) -> UsageShelf:
     """The process's usage shelf for ``db`` (made on first use)."""
     shelf: UsageShelf | None = db.facts.get(_FACT)
@@ -117,5 +102,6 @@ def usage_shelf(db: Database) -> UsageShelf:
 
 
 def forget_usage(db: Database) -> None:
-    """Drop this process's kept states (with :func:`graphsvc.store.head_mirror.forget_mirrors`)."""
+    """Drop this process's kept states (``forget_mirrors`` drops them with the
+    mirrors)."""
     db.facts.pop(_FACT, None)
