@@ -184,8 +184,8 @@ def run_sharded(
 
     Each thread encodes its share alone (one intra-op thread, no padding), so no
     thread ever waits at a barrier for another: on a busy machine PyTorch's
-    two-thread batches spent most of their time there (200 bodies: 10 s vs 3 s one
-    text at a time, measured under load; docs/ingest.md).
+    two-thread batches spent most of their time there (docs/ingest.md, "Why it is
+    built this way").
     """
     workers = max(1, min(4, len(os.sched_getaffinity(0)), len(feeds) // 8))
     if workers == 1:
