@@ -376,13 +376,13 @@ class RankingSettings(Section):
     # entity index in ranking"); it was 0.1 before the index, not the reference
     # implementation's 0.5 (graphsvc.core.activation keeps that as DEFAULT_PROPAGATION,
     # ACT-7's worked check): with every declared link weighing 1, 0.5 let the
-    # neighbours of weak matches crowd out the evidence on LoCoMo (recall@5 0.534 vs
-    # 0.592 at 0.1). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
+    # neighbours of weak matches crowd out the evidence on LoCoMo (docs/performance.md,
+    # "Ranking levers"). GRAPHSVC_PROPAGATION=0.5 restores the reference behaviour.
     propagation: Annotated[float, Range(ge=0.0, lt=1.0)] = 0.3
     convergence_tol: float = 1e-6
     # Each index is asked for max_seeds × this many hits, then filtered by subject.
-    # Vector recall@64 against an exact scan at 100k atoms: 0.948 with k=64, 0.971
-    # with k=128, 0.972 with k=256 (quantised HNSW); k=128 costs ~20 ms, k=256 ~25 ms.
+    # 2: the approximate index's recall is near its ceiling at twice the seeds, and
+    # more costs time for nothing (docs/search-quality.md, "The vector leg").
     candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
@@ -392,7 +392,7 @@ class RankingSettings(Section):
     link_weighting: Literal["role", "out", "in", "sym"] = "in"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
     # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
-    # together scores higher (LoCoMo recall@10 +0.016 at slop 3, docs/search-quality.md).
+    # together scores higher (docs/performance.md, "Ranking levers").
     lexical_proximity: Annotated[int, Range(ge=0, le=32)] = 3
     # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
     # "subject" scores each candidate with its subject's own body count, average length
@@ -444,7 +444,7 @@ class RankingSettings(Section):
     # entity_anchor_weight × that candidate's base activation (the best such, when
     # several name it), and passes it on like any entity: evenly to the heads that
     # mention it. 0 anchors or weight 0: off. Chosen on the team questions, kept for
-    # LoCoMo's R@5 +0.022 (docs/search-quality.md#anchor-entities).
+    # their gain on LoCoMo (docs/search-quality.md#anchor-entities).
     entity_anchors: Annotated[int, Range(ge=0, le=64)] = 3
     entity_anchor_weight: Weight = 1.0
     # Derived edges of a second kind, measured and off (docs/search-quality.md): each
@@ -507,9 +507,9 @@ class EmbeddingSettings(Section):
     unknown name is refused when the service is built (graphsvc.embed.lazy)."""
 
     model: str = field(default="all-MiniLM-L6-v2", metadata=named("embedding_model"))
-    # What embeds a search query: "int8", the model's ONNX graph quantised (about a
-    # quarter of fp32's time, cosine to it >= 0.99, recall unchanged within noise:
-    # bench/query_encoder.py), or "fp32". Bodies are always embedded in fp32.
+    # What embeds a search query: "int8", the model's ONNX graph quantised (faster at
+    # the same recall: docs/performance.md, "The query encoder"), or "fp32". Bodies
+    # are always embedded in fp32.
     query_precision: Literal["int8", "fp32"] = "int8"
 
 

@@ -3,11 +3,11 @@
 numpy's OpenBLAS starts a thread per core and, after each call, keeps its threads
 spinning for a while in case another call follows. The head mirror's vector leg
 (one matrix-vector product per search, :class:`graphsvc.core.head_mirror.HeadMirror`)
-is such a call: at 10k heads of 768 dimensions, two threads took 2.2 ms of wall
-time but, with a request's usual gap after it, 15.5 ms of CPU, against 4.5 ms of
-both with one thread. On two cores the spinning thread takes the CPU that Neo4j and
-the other requests need, so a serving process runs BLAS on one thread: a search
-waits ~2 ms longer for the product and every other request stops paying for it.
+is such a call: with a request's usual gap after it, two threads spend several
+times the CPU of one (docs/performance.md#search-at-10k-atoms-over-http). On two
+cores the spinning thread takes the CPU that Neo4j and the other requests need, so a
+serving process runs BLAS on one thread: a search waits a little longer for the
+product and every other request stops paying for it.
 """
 
 from __future__ import annotations

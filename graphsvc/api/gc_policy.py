@@ -3,9 +3,9 @@
 A serving process holds hundreds of thousands of tracked objects before its first
 request: the embedding model's libraries (torch and transformers when the ONNX
 graphs were not cached yet), the schema, the driver. CPython's full (generation 2)
-collection walks all of them; measured on the typed graph walk (bench/graph_walk.py,
-docs/performance.md) one took 270–430 ms and came every 4–5 walks, which was the
-whole p95 tail, while a walk itself takes about 40 ms.
+collection walks all of them, and on the typed graph walk (bench/graph_walk.py) such
+pauses were the whole p95 tail, each several times a walk's own time
+(docs/performance.md#the-typed-graph-walk-graphql-for-clients).
 
 ``frozen`` (the default), applied once when the app starts serving:
 
@@ -23,12 +23,11 @@ whole p95 tail, while a walk itself takes about 40 ms.
 
 glibc's malloc arenas (``GRAPHSVC_MALLOC_ARENAS``, default 2): glibc gives each thread
 that allocates under contention an arena of its own, up to 8 per core, and memory
-freed in one arena serves only that arena. With 16 resolver threads the serving
-process grew 400 → 661 MB over a 10-minute soak; limited to 2 arenas (``mallopt``,
-from :func:`limit_malloc_arenas` at the start of ``graphsvc serve``, before any
-thread exists) the same mix grew 376 → 428 MB in the first 4 minutes against 400 → 524 MB
-with glibc's default, at the same throughput (bench/load.py --sample,
-docs/performance.md).
+freed in one arena serves only that arena, so with 16 resolver threads a serving
+process kept growing over a soak. Limited to 2 arenas (``mallopt``, from
+:func:`limit_malloc_arenas` at the start of ``graphsvc serve``, before any thread
+exists) it grows far less at the same throughput (bench/load.py --sample,
+docs/performance.md#a-ten-minute-soak).
 """
 
 from __future__ import annotations

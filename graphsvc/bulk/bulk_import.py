@@ -204,8 +204,8 @@ def _long_lived_objects_frozen() -> Iterator[None]:
     parameter dicts, 384-float lists), so full collections run every few batches,
     and each walks every tracked object of the process: the model's, the caller's.
     ``gc.freeze`` moves those to a permanent generation for the import's duration;
-    ``gc.unfreeze`` gives them back to the collector after it. Measured in
-    ``bench/ingest.py``'s precomputed phase: 0.17 -> 0.11 ms of Python CPU per row.
+    ``gc.unfreeze`` gives them back to the collector after it. That cuts the
+    import's Python CPU per row (docs/performance.md#bulk-import).
     Only a process that froze nothing itself is touched (its own freeze is kept).
     """
     if gc.get_freeze_count():

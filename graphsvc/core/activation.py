@@ -65,9 +65,8 @@ DEFAULT_PROPAGATION: Final = 0.5
 DEFAULT_TOL: Final = 1e-6
 DEFAULT_MAX_WORK: Final = 500_000
 # SuperLU is exact but its fill-in on retrieval-like (random, expander-ish) graphs
-# grows fast: measured on 2 cores with out-degree 4, 64 nodes 0.7 ms vs 0.3 ms for the
-# iteration, 512 nodes 11 ms vs 0.7 ms, 2,000 nodes 0.5 s vs 1.4 ms. So only tiny
-# graphs, where exactness costs well under a millisecond, take the direct path.
+# grows fast (docs/performance.md#activation-solve-vs-networkx). So only tiny graphs,
+# where exactness costs well under a millisecond, take the direct path.
 DEFAULT_DIRECT_MAX_NODES: Final = 64
 
 SOLVER_DIRECT: Final = "spsolve"

@@ -2,8 +2,9 @@
 
 A first page stores the whole ranked evaluation behind its cursor: every scored node
 with its breakdown, hundreds of rows of the same shape. Written as JSON, the float
-reprs alone cost ~10 µs a row on the serving process, on every search, for a
-payload read back only when a later page is asked for. So the ranked rows are
+reprs alone were most of a search's own CPU on the serving process, on every search,
+for a payload read back only when a later page is asked for
+(docs/performance.md#search-at-10k-atoms-over-http). So the ranked rows are
 stored as columns: one packed little-endian array per numeric or boolean field
 (floats bit for bit, ``None`` kept by a mask), one value for a column that never
 changes, JSON for the rest (ids), in a header deflated at level 1. A payload whose
@@ -26,7 +27,7 @@ from graphsvc.errors import CursorExpiredError
 
 __all__ = ["decode_payload", "encode_payload"]
 
-# Level 1: on these payloads within ~10 % of level 6's size at a fifth of its time.
+# Level 1: on these payloads nearly level 6's size at a fraction of its time.
 _LEVEL = 1
 # Marks the columnar layout; a deflate stream starts with 0x78, so never this.
 _MAGIC = b"GSC1"

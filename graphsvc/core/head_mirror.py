@@ -192,7 +192,7 @@ class HeadMirror:
         self._mentioners: dict[str, dict[str, None]] = {}
         # entity key → its mentioners' rows for the entity hop (atomId order), made
         # when a search first asks and dropped when a mentioner changes: sorting and
-        # building them anew halved the hop's time (docs/performance.md).
+        # building them on every search was a large share of the hop's time.
         self._mention_rows: dict[str, tuple[tuple[Any, ...], ...]] = {}
         self._atom_at: list[str | None] = []
         self._free: list[int] = []

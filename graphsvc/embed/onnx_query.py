@@ -1,25 +1,24 @@
 """The query path of the embedder: the same model exported to ONNX, run by onnxruntime.
 
-A read embeds one short query; in PyTorch eager mode that is ~12 ms of operator
-dispatch for six small layers, in onnxruntime ~3 ms (both on one thread; measured
-on this 2-core machine). The graph is exported once from the PyTorch weights the
-package ships (``torch.onnx.export``, TorchScript exporter) with mean pooling and
-L2 normalisation inside, and cached under ``~/.cache/graphsvc/onnx/`` by the
+A read embeds one short query; in PyTorch eager mode that is mostly operator
+dispatch for six small layers, which onnxruntime avoids (figures in
+docs/search-quality.md, "The embedding model"). The graph is exported once from the
+PyTorch weights the package ships (``torch.onnx.export``, TorchScript exporter) with
+mean pooling and L2 normalisation inside, and cached under ``~/.cache/graphsvc/onnx/`` by the
 weights' digest. Texts are encoded one at a time (no padding), so the traced graph
 sees exactly the shapes it was checked with. Batches of bodies run the same way,
-one text per run, spread over a few threads by ``SentenceEmbedder`` (on a busy
-2-core machine 200 bodies took ~3.4 s against ~10-30 s in PyTorch's two-thread
-batches, which wait at barriers whenever another process takes a core).
+one text per run, spread over a few threads by ``SentenceEmbedder`` (PyTorch's
+batched threads wait at barriers whenever another process takes a core;
+docs/ingest.md, "Why it is built this way").
 
 The two paths agree to ~1e-7 per component (tests/unit/test_embed_onnx.py).
 
 Queries may also run on an int8 copy of the graph (``query_precision="int8"``, the
 default): ``onnxruntime.quantization.quantize_dynamic`` of the fp32 graph, weights
 int8 per channel, made once next to it in the cache. Bodies always take the fp32
-graph, so the stored embeddings do not change. On the LoCoMo questions the int8
-query vector's cosine to the fp32 one is ≥ 0.99 and recall by cosine is unchanged
-within its paired interval, at about a quarter of the time (bench/query_encoder.py,
-figures in docs/performance.md).
+graph, so the stored embeddings do not change. It is the default because its
+recall on the LoCoMo questions is fp32's within the paired interval at a fraction of
+the time (bench/query_encoder.py, docs/performance.md#the-query-encoder-int8-against-fp32).
 """
 
 from __future__ import annotations
@@ -185,8 +184,8 @@ def run_sharded(
 
     Each thread encodes its share alone (one intra-op thread, no padding), so no
     thread ever waits at a barrier for another: on a busy machine PyTorch's
-    two-thread batches spent most of their time there (200 bodies: 10 s vs 3 s one
-    text at a time, measured under load; docs/ingest.md).
+    two-thread batches spent most of their time there (docs/ingest.md, "Why it is
+    built this way").
     """
     workers = max(1, min(4, len(os.sched_getaffinity(0)), len(feeds) // 8))
     if workers == 1:

@@ -103,8 +103,8 @@ class SentenceEmbedder:
                 )
                 if onnx_bodies:
                     # onnxruntime holds its own copy of the weights and serves queries
-                    # and bodies: PyTorch's copy goes (all-mpnet-base-v2: -220 MB of
-                    # RSS); _embed_torch loads it again if ever called.
+                    # and bodies: PyTorch's copy goes (docs/search-quality.md, "The
+                    # embedding model"); _embed_torch loads it again if ever called.
                     self._model = None
                     _return_freed_memory()
                 self.query_runtime = "onnxruntime"
@@ -146,8 +146,8 @@ class SentenceEmbedder:
 
         with self._lock:
             # A query is a handful of tokens: one thread avoids the cost of waking
-            # and syncing a pool (18-40 ms instead of 130-400 ms measured on a busy
-            # 2-core machine); batches of bodies use every core.
+            # and syncing a pool, several times the query's own on a busy machine
+            # (docs/search-quality.md); batches of bodies use every core.
             threads = torch.get_num_threads()
             small = len(texts) <= 4
             if small:

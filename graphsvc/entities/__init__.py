@@ -28,7 +28,7 @@ class EntityExtractor(Protocol):
 
 
 class RuleExtractor:
-    """The rule extractor (:mod:`graphsvc.core.entity_rules`): ~0.1 ms per text."""
+    """The rule extractor (:mod:`graphsvc.core.entity_rules`): cheap enough for every write."""
 
     version = RULES_VERSION
 

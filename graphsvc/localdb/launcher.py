@@ -372,16 +372,16 @@ class LocalNeo4j:
             "db.tx_log.rotation.retention_policy=2 files",
             # Lucene merges vector-index segments only when this many of a size have
             # piled up (Neo4j's default 50 favours write throughput). Every query
-            # searches every segment's HNSW graph, so at 100k atoms the default left
-            # ~21 segments and a k=256 vector query took ~36 ms; at 4, ~7 segments
-            # and ~25 ms (bench/read.py). An internal setting of the 5.26 line the
+            # searches every segment's HNSW graph, so fewer segments make faster
+            # queries (docs/performance.md#read-latency-vs-corpus-size, bench/read.py).
+            # An internal setting of the 5.26 line the
             # launcher pins; a start with an unknown key fails loudly in CI.
             f"internal.dbms.index.vector.standard_merge_factor={VECTOR_MERGE_FACTOR}",
             # A vector index populated from existing data (created on a loaded
             # database, or `graphsvc index rebuild`) is flushed whenever this buffer
-            # fills, and the population merges nothing: the default 1 MB left 34
-            # segments for 111k vectors (a k=128 query took 22 ms in Neo4j), a third
-            # of a 2g heap left one (3 ms); see graphsvc/ops/index.py.
+            # fills, and the population merges nothing: the default 1 MB leaves dozens
+            # of segments, a third of the heap one (docs/performance.md, "Read latency
+            # vs corpus size"); see graphsvc/ops/index.py.
             "internal.dbms.index.vector.population_ram_buffer_size="
             f"{population_buffer_mb(self.settings.neo4j.heap)}",
             *self.extra_conf,

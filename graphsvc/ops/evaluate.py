@@ -89,7 +89,7 @@ class Evaluation:
 
         ``breakdowns``: how many leading rows carry their score breakdown (-1: all).
         An unpaged search shows one page; the breakdowns of the other few hundred rows
-        cost it about 0.3 ms of CPU on LoCoMo (docs/performance.md).
+        would be CPU spent on nothing (docs/performance.md#where-a-searchs-time-goes).
         """
         total = self._a_total()
         order = [i for i in self.ranked() if self.scores[i] > 0]

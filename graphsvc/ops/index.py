@@ -2,12 +2,12 @@
 
 **Why.** Every vector query searches each Lucene segment of the index (one HNSW
 graph per segment) for the top k. An index that grew by transactions has as many
-segments as its flushes happened to leave after merging (merge factor 4): a 111k
-bulk load in 5,000-atom transactions left 13, and the k=128 query took 9 ms of
-Neo4j time (14 ms at the client). Neo4j Community has no force-merge; an index
-*populated* from existing data is written in one pass, and with the population
-buffer the managed Neo4j sets (a third of its heap, ``graphsvc.localdb``) that pass
-leaves one segment: 3 ms in Neo4j, 6 ms at the client (``bench/read.py`` runs both).
+segments as its flushes happened to leave after merging (merge factor 4), a bulk
+load a dozen or more. Neo4j Community has no force-merge; an index *populated* from
+existing data is written in one pass, and with the population buffer the managed
+Neo4j sets (a third of its heap, ``graphsvc.localdb``) that pass leaves one segment,
+and vector queries take a fraction of the time (``bench/read.py`` runs both; figures
+in docs/performance.md#read-latency-vs-corpus-size).
 Run it after a bulk load or an import; ordinary writes then add small segments
 that merge as before.
 
@@ -16,8 +16,8 @@ label and property, so the index is dropped and created again. A vector query on
 a populating index blocks ~30 s and then fails, so the rebuild first sets a
 marker (``GraphsvcMeta {key: 'vectorIndex'}``) that ``search/vector_candidates``
 reads in the same query: while it exists, vector searches use the exact scan
-(correct, but a read of a 100k subject takes ~2 s instead of ~70 ms; the population
-of 111k vectors took ~3 minutes here). After ``grace_s`` (queries that read the
+(correct, but far slower on a large subject while the population runs:
+docs/performance.md#read-latency-vs-corpus-size). After ``grace_s`` (queries that read the
 marker before it was set have finished), the index is dropped and created in one
 transaction; once it is online the marker is removed.
 

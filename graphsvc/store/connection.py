@@ -115,8 +115,9 @@ class _QuietList(list[Any]):
     The driver formats every RUN message for its debug log, whether or not that
     log is enabled (``" ".join(map(repr, fields))`` in ``neo4j/_sync/io/_bolt``):
     for a bulk import's batch of 2,000 revisions with 384-float embeddings that
-    repr alone took ~0.35 s of client CPU per batch, holding the GIL, beside a
-    ~10 ms pack. The packer sends a list subclass as a list, unchanged.
+    repr costs far more client CPU than the pack, holding the GIL (docs/ingest.md,
+    "List parameters with a short repr"). The packer sends a list subclass as a list,
+    unchanged.
     """
 
     __slots__ = ()
