@@ -117,9 +117,9 @@ def in_process(sizes: list[int]) -> list[dict[str, Any]]:
 def over_http(seconds: float, clients: int) -> dict[str, Any]:
     import uvicorn
 
-    from graphsvc.api.app import create_app
     from graphsvc.core.binding import Binding
     from graphsvc.embed import get_embedder
+    from graphsvc.http.app import create_app
     from graphsvc.keys.auth import AuthTable
     from graphsvc.runtime import service_for
     from graphsvc.tokenizer import get_tokenizer

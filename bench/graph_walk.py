@@ -31,7 +31,7 @@ citations. Prints p50/p95 of each, the ratio baseline/typed and the round trips
 per walk, and writes ``bench/results/graph_walk.json``.
 
 **The collector** (``--gc``): ``frozen`` is what ``graphsvc serve`` applies when it
-starts (graphsvc/api/gc_policy.py: the startup heap, the embedding model included,
+starts (graphsvc/http/gc_policy.py: the startup heap, the embedding model included,
 frozen out of collections; larger thresholds); ``default`` is CPython's collector.
 ``both`` (the default) is an A/B in this one process (random cursors, fresh for
 each walk): ``--runs`` walks under CPython's collector as the process started, then
@@ -72,12 +72,12 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.api.context import Context  # noqa: E402  (path set up just above)
-from graphsvc.api.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy  # noqa: E402
 from graphsvc.api.graph_ids import encode_cursor  # noqa: E402
 from graphsvc.api.schema import build_schema  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.citations import source_key, text_digest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.http.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy  # noqa: E402
 from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402
 from graphsvc.service import Service  # noqa: E402
@@ -252,7 +252,7 @@ def set_gc(arm: str) -> None:
     """Put the collector into ``arm``'s state (untimed, between walks).
 
     ``frozen`` is what ``graphsvc serve`` does when it starts
-    (:func:`graphsvc.api.gc_policy.apply_gc_policy`); ``default`` is CPython's
+    (:func:`graphsvc.http.gc_policy.apply_gc_policy`); ``default`` is CPython's
     collector as the process started, or, after a frozen block, with the startup
     heap back in its oldest generation just after a full collection.
     """

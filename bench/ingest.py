@@ -71,11 +71,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
-from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.bulk.bulk_import import import_file  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.entities import RuleExtractor  # noqa: E402
+from graphsvc.http.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.inputs.models import parse_changes  # noqa: E402
 from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402

@@ -126,8 +126,8 @@ def main() -> None:
     from mcp.client.stdio import StdioServerParameters
     from mcp.client.streamable_http import streamable_http_client
 
-    from graphsvc.api.app import create_app
     from graphsvc.embed import get_embedder
+    from graphsvc.http.app import create_app
     from graphsvc.keys.auth import AuthTable
     from graphsvc.runtime import service_for
     from graphsvc.seed import load_seed

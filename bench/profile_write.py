@@ -44,9 +44,9 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
+from graphsvc.http.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.localdb import LocalNeo4j  # noqa: E402
 from graphsvc.runtime import service_for  # noqa: E402

@@ -68,12 +68,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
-from graphsvc.api.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.lucene import escape_term  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
+from graphsvc.http.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.ops.index import (  # noqa: E402
     FULLTEXT_ANALYZER,

@@ -34,10 +34,10 @@ import uvicorn
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from bench.harness import BenchNeo4j
-from graphsvc.api.app import create_app
 from graphsvc.bulk.bulk_import import import_file
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
+from graphsvc.http.app import create_app
 from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for
 from graphsvc.tokenizer import get_tokenizer

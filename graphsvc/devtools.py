@@ -73,7 +73,11 @@ LAYERS: tuple[tuple[str, int, tuple[str, ...]], ...] = (
     ("process state", 3, ("process_state",)),
     ("use cases", 4, ("ops", "atomise", "forensics", "bulk")),
     ("facade/root", 5, ("service", "admin", "runtime")),
-    ("edges", 6, ("api", "mcp_api", "cli", "__main__", "seed")),
+    # The two protocols, GraphQL and MCP, side by side.
+    ("protocols", 6, ("api", "mcp_api")),
+    # What serves them: the HTTP host, the CLI (`graphsvc serve` starts the host), the
+    # demo seeding.
+    ("edges", 7, ("http", "cli", "__main__", "seed")),
 )
 _RANK = {name: rank for name, rank, _ in LAYERS}
 
@@ -218,7 +222,7 @@ def render(graph: ImportGraph) -> str:
     lines = [
         "graphsvc import graph between layers (lowest first):",
         "  base <- core <- store | localdb | adapters <- process state <- use cases"
-        " <- facade/root <- edges",
+        " <- facade/root <- protocols <- edges",
         "",
     ]
     for name in order:

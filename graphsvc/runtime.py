@@ -225,7 +225,7 @@ def instance_database(settings: Settings, instance: Instance) -> Database:
 
 
 def instrument(service: Service) -> Service:
-    """``service`` as an HTTP app serves it (:func:`graphsvc.api.app.create_app`): its
+    """``service`` as an HTTP app serves it (:func:`graphsvc.http.app.create_app`): its
     embedder's calls timed in ``/metrics`` (once: an instrumented Service is left as
     it is) and its background jobs counted there. Returns the same Service."""
     from graphsvc.telemetry.metrics import TimedEmbedder, track_jobs

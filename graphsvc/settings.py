@@ -238,15 +238,15 @@ class HttpSettings(Section):
     worker_threads: Positive = 16
     # Processes of `graphsvc serve` (--workers), each with its threads, model and pool.
     serve_workers: int = 1
-    # Garbage collector of a serving process (graphsvc/api/gc_policy.py): "frozen"
+    # Garbage collector of a serving process (graphsvc/http/gc_policy.py): "frozen"
     # keeps the startup heap (the model) out of every collection; "default" is
     # CPython's collector unchanged.
     gc_policy: Literal["frozen", "default"] = "frozen"
-    # glibc malloc arenas of a serving process (graphsvc/api/gc_policy.py): 2 keeps
+    # glibc malloc arenas of a serving process (graphsvc/http/gc_policy.py): 2 keeps
     # memory freed by one resolver thread reusable by the others; 0 is glibc's
     # default (8 per core).
     malloc_arenas: int = 2
-    # BLAS threads of a serving process (graphsvc/api/blas_threads.py): 1 stops
+    # BLAS threads of a serving process (graphsvc/http/blas_threads.py): 1 stops
     # OpenBLAS's idle threads spinning on the cores Neo4j needs; 0 is the library's
     # default (one per core).
     blas_threads: int = 1
@@ -332,7 +332,7 @@ class GraphQLSettings(Section):
     max_json_depth: Positive = 64
     # A request of at most this many bytes (body, query string, Authorization) whose
     # document the front door parsed and validated before is checked on the event
-    # loop instead of its thread pool (graphsvc/api/front_door.py); 0: never.
+    # loop instead of its thread pool (graphsvc/http/front_door.py); 0: never.
     front_door_inline_bytes: Annotated[int, Range(ge=0, le=65_536)] = 4096
     # The request's cost budget (docs/operations.md, "Request limits"): the objects its
     # answer may hold (a connection's subtree times its `first`) plus what each root

@@ -544,7 +544,7 @@ def _refused(error: Exception) -> GraphQLError:
 class DocumentGate(SchemaExtension):
     """Hold every operation to :class:`DocumentLimits` before graphql-core validates it.
 
-    Over HTTP the front door (:mod:`graphsvc.api.front_door`) did the work already,
+    Over HTTP the front door (:mod:`graphsvc.http.front_door`) did the work already,
     off the event loop: the document it parsed and the errors its validation found
     are taken from the request scope as they are. In process (``execute_sync``, the
     tests) the same checks run here.

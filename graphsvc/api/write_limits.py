@@ -11,7 +11,6 @@ lengths, so an oversized batch is refused in microseconds with the same code.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import Any
 
 from graphql import (
     DocumentNode,
@@ -24,10 +23,11 @@ from graphql import (
 )
 from strawberry.extensions import SchemaExtension
 
+from graphsvc.core.batch_sizes import check_batch_sizes
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import BudgetExceededError
 
-__all__ = ["WriteBatchGate", "check_batch_sizes"]
+__all__ = ["WriteBatchGate"]
 
 
 class WriteBatchGate(SchemaExtension):
@@ -69,33 +69,3 @@ def _is_change_list(node: TypeNode) -> bool:
     while isinstance(inner, NonNullTypeNode):
         inner = inner.type
     return isinstance(inner, NamedTypeNode) and inner.name.value == "ChangeInput"
-
-
-def check_batch_sizes(changes: Any, limits: Limits) -> None:
-    """Raises BudgetExceededError for too many changes, links or sources."""
-    if not isinstance(changes, list):
-        return
-    if len(changes) > limits.max_changes:
-        raise BudgetExceededError(
-            f"batch has {len(changes)} changes; the limit is {limits.max_changes}",
-            details={"limit": "changes", "max": limits.max_changes},
-        )
-    for change in changes:
-        if not isinstance(change, dict):
-            continue
-        cid = change.get("id")
-        where = f"change {cid!r}: " if isinstance(cid, str) else ""
-        details: dict[str, Any] = {"changeId": cid} if isinstance(cid, str) else {}
-        content = change.get("content")
-        links = content.get("links") if isinstance(content, dict) else None
-        if isinstance(links, list) and len(links) > limits.max_links:
-            raise BudgetExceededError(
-                f"{where}{len(links)} links; the limit is {limits.max_links}",
-                details={**details, "limit": "links", "max": limits.max_links},
-            )
-        sources = change.get("sources")
-        if isinstance(sources, list) and len(sources) > limits.max_sources:
-            raise BudgetExceededError(
-                f"{where}{len(sources)} sources; the limit is {limits.max_sources}",
-                details={**details, "limit": "sources", "max": limits.max_sources},
-            )

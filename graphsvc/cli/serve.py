@@ -9,7 +9,7 @@ a replica lease on its database (ops/replicas.py), and runs background jobs
 ``--workers N`` (``GRAPHSVC_SERVE_WORKERS``) serves from N processes on one port:
 this process starts the managed Neo4j (if any), applies the schema and loads the
 demo corpus when asked, then uvicorn's supervisor starts N workers
-(:mod:`graphsvc.api.worker_app`), each a replica of its own with the same keys, as
+(:mod:`graphsvc.http.worker_app`), each a replica of its own with the same keys, as
 the replicas of docs/operations.md ("More than one process").
 """
 
@@ -88,7 +88,7 @@ def _demo_auth_file(settings: Settings) -> Path:
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
-    from graphsvc.api.app import create_app
+    from graphsvc.http.app import create_app
     from graphsvc.keys.auth import AuthTable
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.runtime import build_service, serving
@@ -104,8 +104,8 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     # First, before this process starts any thread (the driver's, the resolvers'): a
     # cap set later, in a process whose threads already made their arenas, is not
     # what glibc documents it for.
-    from graphsvc.api.blas_threads import limit_blas_threads
-    from graphsvc.api.gc_policy import limit_malloc_arenas
+    from graphsvc.http.blas_threads import limit_blas_threads
+    from graphsvc.http.gc_policy import limit_malloc_arenas
 
     limit_malloc_arenas(settings.http.malloc_arenas)
     limit_blas_threads(settings.http.blas_threads)
@@ -177,7 +177,7 @@ def _serve_workers(
     settings.export("neo4j_uri", "neo4j_user", "neo4j_password", "auth_file", "state_dir")
     progress(f"graphsvc: serving from {settings.http.serve_workers} worker processes")
     uvicorn.run(
-        app="graphsvc.api.worker_app:app",
+        app="graphsvc.http.worker_app:app",
         factory=True,
         host=settings.http.host,
         port=settings.http.port,

@@ -5,7 +5,7 @@ cannot be encoded as UTF-8, so the Neo4j driver, tiktoken and the embedder would
 fail on it deep inside an operation. JSON can carry one (``"\\ud800"``) and Python's
 ``json`` module decodes it, so an edge refuses it up front as INVALID_INPUT, with
 the path of the offending value, as ``/graphql``'s front door does
-(:mod:`graphsvc.api.front_door`); nesting deeper than the configured
+(:mod:`graphsvc.http.front_door`); nesting deeper than the configured
 ``max_json_depth`` is refused the same way. The walk is iterative, linear in the
 size of the value.
 """

@@ -25,7 +25,7 @@ from typing import Any
 from graphql import GraphQLSchema
 from pydantic import BaseModel, ValidationError
 
-from graphsvc.api.write_limits import check_batch_sizes
+from graphsvc.core.batch_sizes import check_batch_sizes
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.write_plan import Limits

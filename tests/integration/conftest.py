@@ -19,9 +19,9 @@ import httpx
 import pytest
 import uvicorn
 
-from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
+from graphsvc.http.app import create_app
 from graphsvc.keys.auth import AuthTable
 from graphsvc.localdb import LocalNeo4j
 from graphsvc.runtime import service_for

@@ -745,7 +745,7 @@ def test_the_lineage_page_redirects_to_the_explorer() -> None:
     from starlette.applications import Starlette
     from starlette.testclient import TestClient
 
-    from graphsvc.api.lineage_page import lineage_route
+    from graphsvc.http.lineage_page import lineage_route
 
     with TestClient(Starlette(routes=[lineage_route()])) as client:
         page = client.get("/lineage", params={"atom": "a b&c"}, follow_redirects=False)

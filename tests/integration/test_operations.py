@@ -20,9 +20,9 @@ from neo4j import RoutingControl
 from prometheus_client.parser import text_string_to_metric_families
 from serve_support import serving
 
-from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
 from graphsvc.errors import GraphsvcError
+from graphsvc.http.app import create_app
 from graphsvc.inputs.models import parse_changes
 from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for

@@ -23,8 +23,8 @@ import pytest
 from serve_support import serving
 from write_support import cypher
 
-from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
+from graphsvc.http.app import create_app
 from graphsvc.inputs.models import parse_changes
 from graphsvc.keys.auth import AuthTable
 from graphsvc.localdb import LocalNeo4j

@@ -12,8 +12,8 @@ import httpx
 import pytest
 from serve_support import serving
 
-from graphsvc.api.app import create_app
-from graphsvc.api.gc_policy import FROZEN_THRESHOLDS
+from graphsvc.http.app import create_app
+from graphsvc.http.gc_policy import FROZEN_THRESHOLDS
 from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import service_for
 from graphsvc.service import Service

@@ -27,7 +27,7 @@ import graphsvc
 from graphsvc.store.queries import query, query_names, schema_statements
 from graphsvc.seed import DEMO_CORPUS, TEAM_CORPUS, read_corpus
 from graphsvc.inputs.models import parse_changes
-from graphsvc.api.static_assets import STATIC_DIR, static_mount
+from graphsvc.http.static_assets import STATIC_DIR, static_mount
 from starlette.applications import Starlette
 from starlette.testclient import TestClient
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from graphsvc.api.app import http_status_for
 from graphsvc.errors import GraphsvcError, PermissionDeniedError, UnauthenticatedError
+from graphsvc.http.app import http_status_for
 from graphsvc.keys.auth import AuthTable, required_capability
 
 

@@ -15,7 +15,7 @@ _CHILD = """
 import json, sys
 import numpy as np
 from threadpoolctl import threadpool_info
-from graphsvc.api.blas_threads import limit_blas_threads
+from graphsvc.http.blas_threads import limit_blas_threads
 limited = limit_blas_threads(int(sys.argv[1]))
 np.ones((64, 64)) @ np.ones(64)
 blas = [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]

@@ -12,9 +12,9 @@ from typing import Any
 import pytest
 
 from graphsvc.api.document_limits import DocumentLimits, Prepared
-from graphsvc.api.front_door import FrontDoor, Refusal
 from graphsvc.api.schema import build_schema
 from graphsvc.core.binding import Binding
+from graphsvc.http.front_door import FrontDoor, Refusal
 from graphsvc.keys.auth import AuthTable
 from graphsvc.settings import Settings
 

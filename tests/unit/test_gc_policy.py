@@ -1,4 +1,4 @@
-"""The serving process's collector policy (graphsvc/api/gc_policy.py, GRAPHSVC_GC_POLICY)."""
+"""The serving process's collector policy (graphsvc/http/gc_policy.py, GRAPHSVC_GC_POLICY)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from graphsvc.api.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy
 from graphsvc.errors import InvalidInputError
+from graphsvc.http.gc_policy import FROZEN_THRESHOLDS, apply_gc_policy
 from graphsvc.settings import Settings
 
 
@@ -59,7 +59,7 @@ def test_the_setting_defaults_to_frozen_and_refuses_other_values() -> None:
 
 _ARENAS = """
 import ctypes, json, sys, tempfile, threading
-from graphsvc.api.gc_policy import limit_malloc_arenas
+from graphsvc.http.gc_policy import limit_malloc_arenas
 limited = limit_malloc_arenas(int(sys.argv[1]))
 
 def churn() -> None:

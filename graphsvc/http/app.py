@@ -6,7 +6,7 @@ deadline (``request_timeout_s``) that the store turns into Neo4j transaction
 timeouts; it reads the body up to ``max_request_bytes`` before the app runs, so a
 body over the limit, with or without Content-Length, is one 413 and the app never
 starts a response; a ``/graphql`` request then passes the front door
-(:mod:`graphsvc.api.front_door`: envelope, text, document limits, token, validation,
+(:mod:`graphsvc.http.front_door`: envelope, text, document limits, token, validation,
 off the event loop) before strawberry sees it; it answers 504 when the deadline
 passes before a response started; and it writes the access log line and the request
 metrics with the code the answer carried.
@@ -40,14 +40,14 @@ from strawberry.asgi import GraphQL
 
 from graphsvc.api.context import Context
 from graphsvc.api.document_limits import DocumentLimits
-from graphsvc.api.explore_page import explore_route
-from graphsvc.api.front_door import FrontDoor, Refusal
-from graphsvc.api.gc_policy import apply_gc_policy
-from graphsvc.api.health import Health
-from graphsvc.api.lineage_page import lineage_route
-from graphsvc.api.page_headers import html_page
 from graphsvc.api.schema import build_schema
-from graphsvc.api.static_assets import graphiql_html, static_mount
+from graphsvc.http.explore_page import explore_route
+from graphsvc.http.front_door import FrontDoor, Refusal
+from graphsvc.http.gc_policy import apply_gc_policy
+from graphsvc.http.health import Health
+from graphsvc.http.lineage_page import lineage_route
+from graphsvc.http.page_headers import html_page
+from graphsvc.http.static_assets import graphiql_html, static_mount
 from graphsvc.keys.auth import AuthTable
 from graphsvc.mcp_api.http import McpHttp
 from graphsvc.runtime import instrument

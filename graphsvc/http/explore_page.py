@@ -13,8 +13,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from graphsvc.api.page_headers import html_page
-from graphsvc.api.static_assets import STATIC_DIR
+from graphsvc.http.page_headers import html_page
+from graphsvc.http.static_assets import STATIC_DIR
 
 __all__ = ["explore_route"]
 

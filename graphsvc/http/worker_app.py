@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from starlette.types import ASGIApp
 
-from graphsvc.api.app import create_app
-from graphsvc.api.blas_threads import limit_blas_threads
-from graphsvc.api.gc_policy import limit_malloc_arenas
+from graphsvc.http.app import create_app
+from graphsvc.http.blas_threads import limit_blas_threads
+from graphsvc.http.gc_policy import limit_malloc_arenas
 from graphsvc.keys.auth import AuthTable
 from graphsvc.runtime import build_service, serving
 from graphsvc.settings import Settings

@@ -1,6 +1,6 @@
 """Browser assets served by graphsvc itself: ``/static`` and the offline GraphiQL page.
 
-Everything under ``graphsvc/api/static/`` ships in the package; third-party files are in
+Everything under ``graphsvc/http/static/`` ships in the package; third-party files are in
 ``static/vendor/`` with their versions and licences in ``static/vendor/VENDORED.md``.
 No page served here loads anything from another host, so it all works offline.
 """
@@ -25,5 +25,5 @@ def graphiql_html() -> str:
 
 
 def static_mount() -> Mount:
-    """``/static/...`` → files under ``graphsvc/api/static`` (read-only, no listing)."""
+    """``/static/...`` → files under ``graphsvc/http/static`` (read-only, no listing)."""
     return Mount("/static", app=StaticFiles(directory=STATIC_DIR), name="static")
