@@ -737,6 +737,86 @@ def test_a_redeclared_ranking_knob_is_found(tmp_path: Path) -> None:
     assert _redeclared_knobs(tmp_path / "graphsvc") == {"graphsvc.ops.evaluate.Limits.propagation"}
 
 
+# Public functions and methods of the use cases and the facades that return a bare
+# ``dict[str, Any]`` (the shape lives in the caller's head): issue 51 gives each a typed
+# result; ``to_json`` (the JSON a surface prints) is what a typed value is for.
+DICT_RESULT_PENDING = {
+    "graphsvc.admin.Admin.erasure_status",
+    "graphsvc.admin.Admin.rebuild_entities",
+    "graphsvc.admin.Admin.rebuild_index",
+    "graphsvc.admin.Admin.reembed",
+    "graphsvc.admin.compact",
+    "graphsvc.ops.compact.compact",
+    "graphsvc.ops.cursors.Pager.open_cursor",
+    "graphsvc.ops.embedding_model.reembed",
+    "graphsvc.ops.entity_index.rebuild_entities",
+    "graphsvc.ops.erasure.erasure_status",
+    "graphsvc.ops.evaluate.Evaluation.breakdown",
+    "graphsvc.ops.evaluate.Evaluation.ranked_rows",
+    "graphsvc.ops.index.rebuild_fulltext_index",
+    "graphsvc.ops.index.rebuild_index",
+    "graphsvc.ops.index.rebuild_vector_index",
+    "graphsvc.ops.inspect.byte_range",
+    "graphsvc.ops.purge.purge",
+    "graphsvc.ops.usage.record_use",
+    "graphsvc.service.Service.health",
+    "graphsvc.service.Service.kept_health",
+    "graphsvc.service.Service.lineage",
+    "graphsvc.service.Service.namespace_policy",
+    "graphsvc.service.Service.purge",
+    "graphsvc.service.Service.record_use",
+    "graphsvc.service.Service.set_namespace_policy",
+}
+
+
+def _dict_results(root: Path, packages: tuple[str, ...]) -> set[str]:
+    """``module[.Class].function`` of each public module-level function or method in
+    ``packages`` whose return annotation holds ``dict[str, Any]``."""
+    found: set[str] = set()
+    for mod, path in devtools.modules(root).items():
+        if not _in(mod, *packages):
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        owners: list[tuple[str, list[ast.stmt]]] = [(mod, tree.body)]
+        owners += [
+            (f"{mod}.{c.name}", c.body)
+            for c in tree.body
+            if isinstance(c, ast.ClassDef) and not c.name.startswith("_")
+        ]
+        for owner, body in owners:
+            for fn in body:
+                if (
+                    isinstance(fn, ast.FunctionDef | ast.AsyncFunctionDef)
+                    and not fn.name.startswith("_")
+                    and fn.name != "to_json"
+                    and fn.returns is not None
+                    and "dict[str, Any]" in ast.unparse(fn.returns)
+                ):
+                    found.add(f"{owner}.{fn.name}")
+    return found
+
+
+def test_use_cases_and_facades_return_typed_values() -> None:
+    packages = ("graphsvc.ops", "graphsvc.service", "graphsvc.admin")
+    _check_pending(_dict_results(PKG, packages), DICT_RESULT_PENDING)
+
+
+def test_a_dict_result_is_found(tmp_path: Path) -> None:
+    ops = tmp_path / "graphsvc" / "ops"
+    ops.mkdir(parents=True)
+    (ops / "purge.py").write_text(
+        "from typing import Any\n"
+        "def purge() -> dict[str, Any]: ...\n"
+        "def _inner() -> dict[str, Any]: ...\n"
+        "class R:\n    def to_json(self) -> dict[str, Any]: ...\n"
+        "    def report(self) -> list[dict[str, Any]]: ...\n"
+    )
+    assert _dict_results(tmp_path / "graphsvc", ("graphsvc.ops",)) == {
+        "graphsvc.ops.purge.purge",
+        "graphsvc.ops.purge.R.report",
+    }
+
+
 def test_the_module_list_names_every_module_with_a_docstring_line() -> None:
     done = subprocess.run(
         [sys.executable, "-m", "graphsvc.devtools", "modules"],
