@@ -13,8 +13,9 @@ metrics with the code the answer carried.
 
 HTTP status of a GraphQL answer (GraphQL-over-HTTP allows these for
 ``application/json``): 401 with ``WWW-Authenticate`` when a token is missing or
-unknown, 503 with ``Retry-After`` when Neo4j is unavailable, 504 when the request's
-time ran out; every other coded error (PERMISSION_DENIED included) is 200.
+unknown, 503 with ``Retry-After`` when Neo4j is unavailable or the front door is
+full (SERVER_BUSY), 504 when the request's time ran out; every other coded error
+(PERMISSION_DENIED included) is 200.
 """
 
 from __future__ import annotations
@@ -76,7 +77,7 @@ def http_status_for(codes: list[str]) -> int:
     """The HTTP status of a GraphQL answer with these error codes (200 when none map)."""
     if "UNAUTHENTICATED" in codes:
         return 401
-    if "STORE_UNAVAILABLE" in codes:
+    if "STORE_UNAVAILABLE" in codes or "SERVER_BUSY" in codes:
         return 503
     if "TIMEOUT" in codes:
         return 504
@@ -338,6 +339,9 @@ def create_app(
         DocumentLimits.from_settings(settings),
         max_json_depth=settings.graphql.max_json_depth,
         inline_bytes=settings.graphql.front_door_inline_bytes,
+        anonymous_max_bytes=settings.graphql.anonymous_max_bytes,
+        queue=settings.graphql.front_door_queue,
+        retry_after_s=settings.http.retry_after_s,
     )
     health = Health(service, settings.http.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
