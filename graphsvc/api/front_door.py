@@ -292,20 +292,10 @@ class FrontDoor:
         None means the request is not an operation (GraphiQL's page): strawberry
         serves it as it is.
         """
+        refused = self.before_body(headers, len(body) + len(query_string))
+        if refused is not None:
+            return refused
         authorization = headers.get(b"authorization")
-        if authorization is not None:
-            try:  # a known token or 401 now, whatever the request holds
-                self._authenticate(headers)
-            except GraphsvcError as exc:
-                return _refuse(exc)
-        elif len(body) + len(query_string) > self._anonymous_max_bytes:
-            return _refuse(
-                UnauthenticatedError(
-                    f"a request without a token may carry at most {self._anonymous_max_bytes} "
-                    "bytes: send Authorization: Bearer <token>",
-                    details={"anonymousMaxBytes": self._anonymous_max_bytes},
-                )
-            )
         known = authorization is not None
         size = len(body) + len(query_string) + len(authorization or b"")
         if size <= self._inline_bytes:
@@ -328,6 +318,27 @@ class FrontDoor:
             self._held_anonymous -= not known
         assert not isinstance(checked, _NotKept)  # only asked for with kept_only
         return checked
+
+    def before_body(self, headers: Mapping[bytes, bytes], size: int) -> Refusal | None:
+        """The refusal of a request by who asks, or None: an unknown token, or no token
+        and ``size`` (the body's announced or read length plus the query string) over
+        ``anonymous_max_bytes``. Needs only the head: the app asks before it reads the
+        body (:meth:`admit` asks again with the body's read length).
+        """
+        if headers.get(b"authorization") is not None:
+            try:  # a known token or 401 now, whatever the request holds
+                self._authenticate(headers)
+            except GraphsvcError as exc:
+                return _refuse(exc)
+        elif size > self._anonymous_max_bytes:
+            return _refuse(
+                UnauthenticatedError(
+                    f"a request without a token may carry at most {self._anonymous_max_bytes} "
+                    "bytes: send Authorization: Bearer <token>",
+                    details={"anonymousMaxBytes": self._anonymous_max_bytes},
+                )
+            )
+        return None
 
     def _busy(self) -> Refusal:
         refusal = _refuse(

@@ -472,8 +472,13 @@ def _edge_cursors(draw: st.DrawFn, atom_ids: list[str]) -> tuple[str, dict[str, 
         return "query($i: ID!) { node(id: $i) { id } }", {"i": _forged("Revision", atom_id, wide)}
     template, types = _INT_CURSORS[kind]
     position = ["x" if t is str else wide for t in types]
-    document = "query($c: String, $a: ID!) " + template.format()
-    return document, {"c": _forged("c", kind, *position), "a": atom_id}
+    selection = template.format()
+    if "$a" not in selection:
+        return "query($c: String) " + selection, {"c": _forged("c", kind, *position)}
+    return "query($c: String, $a: ID!) " + selection, {
+        "c": _forged("c", kind, *position),
+        "a": atom_id,
+    }
 
 
 @st.composite
