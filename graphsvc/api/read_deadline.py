@@ -92,29 +92,23 @@ class _ReadDeadline:
         log.info("request %s not received in time: connection closed", stage)
         self.transport.close()
 
-    def _head_if_idle(self) -> None:
-        # A byte of a new request (or none yet on a new connection): the head's clock.
-        if self._stage is None:
-            self._arm("head")
+    # The protocol's own methods, each wrapped (the mixin comes first in the MRO).
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        super().connection_made(transport)  # type: ignore[misc]
+        self._arm("head")  # a connection that sends nothing is on the head's clock
 
-    def _drop(self) -> None:
+    def connection_lost(self, exc: Exception | None) -> None:
         self._arm(None)
+        super().connection_lost(exc)  # type: ignore[misc]
+
+    def data_received(self, data: bytes) -> None:
+        if self._stage is None:  # the first byte of a new request: the head's clock
+            self._arm("head")
+        super().data_received(data)  # type: ignore[misc]
 
 
 class HttpToolsDeadline(_ReadDeadline, HttpToolsProtocol):
     """uvicorn's httptools protocol with the head and body deadlines."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm("head")
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._drop()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        self._head_if_idle()
-        super().data_received(data)
 
     def on_headers_complete(self) -> None:
         self._arm("body")
@@ -127,18 +121,6 @@ class HttpToolsDeadline(_ReadDeadline, HttpToolsProtocol):
 
 class H11Deadline(_ReadDeadline, H11Protocol):
     """uvicorn's h11 protocol with the head and body deadlines."""
-
-    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        super().connection_made(transport)
-        self._arm("head")
-
-    def connection_lost(self, exc: Exception | None) -> None:
-        self._drop()
-        super().connection_lost(exc)
-
-    def data_received(self, data: bytes) -> None:
-        self._head_if_idle()
-        super().data_received(data)
 
     def handle_events(self) -> None:
         super().handle_events()

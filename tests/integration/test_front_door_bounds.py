@@ -285,3 +285,25 @@ def test_import_of_a_row_past_64_bits_exits_8_without_a_traceback(
             assert "64-bit" in doc["message"]
         else:
             assert "graphsvc: INVALID_INPUT: row 2:" in run.stderr
+
+
+@pytest.mark.req("API-4")
+def test_cli_human_output_escapes_a_terminal_escape_in_stored_text(
+    service: Any, human: Binding, test_settings: Settings, tmp_path: Path
+) -> None:
+    from graphsvc.inputs.models import parse_changes
+
+    text = "title \x1b]0;owned\x07 and \x1b[2J cleared \x9b31m red"
+    change = {"id": "a", "op": "create", "content": {"text": text, "links": []}, "sources": []}
+    atom_id = service.write(human, parse_changes([change])).changes["a"].atom_id
+    env = {**cli_env(test_settings, tmp_path / "state"), "GRAPHSVC_SERVER_URL": ""}
+    base = [sys.executable, "-m", "graphsvc", "inspect", atom_id, "--subject", human.subject]
+    shown = subprocess.run(base, capture_output=True, text=True, env=env, timeout=300, check=False)
+    assert shown.returncode == 0, shown.stderr
+    assert "\x1b" not in shown.stdout and "\x07" not in shown.stdout and "\x9b" not in shown.stdout
+    assert "title \\x1b]0;owned\\x07 and \\x1b[2J cleared \\x9b31m red" in shown.stdout
+    exact = subprocess.run(
+        [*base, "--json"], capture_output=True, text=True, env=env, timeout=300, check=False
+    )
+    assert exact.returncode == 0, exact.stderr
+    assert json.loads(exact.stdout)["atom"]["text"] == text
