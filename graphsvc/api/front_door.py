@@ -75,6 +75,7 @@ from graphsvc.api.document_limits import (
     select_operation,
     validation_rules,
 )
+from graphsvc.core.input_bounds import MESSAGE_CHARS, excerpt
 from graphsvc.errors import (
     BadRequestError,
     BatchNotSupportedError,
@@ -379,6 +380,7 @@ class FrontDoor:
                 return _refuse(exc)
             except GraphQLError as exc:
                 formatted = dict(exc.formatted)
+                formatted["message"] = excerpt(exc.message, MESSAGE_CHARS)  # quotes a token
                 formatted["extensions"] = {"code": "INVALID_INPUT"}
                 return Refusal(200, [formatted], ["INVALID_INPUT"])
             except RecursionError:

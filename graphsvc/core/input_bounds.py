@@ -15,6 +15,7 @@ from typing import Any
 __all__ = [
     "INT64_MAX",
     "INT64_MIN",
+    "MESSAGE_CHARS",
     "QUOTE_CHARS",
     "excerpt",
     "first_wide_int",
@@ -26,6 +27,8 @@ __all__ = [
 INT64_MIN = -(2**63)
 INT64_MAX = 2**63 - 1
 QUOTE_CHARS = 64
+# A whole message of a library that quotes input (graphql-core) is cut here.
+MESSAGE_CHARS = 256
 # "-9223372036854775808" is 20 characters: a longer literal is outside the range,
 # and is never converted (Python refuses int() of over 4,300 digits).
 _MAX_LITERAL_CHARS = 20

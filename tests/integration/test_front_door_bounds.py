@@ -307,3 +307,20 @@ def test_cli_human_output_escapes_a_terminal_escape_in_stored_text(
     )
     assert exact.returncode == 0, exact.stderr
     assert json.loads(exact.stdout)["atom"]["text"] == text
+
+
+@pytest.mark.req("API-3")
+@pytest.mark.parametrize(
+    "document",
+    [
+        '{ atoms(first: "' + "z" * 1_000_000 + '") { edges { cursor } } }',  # validation
+        "{ health } " + "z" * 1_000_000,  # syntax: "Unexpected Name 'zzz…'"
+    ],
+    ids=["literal", "syntax"],
+)
+def test_a_graphql_error_quotes_a_large_literal_truncated(
+    live_server: Any, human: Binding, document: str
+) -> None:
+    r = gql(live_server.url, live_server.token_for(human), document)
+    assert codes(r) == ["INVALID_INPUT"], r.text[:300]
+    assert len(r.content) < 2_000  # was the literal again: over 1 MB
