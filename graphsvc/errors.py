@@ -35,6 +35,7 @@ The GraphQL layer copies ``code`` into ``extensions.code``; the CLI prints it
     ├── SignerError                      SIGNER_ERROR
     ├── StoreError                       STORE_UNAVAILABLE
     ├── ServerUnavailableError           SERVER_UNAVAILABLE
+    ├── ServerBusyError                  SERVER_BUSY
     ├── DeadlineExceededError            TIMEOUT
     ├── IndexRebuildError                INDEX_REBUILD_FAILED
     ├── CompactError                     COMPACT_FAILED
@@ -90,6 +91,7 @@ __all__ = [
     "QueryTooComplexError",
     "QueryTooDeepError",
     "ReplicaKeysMismatchError",
+    "ServerBusyError",
     "ServerUnavailableError",
     "SignerError",
     "StartTimeoutError",
@@ -259,6 +261,13 @@ class ServerUnavailableError(GraphsvcError):
     ``--server``) did not answer, or did not answer with GraphQL (docs/cli.md)."""
 
     code = "SERVER_UNAVAILABLE"
+
+
+class ServerBusyError(GraphsvcError):
+    """The front door of ``/graphql`` holds as many requests as it may
+    (``GRAPHSVC_FRONT_DOOR_QUEUE``): answered 503 with ``Retry-After``; send again."""
+
+    code = "SERVER_BUSY"
 
 
 class DeadlineExceededError(GraphsvcError):

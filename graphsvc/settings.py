@@ -266,6 +266,11 @@ class HttpSettings(Section):
     max_request_bytes: int = 4 * 1024 * 1024
     # Timeout of a request and of each Neo4j transaction.
     request_timeout_s: PositiveFloat = 30.0
+    # Seconds a client has to send a request's head (from the connection opening or
+    # the request's first byte) and then its body; one that misses either is answered
+    # 408 and disconnected (a slowloris: graphsvc/http/read_deadline.py).
+    read_head_timeout_s: PositiveFloat = 5.0
+    read_body_timeout_s: PositiveFloat = 10.0
     # "json" (one object per line) or "text"; level as in logging.
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
@@ -334,6 +339,14 @@ class GraphQLSettings(Section):
     # document the front door parsed and validated before is checked on the event
     # loop instead of its thread pool (graphsvc/http/front_door.py); 0: never.
     front_door_inline_bytes: Annotated[int, Range(ge=0, le=65_536)] = 4096
+    # A request without a token may carry at most this many bytes (body and query
+    # string): more is 401 before anything is decoded or lexed. Without a token only
+    # `health` and introspection run, and GraphiQL's introspection is about 2 KiB.
+    anonymous_max_bytes: Annotated[int, Range(ge=0, le=1_048_576)] = 16_384
+    # Requests the front door's threads may hold (running or waiting) at once; one
+    # more is answered 503 with Retry-After. Requests without a token may hold at
+    # most half of them.
+    front_door_queue: Annotated[int, Range(ge=2, le=100_000)] = 64
     # The request's cost budget (docs/operations.md, "Request limits"): the objects its
     # answer may hold (a connection's subtree times its `first`) plus what each root
     # field costs from its arguments (a read's budget, limit and depth, ...).

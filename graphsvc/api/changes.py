@@ -104,8 +104,8 @@ class ChangesQuery:
         found = await asyncio.to_thread(
             service_of(info).changes,
             binding_of(info),
-            since=as_of_instant(since),
-            until=as_of_instant(until),
+            since=as_of_instant(since, "since"),
+            until=as_of_instant(until, "until"),
             after=pos,
             first=first,
         )

@@ -68,6 +68,7 @@ from graphql.language import Lexer, TokenKind
 from graphql.validation import ValidationRule
 from strawberry.extensions import SchemaExtension
 
+from graphsvc.core.input_bounds import excerpt, int64_literal_ok
 from graphsvc.errors import (
     InvalidInputError,
     OperationNameRequiredError,
@@ -167,6 +168,7 @@ def parse_document(query: str, limits: DocumentLimits) -> DocumentNode:
     Raises:
         QueryTooComplexError: more than ``max_tokens`` tokens.
         QueryTooDeepError: brackets nested deeper than ``max_nesting``.
+        InvalidInputError: an integer literal outside the signed 64-bit range.
         GraphQLError: a syntax error (graphql-core's message and location).
     """
     lexer = Lexer(Source(query))
@@ -192,6 +194,14 @@ def parse_document(query: str, limits: DocumentLimits) -> DocumentNode:
                 )
         elif kind in _CLOSE:
             nesting -= 1
+        elif kind == TokenKind.INT and not int64_literal_ok(token.value or "0"):
+            # An Int argument is 32-bit (validation refuses more), but a JSON
+            # argument's literal reaches the driver as it is (core/input_bounds.py).
+            raise InvalidInputError(
+                f"the integer {excerpt(token.value or '')} at line {token.line} is outside the "
+                "64-bit range",
+                details={"line": token.line, "column": token.column},
+            )
     return parse(query, max_tokens=limits.max_tokens)
 
 

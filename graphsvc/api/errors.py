@@ -19,6 +19,7 @@ from typing import Any
 from graphql import FieldNode, GraphQLError, OperationDefinitionNode, OperationType
 from strawberry.extensions import SchemaExtension
 
+from graphsvc.core.input_bounds import MESSAGE_CHARS, excerpt
 from graphsvc.errors import GraphsvcError
 from graphsvc.telemetry.request_scope import current
 
@@ -118,8 +119,15 @@ def _coded(error: GraphQLError) -> GraphQLError:
         # Variables that do not coerce to their declared input types arrive
         # wrapped around the GraphQLError that describes them: a bad request too.
         ext.setdefault("code", "INVALID_INPUT")
+        # graphql-core quotes a bad literal whole ("Int cannot represent …: "<3 MB>"").
         return GraphQLError(
-            error.message, error.nodes, error.source, error.positions, error.path, None, ext
+            excerpt(error.message, MESSAGE_CHARS),
+            error.nodes,
+            error.source,
+            error.positions,
+            error.path,
+            None,
+            ext,
         )
     log.error(
         "internal error",

@@ -175,7 +175,7 @@ class GraphQuery:
         "when created after that instant). Sources and entities are always now."
     )
     async def node(self, info: Info, id: strawberry.ID, as_of: AsOf = None) -> Node | None:
-        return await loaders_of(info).opened(_node(info, str(id), as_of_instant(as_of)))
+        return await loaders_of(info).opened(_node(info, str(id), as_of_instant(as_of, "asOf")))
 
     @strawberry.field(
         description="Several objects by global id, in the order asked (at most "
@@ -189,7 +189,7 @@ class GraphQuery:
             raise InvalidInputError(
                 f"ids: at most {service_of(info).settings.graphql.max_first} ids"
             )
-        at = as_of_instant(as_of)
+        at = as_of_instant(as_of, "asOf")
         return list(await loaders.opened(asyncio.gather(*(_node(info, str(i), at) for i in ids))))
 
     @strawberry.field(
@@ -197,7 +197,7 @@ class GraphQuery:
         "atom as it stood then (null when created after it, or purged)."
     )
     async def atom(self, info: Info, atom_id: strawberry.ID, as_of: AsOf = None) -> Atom | None:
-        loaders = loaders_of(info, as_of_instant(as_of))
+        loaders = loaders_of(info, as_of_instant(as_of, "asOf"))
         row = await loaders.opened(loaders.atom.load(str(atom_id)))
         return None if row is None else atom_from_row(row)
 
@@ -215,7 +215,7 @@ class GraphQuery:
         text: str | None = None,
         as_of: AsOf = None,
     ) -> Connection[Atom]:
-        loaders = loaders_of(info, as_of_instant(as_of))
+        loaders = loaders_of(info, as_of_instant(as_of, "asOf"))
         n = loaders.reader.page_size(first)
         pos = decode_cursor("atoms", after, str)[0] if after is not None else None
         rows = await loaders.opened(
@@ -280,6 +280,6 @@ class GraphQuery:
     ) -> LineageGraph:
         binding = binding_of(info)
         service = service_of(info)
-        at = as_of_instant(as_of)
+        at = as_of_instant(as_of, "asOf")
         view = await asyncio.to_thread(service.lineage_graph, binding, str(atom_id), depth, at)
         return _lineage_graph(view, at)

@@ -7,7 +7,9 @@ filtered by the caller's subject, so another subject's id answers like one that
 never existed (null).
 
 A cursor is the same encoding of ``["c", connection, ...keyset position]``; a
-cursor of another connection, or one that does not decode, is INVALID_INPUT.
+cursor of another connection, or one that does not decode, is INVALID_INPUT; so is
+an id or a cursor whose integer is outside the signed 64-bit range (a forged one:
+what is issued always fits), before the number can reach the driver.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ import json
 from json.encoder import encode_basestring as _json_str
 from typing import Any
 
+from graphsvc.core.input_bounds import is_wide_int
 from graphsvc.errors import InvalidInputError
 
 __all__ = ["decode_cursor", "decode_id", "encode_cursor", "encode_id"]
@@ -35,6 +38,10 @@ def _encode(parts: list[Any]) -> str:
     else:
         text = json.dumps(parts, separators=(",", ":"), ensure_ascii=False)
     return base64.urlsafe_b64encode(text.encode("utf-8")).decode("ascii").rstrip("=")
+
+
+def _fits(value: Any, kind: type) -> bool:
+    return isinstance(value, kind) and not isinstance(value, bool) and not is_wide_int(value)
 
 
 def _decode(text: str) -> Any:
@@ -63,9 +70,7 @@ def decode_id(global_id: str) -> tuple[str, tuple[Any, ...]]:
     if isinstance(parts, list) and parts and parts[0] in _KINDS:
         kind, key = parts[0], tuple(parts[1:])
         types = _KINDS[kind]
-        if len(key) == len(types) and all(
-            isinstance(v, t) and not isinstance(v, bool) for v, t in zip(key, types, strict=True)
-        ):
+        if len(key) == len(types) and all(_fits(v, t) for v, t in zip(key, types, strict=True)):
             return kind, key
     raise InvalidInputError("not a global id of this service")
 
@@ -86,10 +91,7 @@ def decode_cursor(connection: str, cursor: str, *types: type) -> tuple[Any, ...]
         isinstance(parts, list)
         and len(parts) == 2 + len(types)
         and parts[:2] == ["c", connection]
-        and all(
-            isinstance(v, t) and not isinstance(v, bool)
-            for v, t in zip(parts[2:], types, strict=True)
-        )
+        and all(_fits(v, t) for v, t in zip(parts[2:], types, strict=True))
     ):
         return tuple(parts[2:])
     raise InvalidInputError(f"after: not a cursor of {connection}")

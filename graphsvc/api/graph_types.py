@@ -75,7 +75,7 @@ AS_OF = (
 
 def _at(info: Info, row: Row, as_of: datetime | None = None) -> GraphLoaders:
     """The loaders for the fields below ``row`` (its instant, or ``as_of``)."""
-    return loaders_for(info, row, as_of_instant(as_of))
+    return loaders_for(info, row, as_of_instant(as_of, "asOf"))
 
 
 @strawberry.enum(description="The stored state of a revision (SPEC §1).")

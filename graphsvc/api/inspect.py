@@ -125,7 +125,7 @@ class InspectQuery:
             cursor=cursor,
             range_start=range_start,
             range_end=range_end,
-            as_of=as_of_instant(as_of),
+            as_of=as_of_instant(as_of, "asOf"),
         )
         result = await asyncio.to_thread(service_of(info).inspect, binding_of(info), request)
         return _result(result)

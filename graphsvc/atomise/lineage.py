@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.input_bounds import excerpt
 from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.store import lineage as store
 from graphsvc.store.connection import Database, Tx
@@ -77,7 +78,9 @@ def _walk(
     tx: Tx, subject: str, root: str, depth: int | None, as_of: str | None = None
 ) -> LineageWalk:
     if not store.heads(tx, subject, [root], as_of):
-        raise NotFoundError(f"atom {root} does not exist", details={"atomId": root})
+        raise NotFoundError(
+            f"atom {excerpt(root)} does not exist", details={"atomId": excerpt(root)}
+        )
     walk = LineageWalk(root=root, depth_of={root: 0})
     seen: set[tuple[str, int, str, int]] = set()
     frontier = [root]

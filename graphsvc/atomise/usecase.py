@@ -53,6 +53,7 @@ from graphsvc.atomise.transaction import (
     event_from_row,
 )
 from graphsvc.core.binding import Binding
+from graphsvc.core.input_bounds import excerpt
 from graphsvc.core.signing import SignableLink, format_signed_at, sign_link
 from graphsvc.embed import Embedder
 from graphsvc.entities import EntityExtractor
@@ -498,7 +499,9 @@ def _citation_input(stored: dict[str, Any]) -> dict[str, Any]:
 def _read_source(db: Database, binding: Binding, atom_id: str) -> AtomiseSource:
     source = read_source(db, binding.subject, atom_id)
     if source is None:
-        raise NotFoundError(f"atom {atom_id} does not exist", details={"atomId": atom_id})
+        raise NotFoundError(
+            f"atom {excerpt(atom_id)} does not exist", details={"atomId": excerpt(atom_id)}
+        )
     return source
 
 

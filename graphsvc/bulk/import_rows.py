@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.import_report import MAX_BATCH
+from graphsvc.core.input_bounds import first_wide_int
 from graphsvc.core.write_models import AtomRef, Change, LinkSpec
 from graphsvc.core.write_plan import Limits, validate_plan
 from graphsvc.errors import GraphsvcError, InvalidInputError
@@ -81,7 +82,8 @@ def _rows(path: Path, hasher: Any | None = None) -> Iterator[_Row]:
     """Each non-blank line's JSON with its 1-based line number.
 
     Raises:
-        InvalidInputError: the file cannot be read, or a line is not JSON.
+        InvalidInputError: the file cannot be read, a line is not JSON, or it holds an
+            integer outside the signed 64-bit range.
     """
     try:
         fh = path.open("rb")
@@ -99,6 +101,13 @@ def _rows(path: Path, hasher: Any | None = None) -> Iterator[_Row]:
                 raise InvalidInputError(
                     f"row {number}: not JSON: {exc}", details={"row": number}
                 ) from exc
+            wide = first_wide_int(raw)
+            if wide is not None:
+                # Neo4j stores signed 64-bit integers; the driver would fail mid-batch.
+                raise InvalidInputError(
+                    f"row {number}: {wide} is outside the 64-bit integer range",
+                    details={"row": number, "path": wide},
+                )
             yield _Row(number, raw)
 
 

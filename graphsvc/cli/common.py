@@ -7,11 +7,13 @@ import sys
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import fields
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from graphsvc.cli.output import progress
+from graphsvc.cli.output import progress, terminal_safe
 from graphsvc.core.binding import ACTOR_KINDS, Binding
+from graphsvc.core.instants import as_of_instant
+from graphsvc.errors import InvalidInputError
 from graphsvc.settings import Settings
 
 if TYPE_CHECKING:  # imported when a command connects: `--help` and the HTTP path skip them
@@ -115,7 +117,7 @@ def no_atoms_warning(subject: str) -> str:
 def warn(args: argparse.Namespace, payload: dict[str, object], warnings: list[str]) -> None:
     """Print each warning on stderr and, for ``--json``, add them as ``warnings``."""
     for line in warnings:
-        print(f"graphsvc: warning: {line}", file=sys.stderr)
+        print(terminal_safe(f"graphsvc: warning: {line}"), file=sys.stderr)
     if warnings and args.json:
         payload["warnings"] = warnings
 
@@ -127,9 +129,12 @@ def instant(raw: str) -> str:
         moment = datetime.fromisoformat(raw)
     except ValueError as exc:
         raise argparse.ArgumentTypeError("must be an ISO-8601 date or time") from exc
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).isoformat(timespec="microseconds")
+    try:
+        stored = as_of_instant(moment)
+    except InvalidInputError as exc:
+        raise argparse.ArgumentTypeError("must fall in years 1 to 9999 in UTC") from exc
+    assert stored is not None
+    return stored
 
 
 def int_in(low: int, high: int) -> Callable[[str], int]:

@@ -44,6 +44,7 @@ ERROR_EXITS: Final[dict[str, int]] = {
     # 6: graphsvc, its database or what it runs on failed; the request may succeed later.
     "STORE_UNAVAILABLE": EXIT_FAILED,
     "SERVER_UNAVAILABLE": EXIT_FAILED,
+    "SERVER_BUSY": EXIT_FAILED,
     "SIGNER_ERROR": EXIT_FAILED,
     "TIMEOUT": EXIT_FAILED,
     "MODEL_UNAVAILABLE": EXIT_FAILED,

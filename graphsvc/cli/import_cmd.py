@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service
-from graphsvc.cli.output import command, emit
+from graphsvc.cli.output import command, emit, terminal_safe
 from graphsvc.core.import_report import MAX_BATCH, ImportProgress, ImportSummary
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
@@ -107,6 +107,6 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         f"{payload['replayedBatches']} batches already committed ({payload['replayedRows']:,} rows)"
     )
     for note in payload["notes"]:
-        print(f"graphsvc: note: {note}", file=sys.stderr)
+        print(terminal_safe(f"graphsvc: note: {note}"), file=sys.stderr)
     emit(args, payload, text)
     return 0

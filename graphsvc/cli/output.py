@@ -1,6 +1,9 @@
 """The one printer of the command line: results, progress and errors.
 
-- a result is one JSON document on stdout with ``--json``, else human text;
+- a result is one JSON document on stdout with ``--json`` (exact: JSON escapes
+  every control character), else human text, in which every control character of
+  stored text is shown escaped (:func:`terminal_safe`): an atom's text can hold
+  ``ESC ] 0 ; … BEL`` and must not retitle or repaint the reader's terminal;
 - progress goes to stderr, one line per step;
 - an error is printed once, by :func:`command`, in one format: with ``--json``
   ``{"error": CODE, "message": ..., "exitCode": N}`` on stdout (plus ``row``,
@@ -14,6 +17,7 @@ from __future__ import annotations
 import argparse
 import functools
 import json
+import re
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -22,12 +26,27 @@ from graphsvc.cli.exit_codes import exit_code_for
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 
-__all__ = ["Handler", "command", "emit", "print_error", "progress"]
+__all__ = ["Handler", "command", "emit", "print_error", "progress", "terminal_safe"]
 
 Handler = Callable[[argparse.Namespace, Settings], int]
 
 # Facts an error may carry that a script needs to resume (which row, which batch).
 _ERROR_FACTS = ("row", "batch", "changeId", "rows")
+# C0 but tab and newline (a CR only where no LF follows it), DEL, C1: ESC starts
+# every terminal escape sequence (CSI, OSC, DCS), and C1 holds their one-byte forms.
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]|\r(?!\n)")
+_CONTROL_OK = re.compile(r"\r\n")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return f"\\x{ord(match.group()):02x}"
+
+
+def terminal_safe(text: str) -> str:
+    """``text`` with every control character but newline and tab (and CR before LF)
+    written as a visible ``\\xNN`` escape, so that printing it cannot move the
+    cursor, retitle the window or change colours."""
+    return _CONTROL.sub(_escaped, _CONTROL_OK.sub("\n", text))
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
@@ -35,12 +54,12 @@ def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> Non
     if getattr(args, "json", False) or text is None:
         print(json.dumps(payload, indent=2, sort_keys=True, default=str))
     else:
-        print(text)
+        print(terminal_safe(text))
 
 
 def progress(msg: str) -> None:
     """One progress line on stderr."""
-    print(msg, file=sys.stderr, flush=True)
+    print(terminal_safe(msg), file=sys.stderr, flush=True)
 
 
 def print_error(args: argparse.Namespace | None, exc: GraphsvcError) -> int:
@@ -51,7 +70,7 @@ def print_error(args: argparse.Namespace | None, exc: GraphsvcError) -> int:
         doc.update({k: exc.details[k] for k in _ERROR_FACTS if k in exc.details})
         print(json.dumps(doc, default=str))
     else:
-        print(f"graphsvc: {exc.code}: {exc.message}", file=sys.stderr)
+        print(terminal_safe(f"graphsvc: {exc.code}: {exc.message}"), file=sys.stderr)
         tail = exc.details.get("logTail")
         if tail:
             print(tail, file=sys.stderr)

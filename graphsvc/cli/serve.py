@@ -33,6 +33,9 @@ if TYPE_CHECKING:
 __all__ = ["demo_auth_path", "register"]
 
 
+_DEADLINE_CLASS = {"httptools": "HttpToolsDeadline", "h11": "H11Deadline"}
+
+
 def http_runtime(
     choice: str,
 ) -> tuple[Literal["uvloop", "asyncio"], Literal["httptools", "h11"]]:
@@ -89,6 +92,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     import uvicorn
 
     from graphsvc.http.app import create_app
+    from graphsvc.http.read_deadline import deadline_protocol
     from graphsvc.keys.auth import AuthTable
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.runtime import build_service, serving
@@ -144,7 +148,12 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
                     log_config=None,
                     access_log=False,
                     loop=loop,
-                    http=http,
+                    # uvicorn's protocol with a deadline per request head and body.
+                    http=deadline_protocol(
+                        http,
+                        settings.http.read_head_timeout_s,
+                        settings.http.read_body_timeout_s,
+                    ),
                     timeout_keep_alive=settings.http.keep_alive_s,
                 )
         else:
@@ -185,6 +194,7 @@ def _serve_workers(
         log_config=None,
         access_log=False,
         loop=loop_and_http[0],
-        http=loop_and_http[1],
+        # Each worker imports the protocol; it reads its deadlines from GRAPHSVC_*.
+        http=f"graphsvc.http.read_deadline:{_DEADLINE_CLASS[loop_and_http[1]]}",
         timeout_keep_alive=settings.http.keep_alive_s,
     )

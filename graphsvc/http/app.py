@@ -3,7 +3,9 @@
 Every HTTP request passes :class:`_Http` once: it gives the request an id
 (``X-Request-Id``, taken from the client when it is a plain token, else new) and a
 deadline (``request_timeout_s``) that the store turns into Neo4j transaction
-timeouts; it reads the body up to ``max_request_bytes`` before the app runs, so a
+timeouts; a ``/graphql`` request whose head shows an unknown token, or a body
+larger than a request without a token may carry, is refused (401) before its body is
+read; it reads the body up to ``max_request_bytes`` before the app runs, so a
 body over the limit, with or without Content-Length, is one 413 and the app never
 starts a response; a ``/graphql`` request then passes the front door
 (:mod:`graphsvc.http.front_door`: envelope, text, document limits, token, validation,
@@ -13,8 +15,9 @@ metrics with the code the answer carried.
 
 HTTP status of a GraphQL answer (GraphQL-over-HTTP allows these for
 ``application/json``): 401 with ``WWW-Authenticate`` when a token is missing or
-unknown, 503 with ``Retry-After`` when Neo4j is unavailable, 504 when the request's
-time ran out; every other coded error (PERMISSION_DENIED included) is 200.
+unknown, 503 with ``Retry-After`` when Neo4j is unavailable or the front door is
+full (SERVER_BUSY), 504 when the request's time ran out; every other coded error
+(PERMISSION_DENIED included) is 200.
 """
 
 from __future__ import annotations
@@ -76,7 +79,7 @@ def http_status_for(codes: list[str]) -> int:
     """The HTTP status of a GraphQL answer with these error codes (200 when none map)."""
     if "UNAUTHENTICATED" in codes:
         return 401
-    if "STORE_UNAVAILABLE" in codes:
+    if "STORE_UNAVAILABLE" in codes or "SERVER_BUSY" in codes:
         return 503
     if "TIMEOUT" in codes:
         return 504
@@ -232,6 +235,18 @@ class _Http:
             sc.codes.append("REQUEST_TOO_LARGE")
             await _error(send, 413, "REQUEST_TOO_LARGE", "request body too large", sc.request_id)
             return
+        if scope_.get("path") == "/graphql":
+            # Who asks, from the head alone: an unknown token, or a large body without
+            # one, is refused before the body is read (uvicorn drops what still comes;
+            # closing instead could reset the connection before the client reads the 401).
+            announced = int(length) if length.isdigit() else 0
+            early = self.front_door.before_body(
+                headers, announced + len(scope_.get("query_string", b""))
+            )
+            if early is not None:
+                sc.codes.extend(early.codes)
+                await _answer(send, early, sc.request_id)
+                return
         try:
             body, tail = await self._read_body(receive)
         except _TooLarge:
@@ -338,6 +353,9 @@ def create_app(
         DocumentLimits.from_settings(settings),
         max_json_depth=settings.graphql.max_json_depth,
         inline_bytes=settings.graphql.front_door_inline_bytes,
+        anonymous_max_bytes=settings.graphql.anonymous_max_bytes,
+        queue=settings.graphql.front_door_queue,
+        retry_after_s=settings.http.retry_after_s,
     )
     health = Health(service, settings.http.retry_after_s)
     # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.

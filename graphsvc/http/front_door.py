@@ -1,6 +1,16 @@
 """The front door of ``/graphql``: every request is checked here before strawberry runs.
 
-A request is taken apart in this order, each step linear in its size, the whole of
+First, on the event loop and in time that does not grow with the request, **who
+asks**: a request that carries ``Authorization`` must carry a known token (401 at
+once, before its body is decoded); one without a token may carry at most
+``anonymous_max_bytes`` (body and query string, a few KiB: ``health`` and
+introspection are all it can run) or it is 401 before anything is decoded or lexed.
+Then the pool's queue: at most ``queue`` requests are held (running or waiting), those
+without a token at most half of them, and one more is 503 ``SERVER_BUSY`` with
+``Retry-After``. So no client without a token can keep the threads from the callers
+who have one.
+
+The rest is taken apart in this order, each step linear in its size, the whole of
 it on a small thread pool of its own so that nothing a client sends can hold the
 event loop (``/healthz`` and the other requests keep being answered; a small request
 whose document was parsed and validated before is the exception, see below):
@@ -27,7 +37,9 @@ whose document was parsed and validated before is the exception, see below):
 
 A document's parse and validation depend on its text alone, so the last
 ``cache_size`` documents (of at most ``_CACHE_MAX_CHARS`` characters) keep theirs:
-an agent that sends the same operation again skips both. The operation choice, the
+an agent that sends the same operation again skips both. Only a request with a known
+token adds to the cache (one without may use what is there), so a client without a
+token cannot evict the documents of those with one. The operation choice, the
 token, and the measures (which read the variables) run for every request. A small
 request (``inline_bytes``) whose document is kept is checked on the event loop
 itself: nothing in it grows beyond those few KiB, and it does not wait for a thread.
@@ -35,7 +47,7 @@ itself: nothing in it grows beyond those few KiB, and it does not wait for a thr
 A refusal is answered as GraphQL JSON with a stable ``extensions.code``, with the
 HTTP status GraphQL-over-HTTP gives it for ``application/json``: 400 for a request
 that is not well-formed, 401, 405, 415, and 200 for errors of a well-formed request
-(a document that does not parse, validate, or fit the limits).
+(a document that does not parse, validate, or fit the limits); 503 for SERVER_BUSY.
 """
 
 from __future__ import annotations
@@ -63,12 +75,14 @@ from graphsvc.api.document_limits import (
     select_operation,
     validation_rules,
 )
+from graphsvc.core.input_bounds import MESSAGE_CHARS, excerpt
 from graphsvc.errors import (
     BadRequestError,
     BatchNotSupportedError,
     GraphsvcError,
     InvalidInputError,
     MethodNotAllowedError,
+    ServerBusyError,
     UnauthenticatedError,
     UnsupportedMediaTypeError,
 )
@@ -81,6 +95,11 @@ VALIDATE_THREAD_PREFIX = "graphsvc-validate"
 # What the envelope answers for a browser's GET without a query: GraphiQL's page.
 _IDE = object()
 _CACHE_MAX_CHARS = 16_384
+# A request without a token may carry at most this many bytes (body and query
+# string) before anything is decoded (GRAPHSVC_ANONYMOUS_MAX_BYTES).
+ANONYMOUS_MAX_BYTES = 16_384
+# Requests the pool may hold, running or waiting (GRAPHSVC_FRONT_DOOR_QUEUE).
+QUEUE = 64
 # A request of at most this many bytes (body, query string and Authorization header)
 # whose document is kept is checked on the event loop: what is left to do (decode a
 # few KiB of JSON, look the document up, measure it with its variables, check the
@@ -103,6 +122,7 @@ _STATUS = {
     "UNAUTHENTICATED": 401,
     "METHOD_NOT_ALLOWED": 405,
     "UNSUPPORTED_MEDIA_TYPE": 415,
+    "SERVER_BUSY": 503,
 }
 
 
@@ -238,6 +258,9 @@ class FrontDoor:
         threads: int = 2,
         cache_size: int = 256,
         inline_bytes: int = INLINE_BYTES,
+        anonymous_max_bytes: int = ANONYMOUS_MAX_BYTES,
+        queue: int = QUEUE,
+        retry_after_s: int = 2,
     ) -> None:
         self._schema = schema
         self._auth = auth
@@ -251,6 +274,13 @@ class FrontDoor:
         self.cache_hits = 0
         self._inline_bytes = inline_bytes
         self.inline = 0  # requests checked on the event loop (small, kept document)
+        self._anonymous_max_bytes = anonymous_max_bytes
+        self._queue = queue
+        self._retry_after = str(retry_after_s).encode()
+        # Requests handed to the pool and not back yet (all, and those without a
+        # token); only the event loop changes them.
+        self._held = 0
+        self._held_anonymous = 0
 
     def close(self) -> None:
         self._pool.shutdown(wait=False, cancel_futures=True)
@@ -263,19 +293,63 @@ class FrontDoor:
         None means the request is not an operation (GraphiQL's page): strawberry
         serves it as it is.
         """
-        size = len(body) + len(query_string) + len(headers.get(b"authorization", b""))
+        refused = self.before_body(headers, len(body) + len(query_string))
+        if refused is not None:
+            return refused
+        authorization = headers.get(b"authorization")
+        known = authorization is not None
+        size = len(body) + len(query_string) + len(authorization or b"")
         if size <= self._inline_bytes:
-            answer = self._admit(method, headers, query_string, body, kept_only=True)
+            answer = self._admit(method, headers, query_string, body, kept_only=True, known=known)
             if not isinstance(answer, _NotKept):
                 self.inline += 1
                 return answer
-        loop = asyncio.get_running_loop()
-        call = contextvars.copy_context().run
-        checked = await loop.run_in_executor(
-            self._pool, call, self._admit, method, headers, query_string, body
-        )
+        if self._held >= self._queue or (not known and self._held_anonymous >= self._queue // 2):
+            return self._busy()
+        self._held += 1
+        self._held_anonymous += not known
+        try:
+            loop = asyncio.get_running_loop()
+            call = contextvars.copy_context().run
+            checked = await loop.run_in_executor(
+                self._pool, call, self._admit, method, headers, query_string, body, False, known
+            )
+        finally:
+            self._held -= 1
+            self._held_anonymous -= not known
         assert not isinstance(checked, _NotKept)  # only asked for with kept_only
         return checked
+
+    def before_body(self, headers: Mapping[bytes, bytes], size: int) -> Refusal | None:
+        """The refusal of a request by who asks, or None: an unknown token, or no token
+        and ``size`` (the body's announced or read length plus the query string) over
+        ``anonymous_max_bytes``. Needs only the head: the app asks before it reads the
+        body (:meth:`admit` asks again with the body's read length).
+        """
+        if headers.get(b"authorization") is not None:
+            try:  # a known token or 401 now, whatever the request holds
+                self._authenticate(headers)
+            except GraphsvcError as exc:
+                return _refuse(exc)
+        elif size > self._anonymous_max_bytes:
+            return _refuse(
+                UnauthenticatedError(
+                    f"a request without a token may carry at most {self._anonymous_max_bytes} "
+                    "bytes: send Authorization: Bearer <token>",
+                    details={"anonymousMaxBytes": self._anonymous_max_bytes},
+                )
+            )
+        return None
+
+    def _busy(self) -> Refusal:
+        refusal = _refuse(
+            ServerBusyError(
+                "the server is checking as many requests as it may: send again later",
+                details={"queue": self._queue},
+            )
+        )
+        refusal.headers.append((b"retry-after", self._retry_after))
+        return refusal
 
     def _admit(
         self,
@@ -284,6 +358,7 @@ class FrontDoor:
         query_string: bytes,
         body: bytes,
         kept_only: bool = False,
+        known: bool = False,
     ) -> Refusal | Prepared | _NotKept | None:
         try:
             data = self._envelope(method, headers, query_string, body)
@@ -305,6 +380,7 @@ class FrontDoor:
                 return _refuse(exc)
             except GraphQLError as exc:
                 formatted = dict(exc.formatted)
+                formatted["message"] = excerpt(exc.message, MESSAGE_CHARS)  # quotes a token
                 formatted["extensions"] = {"code": "INVALID_INPUT"}
                 return Refusal(200, [formatted], ["INVALID_INPUT"])
             except RecursionError:
@@ -323,14 +399,15 @@ class FrontDoor:
                     f"a {op.operation.value} is sent with POST, not GET",
                     details={"allow": "POST"},
                 )
-            if not names <= PUBLIC_ROOT_FIELDS:
+            if not known and not names <= PUBLIC_ROOT_FIELDS:
                 self._authenticate(headers)
             measure(self._schema, document, op, request.variables, self._limits)
         except GraphsvcError as exc:
             return _refuse(exc, label)
         if errors is None:
             errors = tuple(validate(self._schema, document, self._rules))
-            self._keep(request.query, document, errors)
+            if known:  # without a token: use the cache, never evict from it
+                self._keep(request.query, document, errors)
         return Prepared(request.query, document, errors)
 
     def _cached(self, query: str) -> tuple[DocumentNode, tuple[GraphQLError, ...]] | None:

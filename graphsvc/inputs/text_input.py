@@ -6,7 +6,9 @@ fail on it deep inside an operation. JSON can carry one (``"\\ud800"``) and Pyth
 ``json`` module decodes it, so an edge refuses it up front as INVALID_INPUT, with
 the path of the offending value, as ``/graphql``'s front door does
 (:mod:`graphsvc.http.front_door`); nesting deeper than the configured
-``max_json_depth`` is refused the same way. The walk is iterative, linear in the
+``max_json_depth`` is refused the same way, and so is an integer outside the signed
+64-bit range Neo4j stores (:mod:`graphsvc.core.input_bounds`): both protocols' input
+passes here, so neither reaches the driver with one. The walk is iterative, linear in the
 size of the value.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from graphsvc.core.input_bounds import is_wide_int
 from graphsvc.errors import GraphsvcError, InvalidInputError
 
 __all__ = ["check_json_values"]
@@ -27,11 +30,12 @@ def check_json_values(
     too_deep: type[GraphsvcError] = InvalidInputError,
 ) -> None:
     """Every string (object keys too) of a JSON-like ``data`` well-formed Unicode,
-    nothing nested deeper than ``max_depth``.
+    every integer within 64 bits (what Neo4j stores), nothing nested deeper than
+    ``max_depth``.
 
     Raises:
         InvalidInputError: a lone surrogate (the message names its path, never the
-            text).
+            text), or an integer outside the signed 64-bit range.
         GraphsvcError: nesting deeper than ``max_depth``, as ``too_deep`` (the front
             door of ``/graphql`` answers a too-deep body 400 BAD_REQUEST).
     """
@@ -47,6 +51,11 @@ def check_json_values(
                     details={"path": where},
                 ) from None
             continue
+        if is_wide_int(value):
+            raise InvalidInputError(
+                f"{where or 'the value'} is outside the 64-bit integer range",
+                details={"path": where},
+            )
         if not isinstance(value, dict | list):
             continue
         if depth >= max_depth:

@@ -74,6 +74,7 @@ from functools import partial
 from typing import Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.input_bounds import excerpt
 from graphsvc.errors import (
     InvalidInputError,
     NotFoundError,
@@ -205,14 +206,14 @@ def _begin(tx: Tx, subject: str, atom_id: str, now: str) -> tuple[bool, PurgePla
         if marker is None:
             # Another caller finished this purge (and deleted the marker) while this
             # one waited for the marker's lock.
-            raise NotFoundError(f"atom {atom_id!r} does not exist (purged meanwhile)")
+            raise NotFoundError(f"atom {excerpt(atom_id)!r} does not exist (purged meanwhile)")
         return True, marker.plan
     if markers:
         raise PurgePendingError(
             "a purge of another atom in this subject has not finished; resume it first"
         )
     if not store.atom_exists(tx, subject, atom_id):
-        raise NotFoundError(f"atom {atom_id!r} does not exist")
+        raise NotFoundError(f"atom {excerpt(atom_id)!r} does not exist")
     plan = _closure(tx, subject, {atom_id}, set())
     store.create_marker(tx, subject, atom_id, now, "plan", plan)
     return False, plan

@@ -7,6 +7,7 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
 from starlette.types import ASGIApp
@@ -15,13 +16,16 @@ __all__ = ["serving"]
 
 
 @contextmanager
-def serving(app: ASGIApp) -> Iterator[str]:
-    """Yield the base URL of ``app`` served by a real uvicorn (lifespan included)."""
+def serving(app: ASGIApp, **config: Any) -> Iterator[str]:
+    """Yield the base URL of ``app`` served by a real uvicorn (lifespan included);
+    ``config``: more of ``uvicorn.Config``'s arguments (``http=``)."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", log_config=None)
+        uvicorn.Config(
+            app, host="127.0.0.1", port=port, log_level="warning", log_config=None, **config
+        )
     )
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()

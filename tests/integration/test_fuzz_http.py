@@ -19,6 +19,7 @@ the harvested values not.
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import uuid
@@ -325,26 +326,9 @@ def _surrogate_arguments(
     draw: st.DrawFn, schema: graphql.GraphQLSchema
 ) -> tuple[str, dict[str, Any]]:
     """One String or ID argument of a root field, with a lone surrogate, as a variable."""
-    candidates = []
-    for op, root in (("query", schema.query_type), ("mutation", schema.mutation_type)):
-        assert root is not None
-        for name, f in root.fields.items():
-            for arg_name, arg in f.args.items():
-                named = graphql.get_named_type(arg.type)
-                if named.name in {"String", "ID"}:
-                    candidates.append((op, name, arg_name, str(arg.type), f))
+    candidates = _root_arguments(schema, "String") + _root_arguments(schema, "ID")
     op, name, arg_name, type_str, f = draw(st.sampled_from(candidates))
-    others = []
-    for other, arg in f.args.items():
-        if other != arg_name and isinstance(arg.type, graphql.GraphQLNonNull):
-            named = graphql.get_named_type(arg.type)
-            literal = {"Int": "1", "Boolean": "true", "JSON": "{}"}.get(named.name, '"x"')
-            if isinstance(named, graphql.GraphQLInputObjectType) or graphql.is_list_type(
-                graphql.get_nullable_type(arg.type)
-            ):
-                literal = "[]"
-            others.append(f"{other}: {literal}")
-    args = ", ".join([f"{arg_name}: $v", *others])
+    args = ", ".join([f"{arg_name}: $v", *_required_others(f, arg_name)])
     selection = _selection_of(f.type)
     value: Any = draw(st.text(max_size=6)) + draw(_SURROGATES) + draw(st.text(max_size=6))
     if graphql.is_list_type(graphql.get_nullable_type(f.args[arg_name].type)):
@@ -380,6 +364,143 @@ def _alias_floods(draw: st.DrawFn) -> str:
     return "{ " + " ".join(f"a{i}: {one}" for i in range(count)) + " }"
 
 
+# ----------------------------------------------- values no layer below can hold (issue 47)
+
+EDGE_INTEGERS = [
+    2**31 - 1,
+    2**31,
+    -(2**31) - 1,
+    2**53 + 1,
+    2**63 - 1,
+    2**63,
+    -(2**63),
+    -(2**63) - 1,
+    2**64,
+    10**30,
+]
+_EDGE_INTS = st.sampled_from(EDGE_INTEGERS)
+# Connections whose cursor carries an integer, and the types of its position.
+_INT_CURSORS = {
+    "changes": ("{{ changes(after: $c) {{ edges {{ cursor }} }} }}", (int,)),
+    "revisions": (
+        "{{ atom(atomId: $a) {{ revisions(after: $c) {{ edges {{ cursor }} }} }} }}",
+        (int,),
+    ),
+    "incoming": (
+        "{{ atom(atomId: $a) {{ incoming(after: $c) {{ edges {{ cursor }} }} }} }}",
+        (str, int),
+    ),
+    "citedBy": (
+        "{{ atom(atomId: $a) {{ citedBy(after: $c) {{ edges {{ cursor }} }} }} }}",
+        (str, int),
+    ),
+    "links": (
+        "{{ atom(atomId: $a) {{ head {{ links(after: $c) {{ edges {{ cursor }} }} }} }} }}",
+        (int,),
+    ),
+}
+
+
+def _forged(*parts: Any) -> str:
+    text = json.dumps(list(parts), separators=(",", ":"))
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+def _root_arguments(
+    schema: graphql.GraphQLSchema, type_name: str
+) -> list[tuple[str, str, str, str, Any]]:
+    """Every (operation, root field, argument, its type, field) whose argument is of
+    the named type ``type_name``."""
+    out = []
+    for op, root in (("query", schema.query_type), ("mutation", schema.mutation_type)):
+        assert root is not None
+        for name, f in root.fields.items():
+            for arg_name, arg in f.args.items():
+                if graphql.get_named_type(arg.type).name == type_name:
+                    out.append((op, name, arg_name, str(arg.type), f))
+    return out
+
+
+def _required_others(f: Any, arg_name: str) -> list[str]:
+    """Literals for the other required arguments of ``f``."""
+    others = []
+    for other, arg in f.args.items():
+        if other != arg_name and isinstance(arg.type, graphql.GraphQLNonNull):
+            named = graphql.get_named_type(arg.type)
+            literal = {"Int": "1", "Boolean": "true", "JSON": "{}"}.get(named.name, '"x"')
+            if isinstance(named, graphql.GraphQLInputObjectType) or graphql.is_list_type(
+                graphql.get_nullable_type(arg.type)
+            ):
+                literal = "[]"
+            others.append(f"{other}: {literal}")
+    return others
+
+
+@st.composite
+def _edge_integer_arguments(
+    draw: st.DrawFn, schema: graphql.GraphQLSchema
+) -> tuple[str, dict[str, Any]]:
+    """An Int or JSON argument of a root field holding a 64-bit edge integer, as a
+    variable or inline."""
+    op, name, arg_name, type_str, f = draw(
+        st.sampled_from(_root_arguments(schema, "Int") + _root_arguments(schema, "JSON"))
+    )
+    value: Any = draw(_EDGE_INTS)
+    if graphql.get_named_type(f.args[arg_name].type).name == "JSON":
+        value = {"payloadDigest": "x", "n": [value]}
+    if graphql.is_list_type(graphql.get_nullable_type(f.args[arg_name].type)):
+        value = [value]
+    others = _required_others(f, arg_name)
+    selection = _selection_of(f.type)
+    if draw(st.booleans()):  # inline: the lexer sees the digits
+        literal = graphql.print_ast(_ast(value))
+        return (
+            f"{op} {{ {name}({', '.join([f'{arg_name}: {literal}', *others])}) {selection} }}",
+            {},
+        )
+    args = ", ".join([f"{arg_name}: $v", *others])
+    return f"{op}($v: {type_str}) {{ {name}({args}) {selection} }}", {"v": value}
+
+
+@st.composite
+def _edge_cursors(draw: st.DrawFn, atom_ids: list[str]) -> tuple[str, dict[str, Any]]:
+    """A forged cursor of an integer-keyed connection, or a Revision id, at a 64-bit edge."""
+    kind = draw(st.sampled_from([*_INT_CURSORS, "node"]))
+    atom_id = draw(st.sampled_from(atom_ids))
+    wide = draw(_EDGE_INTS)
+    if kind == "node":
+        return "query($i: ID!) { node(id: $i) { id } }", {"i": _forged("Revision", atom_id, wide)}
+    template, types = _INT_CURSORS[kind]
+    position = ["x" if t is str else wide for t in types]
+    selection = template.format()
+    if "$a" not in selection:
+        return "query($c: String) " + selection, {"c": _forged("c", kind, *position)}
+    return "query($c: String, $a: ID!) " + selection, {
+        "c": _forged("c", kind, *position),
+        "a": atom_id,
+    }
+
+
+@st.composite
+def _extreme_instants(draw: st.DrawFn, schema: graphql.GraphQLSchema) -> tuple[str, dict[str, Any]]:
+    """A DateTime argument of a root field whose offset puts it near or past years 1
+    and 9999."""
+    op, name, arg_name, type_str, f = draw(st.sampled_from(_root_arguments(schema, "DateTime")))
+    year, month, day, hour = draw(
+        st.sampled_from([(1, 1, 1, 0), (1, 1, 1, 13), (9999, 12, 31, 23), (9999, 12, 31, 10)])
+    )
+    sign = draw(st.sampled_from("+-"))
+    offset = draw(st.sampled_from(["14:00", "13:59", "00:01", "00:00", "23:59"]))
+    value = f"{year:04d}-{month:02d}-{day:02d}T{hour:02d}:00:00{sign}{offset}"
+    others = _required_others(f, arg_name)
+    args = ", ".join([f"{arg_name}: $v", *others])
+    return f"{op}($v: {type_str}) {{ {name}({args}) {_selection_of(f.type)} }}", {"v": value}
+
+
+# {health} and a 3.9 MB comment: seconds of lexing, a public operation (issue 47).
+_LARGE_PUBLIC = json.dumps({"query": "{ health }\n#" + "x" * 3_900_000}).encode()
+
+
 def _check_hostile(
     client: httpx.Client, request: tuple[bytes, str, dict[str, str]]
 ) -> tuple[int, str]:
@@ -412,6 +533,15 @@ def test_hostile_request_classes_never_answer_5xx_internal_or_non_json(
         _malformed_bodies(),
         _surrogate_arguments(schema).map(lambda dv: (as_request(*dv), "application/json")),
         _alias_floods().map(lambda d: (as_request(d), "application/json")),
+        # Issue 47: 64-bit edges in Int and JSON arguments and in cursors and ids,
+        # instants at the ends of the calendar, large documents without a known token
+        # (their own Authorization, not the drawn token).
+        _edge_integer_arguments(schema).map(lambda dv: (as_request(*dv), "application/json")),
+        _edge_cursors(fuzz_target["ids"]).map(lambda dv: (as_request(*dv), "application/json")),
+        _extreme_instants(schema).map(lambda dv: (as_request(*dv), "application/json")),
+        st.sampled_from([{}, {"Authorization": "Bearer not-a-token"}]).map(
+            lambda h: (_LARGE_PUBLIC, "application/json", h)
+        ),
     )
     client = httpx.Client(
         base_url=live_server.url, timeout=60, limits=httpx.Limits(max_connections=8)
@@ -427,9 +557,11 @@ def test_hostile_request_classes_never_answer_5xx_internal_or_non_json(
         suppress_health_check=list(HealthCheck),
     )
     @given(request=requests, token=st.sampled_from(tokens))
-    def run(request: tuple[bytes, str], token: str | None) -> None:
+    def run(request: tuple[Any, ...], token: str | None) -> None:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
-        pending.append(pool.submit(_check_hostile, client, (*request, headers)))
+        if len(request) == 3:  # a request that brings its own Authorization
+            headers = request[2]
+        pending.append(pool.submit(_check_hostile, client, (request[0], request[1], headers)))
 
     seen: Counter[str] = Counter()
     try:
@@ -453,4 +585,6 @@ def test_hostile_request_classes_never_answer_5xx_internal_or_non_json(
         "UNAUTHENTICATED",
     ):
         assert any(key.endswith(expected) for key in seen), (expected, seen)
+    statuses = Counter(key.split()[0] for key in seen.elements())
     print(f"hostile outcomes over {HOSTILE_EXAMPLES} requests: {dict(sorted(seen.items()))}")
+    print(f"hostile statuses: {dict(sorted(statuses.items()))}")
