@@ -10,40 +10,19 @@ while Now restores the drawing. Screenshots of each step go to ``test-results/``
 
 from __future__ import annotations
 
-import os
-import shutil
 import uuid
-from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
-from urllib.parse import urlparse
 
 import pytest
+from test_browser import Watched, browser  # noqa: F401  (the module's Chromium fixture)
 
 from graphsvc.core.binding import Binding
 from graphsvc.seed import load_team_corpus
 from graphsvc.service import Service
 
-CHROMIUM = "/usr/bin/chromium"
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run"]
-SHOTS = Path(os.environ.get("GRAPHSVC_TEST_RESULTS", "test-results"))
 MAX_LABEL_OVERLAPS = 5
 
 pytestmark = [pytest.mark.slow, pytest.mark.req("API-5")]
-
-
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
-    if not shutil.which(CHROMIUM):
-        if os.environ.get("CI"):
-            pytest.fail(f"{CHROMIUM} is missing (.ci/run installs Debian's chromium)")
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
 
 
 # What the page draws, measured in the page: pairs of visible node bodies that overlap,
@@ -78,15 +57,19 @@ _MEASURE = """() => {
 _ATOMS = """() => window.graphsvcExplorer.cy.nodes().not('.entity').not('.ghost')
   .filter(n => n.visible()).map(n => n.id()).sort()"""
 
-# The next atom to expand: drawn, not expanded, fewest links from the opened atom, ties
-# by id (the graph decides, not the layout, so runs expand the same atoms).
+# The next atom to expand: drawn, not expanded, fewest links from the opened atom, then
+# the most drawn links (hubs grow the drawing most), then by label: the graph decides,
+# not the layout or the ids, so every run expands the same atoms.
 _NEXT = """() => { const cy = window.graphsvcExplorer.cy; const root = cy.nodes('.root');
   const ents = cy.nodes('.entity');
-  const hops = cy.elements().not(ents).not(ents.connectedEdges())
-    .dijkstra({root: root, directed: false});
+  const atoms = cy.elements().not(ents).not(ents.connectedEdges());
+  const hops = atoms.dijkstra({root: root, directed: false});
   const c = cy.nodes().not('.entity').not('.ghost').not('.expanded')
     .filter(n => Number.isFinite(hops.distanceTo(n)))
-    .sort((a, b) => hops.distanceTo(a) - hops.distanceTo(b) || (a.id() < b.id() ? -1 : 1));
+    .sort((a, b) => hops.distanceTo(a) - hops.distanceTo(b)
+      || b.connectedEdges("[kind != 'mentions']").length
+         - a.connectedEdges("[kind != 'mentions']").length
+      || String(a.data('label')).localeCompare(String(b.data('label'))));
   return c.length ? c[0].id() : null; }"""
 
 # An atom well inside the part of the canvas no panel covers (page coordinates).
@@ -113,14 +96,13 @@ _COLOURS = """() => { const cy = window.graphsvcExplorer.cy;
 @pytest.fixture(scope="module")
 def team(service: Service) -> Binding:
     subject = f"t-session-{uuid.uuid4().hex[:8]}"
-    load_team_corpus(service, subject=subject)
+    load_team_corpus(service, subject=subject, dated=True)  # a history to travel in
     return Binding(subject, "default", "human", "browser")
 
 
-def _shot(page: Any, name: str) -> None:
-    SHOTS.mkdir(parents=True, exist_ok=True)
-    page.wait_for_timeout(400)  # cytoscape redraws resized labels when idle
-    page.screenshot(path=str(SHOTS / f"session-{name}.png"))
+def _shot(w: Watched, name: str) -> None:
+    w.page.wait_for_timeout(400)  # cytoscape redraws resized labels when idle
+    w.shot(f"session-{name}")
 
 
 def _quiet(page: Any) -> None:
@@ -133,22 +115,12 @@ def _quiet(page: Any) -> None:
 
 
 def test_a_session_of_six_expansions_stays_readable(
-    browser: Any, live_server: Any, team: Binding
+    browser: Any,  # noqa: F811  (the fixture imported above)
+    live_server: Any,
+    team: Binding,
 ) -> None:
-    page = browser.new_page(viewport={"width": 1440, "height": 900})
-    problems: list[str] = []
-    host = urlparse(live_server.url).netloc
-    page.on("pageerror", lambda e: problems.append(str(e)))
-    page.on("console", lambda m: problems.append(m.text) if m.type == "error" else None)
-
-    def route(r: Any) -> None:
-        if urlparse(r.request.url).netloc == host or r.request.url.startswith("data:"):
-            r.continue_()
-        else:
-            problems.append(f"off-host request {r.request.url}")
-            r.abort()
-
-    page.route("**/*", route)
+    w = Watched(browser, live_server.url)  # console errors, failed and off-host requests
+    page = w.page
     page.goto(f"{live_server.url}/explore")
     page.fill("#token", live_server.token_for(team))
     page.keyboard.press("Enter")
@@ -165,7 +137,7 @@ def test_a_session_of_six_expansions_stays_readable(
         "() => window.graphsvcExplorer.cy.nodes('.root').length === 1", timeout=30_000
     )
     _quiet(page)
-    _shot(page, "0-opened")
+    _shot(w, "0-opened")
     first = page.evaluate(_MEASURE)
     assert first["bodies"]["n"] == 0, first
 
@@ -180,7 +152,7 @@ def test_a_session_of_six_expansions_stays_readable(
             timeout=30_000,
         )
         _quiet(page)
-        _shot(page, f"{step}-expanded")
+        _shot(w, f"{step}-expanded")
     before_fit = page.evaluate(_MEASURE)
     assert before_fit["nodes"] >= 20, before_fit
     assert before_fit["bodies"]["n"] == 0, before_fit["bodies"]
@@ -189,7 +161,7 @@ def test_a_session_of_six_expansions_stays_readable(
     page.click("#fit-btn")
     page.wait_for_timeout(800)  # the restyle runs on the next frame, labels redraw when idle
     after_fit = page.evaluate(_MEASURE)
-    _shot(page, "7-fit")
+    _shot(w, "7-fit")
     assert after_fit["outside"] == [], after_fit
     assert after_fit["bodies"]["n"] == 0, after_fit["bodies"]
     assert after_fit["labels"]["n"] <= MAX_LABEL_OVERLAPS, after_fit["labels"]
@@ -209,7 +181,7 @@ def test_a_session_of_six_expansions_stays_readable(
     assert page.evaluate(
         "(id) => window.graphsvcExplorer.cy.getElementById(id).selected()", spot["id"]
     )
-    _shot(page, "8-click-selects")
+    _shot(w, "8-click-selects")
 
     # A double click expands; Ctrl+Z returns to the set before it.
     grown: list[str] = []
@@ -227,7 +199,7 @@ def test_a_session_of_six_expansions_stays_readable(
             break
         atoms = grown
     assert len(grown) > len(atoms), "no double click added a node"
-    _shot(page, "9-double-click-expands")
+    _shot(w, "9-double-click-expands")
     page.keyboard.press("Control+z")
     page.wait_for_function(
         "(n) => window.graphsvcExplorer.cy.nodes().not('.entity').not('.ghost')"
@@ -237,7 +209,7 @@ def test_a_session_of_six_expansions_stays_readable(
     )
     assert page.evaluate(_ATOMS) == atoms
     assert "undid" in page.inner_text("#graph-status")
-    _shot(page, "10-undo")
+    _shot(w, "10-undo")
 
     colours = page.evaluate(_COLOURS)
     assert colours["shared"] == [], colours
@@ -249,7 +221,7 @@ def test_a_session_of_six_expansions_stays_readable(
     page.evaluate("(ms) => window.graphsvcTime.setAsOf(new Date(ms).toISOString())", mid)
     _quiet(page)
     past = page.evaluate(_ATOMS)
-    _shot(page, "11-time-midpoint")
+    _shot(w, "11-time-midpoint")
     assert page.locator("#graph-error").is_hidden()
     assert 0 < len(past) < len(atoms), (len(past), len(atoms))
     assert "as of" in page.inner_text("#asof-status")
@@ -260,6 +232,7 @@ def test_a_session_of_six_expansions_stays_readable(
     )
     _quiet(page)
     assert page.evaluate(_ATOMS) == atoms
-    _shot(page, "12-now")
-    assert problems == [], problems
-    page.close()
+    _shot(w, "12-now")
+    assert w.errors == [], w.errors
+    assert w.failed == [], w.failed
+    w.close()

@@ -730,7 +730,8 @@
       runLayout({ quality: "proof", randomize: true });
       return Promise.resolve();
     }
-    if (fresh.nonempty()) layoutTools.placeNewNodes(fresh);
+    if (fresh.empty()) return Promise.resolve(applyLod()); // nothing to make room for
+    layoutTools.placeNewNodes(fresh);
     const from = new Map(cy.nodes().map((n) => [n.id(), Object.assign({}, n.position())]));
     const held = anchor && !anchor.empty() ? Object.assign({}, anchor.position()) : null;
     runLayout({ quality: "default", randomize: false });
@@ -1386,7 +1387,7 @@
     if (types.size) {
       const title = document.createElement("span");
       title.className = "legend-title";
-      title.textContent = "entities (◆):";
+      title.textContent = "entities (shape = type):";
       ents.append(title);
       for (const t of Object.keys(ENTITY_SHAPES)) {
         if (!types.has(t)) continue;
@@ -1766,7 +1767,7 @@
         `query($q: String!, $b: Int!) { read(query: $q, memoryTokenBudget: $b) {
            items { ref { atomId rev } role score blocked }
            selection { baselineComplete coverageCertified tokens budget }
-           diagnostics } }`,
+           manifest diagnostics } }`,
         { q: $("read-q").value, b: Number($("read-budget").value) },
       );
       const r = data.read;
@@ -1807,6 +1808,34 @@
         list.append(el);
       }
       const parts = [summary, meter, list];
+      // The best-ranked root left out for the budget: say what budget would take it,
+      // with a button that reads again with it.
+      const firstOut = leftOut.find((ref) => minBudget[ref.atomId + "@" + ref.rev]);
+      if (firstOut) {
+        const need = minBudget[firstOut.atomId + "@" + firstOut.rev];
+        const hint = document.createElement("p");
+        hint.className = "read-summary budget-hint";
+        hint.append(document.createTextNode(
+          (r.items.length ? "Less than asked fits" : "Nothing fits") + " in a budget of " + sel.budget +
+          ": the best-ranked root left out (" + titleOf(textOf(firstOut)) + ") needs " + need + ". "));
+        const again = document.createElement("button");
+        again.type = "button";
+        again.className = "read-again";
+        again.textContent = "Read with " + need;
+        again.addEventListener("click", () => {
+          $("read-budget").value = String(need);
+          $("read-form").requestSubmit();
+        });
+        hint.append(again);
+        parts.splice(1, 0, hint);
+      }
+      // The reads made here, for the replay panel (explore_time.js): one click replays.
+      const manifestId = r.manifest && r.manifest.id;
+      if (manifestId) {
+        document.dispatchEvent(new CustomEvent("graphsvc:read", {
+          detail: { manifestId, query: $("read-q").value, budget: sel.budget, tokens: sel.tokens },
+        }));
+      }
       // Roots that were ranked but not presented, each with why: closure over budget
       // (with the budget it would need) or blocked (with the failing link).
       if (leftOut.length || blockedRoots.length) {

@@ -154,6 +154,7 @@
       status.textContent = "as of " + when + " · could not draw: " + outcome.error;
       return;
     }
+    explorer().fit(); // what is drawn at the instant, all in view
     const drawn = explorer().cy.nodes().not(".ghost").not(".entity").not(".tt-absent").length;
     const missing = outcome.absent.includes(id)
       ? "the opened atom did not exist yet; drawing the " + drawn + " drawn atom" +
@@ -223,7 +224,7 @@
     ARCHIVED: "archived since",
   };
   const panel = el("details", { id: "replay-panel", open: "" });
-  panel.append(el("summary", {}, "Replay a read (from its manifest id)"));
+  panel.append(el("summary", {}, "Replay a read (yours below, or any manifest id)"));
   const form = el("form", { id: "replay-form" });
   form.append(
     el("label", { for: "replay-id" }, "Manifest id"),
@@ -231,7 +232,22 @@
     el("button", { type: "submit" }, "Replay"),
   );
   const out = el("div", { id: "replay-out", role: "status" });
-  panel.append(form, out);
+  // The reads this page made (newest first): each replays with one click.
+  const reads = el("ol", { id: "replay-reads", "aria-label": "Reads made here" });
+  document.addEventListener("graphsvc:read", (ev) => {
+    const d = ev.detail;
+    const item = el("li", {});
+    const btn = el("button", { type: "button", class: "linkish", "data-manifest-id": d.manifestId },
+      "“" + d.query.slice(0, 40) + "” · " + d.tokens + "/" + d.budget + " tokens");
+    btn.title = "manifest " + d.manifestId;
+    btn.addEventListener("click", () => {
+      $("replay-id").value = d.manifestId;
+      form.requestSubmit();
+    });
+    item.append(btn, el("span", { class: "muted manifest-id" }, " " + d.manifestId.slice(0, 12) + "…"));
+    reads.prepend(item);
+  });
+  panel.append(reads, form, out);
   $("left").append(panel);
 
   form.addEventListener("submit", async (ev) => {
