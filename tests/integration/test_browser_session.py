@@ -10,11 +10,12 @@ while Now restores the drawing. Screenshots of each step go to ``test-results/``
 
 from __future__ import annotations
 
+import json
 import uuid
 from typing import Any
 
 import pytest
-from test_browser import Watched, browser  # noqa: F401  (the module's Chromium fixture)
+from test_browser import SHOTS, Watched, browser  # noqa: F401  (the module's Chromium fixture)
 
 from graphsvc.core.binding import Binding
 from graphsvc.seed import load_team_corpus
@@ -166,6 +167,10 @@ def test_a_session_of_six_expansions_stays_readable(
     assert after_fit["bodies"]["n"] == 0, after_fit["bodies"]
     assert after_fit["labels"]["n"] <= MAX_LABEL_OVERLAPS, after_fit["labels"]
     assert after_fit["drawnLabels"] >= 5, after_fit  # level of detail still names things
+    # What was measured, beside the screenshots (for a person, not an assertion).
+    (SHOTS / "session-measures.json").write_text(
+        json.dumps({"beforeFit": before_fit, "afterFit": after_fit}, indent=1)
+    )
 
     # A click selects and adds nothing.
     atoms = page.evaluate(_ATOMS)
