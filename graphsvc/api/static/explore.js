@@ -809,9 +809,14 @@
   function readableView() {
     fitReadable();
     if (cy.zoom() < READABLE_ZOOM && cy.nodes().length <= 30) {
+      // Readable first: the focus in the middle of the part no panel covers.
       const focus = selectedId ? cy.getElementById(selectedId) : cy.nodes(".root");
-      cy.zoom(READABLE_ZOOM);
-      cy.center(focus && !focus.empty() ? focus : undefined);
+      const at = focus && !focus.empty() ? focus.position() : { x: 0, y: 0 };
+      const a = freeArea();
+      cy.viewport({
+        zoom: READABLE_ZOOM,
+        pan: { x: (a.x1 + a.x2) / 2 - READABLE_ZOOM * at.x, y: (a.y1 + a.y2) / 2 - READABLE_ZOOM * at.y },
+      });
     }
     updateZoomHint();
   }
