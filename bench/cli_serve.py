@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.harness import BenchNeo4j  # noqa: E402
+from bench.harness import BenchNeo4j, child_env  # noqa: E402
 
 QUERY = "retry storm"
 
@@ -97,13 +97,7 @@ def main() -> None:
     args = parser.parse_args()
 
     neo = BenchNeo4j("cli-serve")
-    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
-    env.update(
-        GRAPHSVC_NEO4J_URI=neo.settings.neo4j.uri,
-        GRAPHSVC_NEO4J_USER=neo.settings.neo4j.user,
-        GRAPHSVC_NEO4J_PASSWORD=neo.settings.neo4j.password,
-        GRAPHSVC_STATE_DIR=str(neo.state),
-    )
+    env = child_env(neo)
     serve = start_serve(env)
     try:
         _, _, hits = run_cli(["search", QUERY, "--subject", "demo", "--json"], env)
