@@ -67,6 +67,19 @@ class BenchNeo4j:
         self._tmp.cleanup()
 
 
+def child_env(neo: BenchNeo4j) -> dict[str, str]:
+    """The environment of a ``graphsvc`` child process on the run's Neo4j and state folder:
+    this process's, without any other ``GRAPHSVC_*`` setting."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
+    env.update(
+        GRAPHSVC_NEO4J_URI=neo.settings.neo4j.uri,
+        GRAPHSVC_NEO4J_USER=neo.settings.neo4j.user,
+        GRAPHSVC_NEO4J_PASSWORD=neo.settings.neo4j.password,
+        GRAPHSVC_STATE_DIR=str(neo.state),
+    )
+    return env
+
+
 def rss_mb(pid: int | str = "self") -> float | None:
     """Resident memory of a process in MiB (``VmRSS``), None when it cannot be read."""
     try:

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 
 import httpx  # noqa: E402
 
-from bench.harness import BenchNeo4j  # noqa: E402
+from bench.harness import BenchNeo4j, child_env  # noqa: E402
 
 _LOAD = """
 import json, sys, time
@@ -96,13 +96,7 @@ def main() -> None:
 
     neo = BenchNeo4j("serve-start")
     try:
-        env = {k: v for k, v in os.environ.items() if not k.startswith("GRAPHSVC_")}
-        env.update(
-            GRAPHSVC_NEO4J_URI=neo.settings.neo4j.uri,
-            GRAPHSVC_NEO4J_USER=neo.settings.neo4j.user,
-            GRAPHSVC_NEO4J_PASSWORD=neo.settings.neo4j.password,
-            GRAPHSVC_STATE_DIR=str(neo.state),
-        )
+        env = child_env(neo)
         time_serve(env)  # applies the schema, writes the demo auth file: not counted
         ready = []
         for i in range(args.starts):

@@ -15,12 +15,28 @@ The corpora are package data (the repository's ``seed/``, installed as the packa
 Every batch is written by a human binding with a fixed idempotencyKey, so loading
 again is a repeated write (IDEM-2), not a copy; the atomised note answers "already
 atomised" the second time.
+
+**Dated** (``dated=True``: ``graphsvc seed`` and ``serve --seed``): the team corpus is
+written along the dates its texts name, so time travel has a history to show. Each
+atom is written at the first date (and time) its text names, or at the latest date of
+the atoms it links to, whichever is later (an atom never exists before what it links
+to); an atom that names no date and links to none dated exists from 60 days before
+the corpus's first date. Revisions come at the date they name, else a week after
+their atom; retirements, the retrospective note, its atomisation and the partner
+subject a day after the last date. The writes go through the public write operation
+in date order, with the Service's clock set to each date for the duration of the
+write (the demo loader is the only code that sets it), so every instant is recorded
+as it is for any write. The idempotency keys of a dated load differ from an undated
+one's: load a subject one way only.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import re
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from datetime import UTC, datetime
 from importlib.resources import files
 from importlib.resources.abc import Traversable
 from typing import Any
@@ -32,10 +48,12 @@ from graphsvc.service import Service
 __all__ = [
     "DEMO_CORPUS",
     "TEAM_CORPUS",
+    "creation_dates",
     "load_demo_corpus",
     "load_seed",
     "load_team_corpus",
     "read_corpus",
+    "text_instant",
 ]
 
 # Package data (wheel included); a Traversable is a Path in a file-system install.
@@ -129,17 +147,118 @@ class _TeamWriter:
         }
 
 
+_DATE = re.compile(r"\b(20\d\d-\d\d-\d\d)(?:[ T](\d\d):(\d\d))?")
+_DAY = 86400.0
+
+
+def text_instant(text: str) -> float | None:
+    """The first date (with its time, else noon UTC) a text names, in epoch seconds."""
+    m = _DATE.search(text)
+    if m is None:
+        return None
+    try:
+        d = datetime.strptime(m.group(1), "%Y-%m-%d").replace(tzinfo=UTC, hour=12)
+    except ValueError:
+        return None
+    if m.group(2):
+        d = d.replace(hour=int(m.group(2)) % 24, minute=int(m.group(3)) % 60)
+    return d.timestamp()
+
+
+@contextmanager
+def _clock_at(service: Service, instant: float) -> Iterator[None]:
+    """The Service's clock reads ``instant`` while a dated write runs."""
+    original = service.clock
+    service.clock = lambda: instant
+    try:
+        yield
+    finally:
+        service.clock = original
+
+
+def creation_dates(doc: dict[str, Any]) -> dict[str, float]:
+    """Each created atom's instant: its text's date, or its latest target's if later."""
+    creates = {c["id"]: c for batch in doc["batches"] for c in batch}
+    own = {cid: text_instant(c["content"]["text"]) for cid, c in creates.items()}
+    dated = [t for t in own.values() if t is not None]
+    floor = (min(dated) if dated else 0.0) - 60 * _DAY
+    when: dict[str, float] = {cid: floor if t is None else t for cid, t in own.items()}
+    targets = {
+        cid: [t for link in c["content"]["links"] if (t := link["target"].get("local")) in creates]
+        for cid, c in creates.items()
+    }
+    changed = True
+    while changed:  # to a fixed point: values only rise, a cycle ends at its latest
+        changed = False
+        for cid, ts in targets.items():
+            latest = max([when[t] for t in ts], default=when[cid])
+            if latest > when[cid]:
+                when[cid] = latest
+                changed = True
+    return when
+
+
+def _revision_dates(doc: dict[str, Any], when: dict[str, float]) -> list[float]:
+    """Each revision's instant: the date it names, else a week after its atom; never
+    before its atom or what it links to (or cites)."""
+    out = []
+    for r in doc["revisions"]:
+        base = when[r["local"]]
+        named = text_instant(r["text"])
+        at = named if named is not None and named > base else base + 7 * _DAY
+        after = [when[t] for link in r["links"] if (t := link["target"].get("local")) in when]
+        cite = r.get("cite_stored")
+        if cite and cite["local"] in when:
+            after.append(when[cite["local"]])
+        out.append(max([at, *after]))
+    return out
+
+
+def _load_dated(w: _TeamWriter, doc: dict[str, Any], human: Binding) -> float:
+    """The corpus's creations and revisions in one date order (so commit order and
+    instants agree); returns the last instant."""
+    when = creation_dates(doc)
+    creates = {c["id"]: c for batch in doc["batches"] for c in batch}
+    instants = sorted(set(when.values()))
+    events: list[tuple[float, int, int]] = [(t, 0, k) for k, t in enumerate(instants)]
+    events += [(t, 1, n) for n, t in enumerate(_revision_dates(doc, when))]
+    for instant, kind, k in sorted(events):  # at one instant, creations first
+        day = datetime.fromtimestamp(instant, UTC).date().isoformat()
+        with _clock_at(w.service, instant):
+            if kind == 1:  # one write each: an atom may be revised twice
+                w.write(human, [w.revision(doc["revisions"][k])], f"dated-revision-{k}")
+                w.tick(1, "revision " + day)
+                continue
+            group = [cid for cid in creates if when[cid] == instant]
+            here = set(group)
+            changes = [
+                {
+                    **creates[c],
+                    "content": {
+                        **creates[c]["content"],
+                        "links": w.resolved(creates[c]["content"]["links"], here),
+                    },
+                }
+                for c in group
+            ]
+            w.write(human, changes, f"dated-{k}")
+            w.tick(len(group), "dated " + day)
+    return max(t for t, _, _ in events)
+
+
 def load_team_corpus(
     service: Service,
     path: Traversable = TEAM_CORPUS,
     progress: Progress | None = None,
     *,
     subject: str | None = None,
+    dated: bool = False,
 ) -> dict[str, Any]:
     """Write the team corpus batch by batch; returns counts per kind of step.
 
     ``subject`` replaces the corpus's subject (``demo``); the second subject is then
-    ``<subject>-partner``.
+    ``<subject>-partner``. ``dated``: written along the dates the texts name (the
+    module's docstring says how), for time travel to show.
     """
     doc = read_corpus(path)
     if subject is not None:
@@ -151,6 +270,10 @@ def load_team_corpus(
     total += len(doc["partner"]["changes"])
     w = _TeamWriter(service, human, doc["idempotencyKey"], total, progress)
     w.tick(0, "start")
+    if dated:
+        last = _load_dated(w, doc, human)
+        with _clock_at(service, last + _DAY):
+            return _finish(w, doc, human, service, steps, len(doc["revisions"]))
     for n, batch in enumerate(doc["batches"], 1):
         here = {c["id"] for c in batch}
         changes = [
@@ -162,6 +285,18 @@ def load_team_corpus(
     revisions = [w.revision(r) for r in doc["revisions"]]
     w.write(human, revisions, "revisions")
     w.tick(len(revisions), "revisions")
+    return _finish(w, doc, human, service, steps, len(revisions))
+
+
+def _finish(
+    w: _TeamWriter,
+    doc: dict[str, Any],
+    human: Binding,
+    service: Service,
+    steps: list[int],
+    revisions: int,
+) -> dict[str, Any]:
+    """Retirements, the atomised note and the partner subject; the load's report."""
     retire = [{"id": local, "op": "retire", "target": w.ref(local)} for local in doc["retire"]]
     w.write(human, retire, "retire")
     w.tick(len(retire), "retirements")
@@ -179,7 +314,7 @@ def load_team_corpus(
         "subject": doc["subject"],
         "ids": {local: atom_id for local, (atom_id, _) in w.ids.items()},
         "atoms": sum(steps) + 1 + len(outcome.atom_ids),
-        "revisions": len(revisions),
+        "revisions": revisions,
         "retired": len(retire),
         "atomisedInto": len(outcome.atom_ids),
         "secondSubject": {"subject": partner["subject"], "atoms": len(partner["changes"])},
@@ -187,10 +322,13 @@ def load_team_corpus(
     }
 
 
-def load_seed(service: Service, progress: Progress | None = None) -> dict[str, Any]:
-    """Both corpora (``graphsvc seed`` and ``serve --seed``): water cycle, then the team."""
+def load_seed(
+    service: Service, progress: Progress | None = None, *, dated: bool = True
+) -> dict[str, Any]:
+    """Both corpora (``graphsvc seed`` and ``serve --seed``): water cycle, then the team
+    (dated along its texts unless ``dated`` is False)."""
     water = load_demo_corpus(service)
-    team = load_team_corpus(service, progress=progress)
+    team = load_team_corpus(service, progress=progress, dated=dated)
     team.pop("ids")
     return {
         "subject": water["subject"],

@@ -79,4 +79,23 @@ def _summary(payload: dict[str, Any]) -> str:
     )
     if payload["cursor"]:
         line += f"; more: --cursor {payload['cursor']}"
-    return line
+    return line + _budget_hint(payload)
+
+
+def _budget_hint(payload: dict[str, Any]) -> str:
+    """When roots were left out for the budget: the budget and the smallest that fits.
+
+    The best-ranked left-out root comes first in ``leftOut``; ``minBudgetFor`` holds the
+    smallest budget whose packing would take its whole required closure.
+    """
+    selection = payload["diagnostics"]["selection"]
+    need = selection.get("minBudgetFor") or {}
+    fits = [need[key] for key in selection.get("leftOut", []) if key in need]
+    if not fits:
+        return ""
+    budget = payload["selection"]["budget"]
+    what = "nothing fits" if not payload["items"] else "less than asked fits"
+    return (
+        f"\nread: {what} in --budget {budget}: the best-ranked root left out needs "
+        f"--budget {fits[0]} (the smallest for any left-out root: {min(fits)})"
+    )

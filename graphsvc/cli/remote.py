@@ -21,12 +21,18 @@ argument of the Service call.
 No fallback: a configured server that does not answer is ``SERVER_UNAVAILABLE``
 (exit 6), not a silent switch to the slower direct path, which might open another
 database than the one the server serves. ``--server ''`` opens the database.
+
+With nothing configured, a running ``serve`` of the same database found through the
+state dir (:mod:`graphsvc.cli.discovery`) is used the same way; when it does not hold
+(no token for the binding flags, no answer) the command opens the database, which is
+the same data. ``--verbose`` says on stderr which path a command took.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import sys
 import urllib.error
 import urllib.request
 from collections.abc import Callable
@@ -43,6 +49,7 @@ from graphsvc.cli.common import (
     no_atoms_warning,
     warn,
 )
+from graphsvc.cli.discovery import find_serve
 from graphsvc.errors import (
     GraphsvcError,
     InvalidInputError,
@@ -83,9 +90,19 @@ def add_server_arg(p: argparse.ArgumentParser) -> None:
         "--server",
         metavar="URL",
         default=None,
-        help="ask the graphsvc serve at URL over HTTP (default GRAPHSVC_SERVER_URL; "
-        "'' opens the database)",
+        help="ask the graphsvc serve at URL over HTTP (default GRAPHSVC_SERVER_URL, else "
+        "a running serve of the same database found in the state dir; '' opens the database)",
     )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="say on stderr which server (or the database itself) answered",
+    )
+
+
+def _say(args: argparse.Namespace, text: str) -> None:
+    if getattr(args, "verbose", False):
+        print(f"graphsvc: {text}", file=sys.stderr)
 
 
 @dataclass(frozen=True)
@@ -95,6 +112,7 @@ class Server:
     endpoint: str
     token: str
     timeout_s: float
+    discovered: bool = False
 
     def query(self, document: str, variables: dict[str, Any]) -> dict[str, Any]:
         """The ``data`` of one GraphQL operation.
@@ -187,13 +205,29 @@ def server_for(args: argparse.Namespace, settings: Settings) -> Server | None:
     url = settings.client.server_url if args.server is None else args.server
     url = url.strip()
     if not url:
-        return None
+        return _discovered(args, settings) if args.server is None else None
     parts = urlsplit(url)
     if parts.scheme not in {"http", "https"} or not parts.netloc:
         raise InvalidInputError(f"--server {url!r}: not an http:// or https:// URL")
     endpoint = url if parts.path.rstrip("/") else url.rstrip("/") + "/graphql"
     token = _token(args, settings)
     return Server(endpoint, token, settings.http.request_timeout_s + 5.0)
+
+
+def _discovered(args: argparse.Namespace, settings: Settings) -> Server | None:
+    """The running serve of this database recorded in the state dir, when the binding
+    flags have a token for it (the same rules as a configured server); else None."""
+    found = find_serve(settings)
+    if found is None:
+        _say(args, "no running graphsvc serve of this database: opening the database")
+        return None
+    try:
+        token = _token(args, settings)
+    except (UnauthenticatedError, InvalidInputError) as exc:
+        _say(args, f"not using the graphsvc serve at {found.url} ({exc}): opening the database")
+        return None
+    endpoint = found.url.rstrip("/") + "/graphql"
+    return Server(endpoint, token, settings.http.request_timeout_s + 5.0, discovered=True)
 
 
 def _auth_path(settings: Settings) -> Path:
@@ -435,11 +469,23 @@ def run_operation(
             ServerUnavailableError when the configured server does not answer.
     """
     server = server_for(args, settings)
+    answer = None
     if server is not None:  # a running graphsvc serve, over HTTP (docs/cli.md)
-        payload = op.from_data(server.query(op.document, request.graphql_variables()))
+        how = "found in the state dir" if server.discovered else "configured"
+        _say(args, f"asking the graphsvc serve at {server.endpoint} ({how})")
+        try:
+            answer = server.query(op.document, request.graphql_variables())
+        except ServerUnavailableError as exc:
+            if not server.discovered:
+                raise
+            _say(args, f"{exc.args[0] if exc.args else exc}: opening the database")
+    if server is not None and answer is not None:
+        payload = op.from_data(answer)
         empty = op.found is not None and not payload[op.found]
         warnings = subject_warnings(server, args.subject) if empty else []
     else:
+        if server is None and args.server is not None:
+            _say(args, "opening the database (--server '')")
         with connected_service(settings) as service:
             payload = op.call(service, binding_from_args(args), request).to_json()
             empty = op.found is not None and not payload[op.found]

@@ -19,9 +19,11 @@ import argparse
 import json
 import os
 import secrets
+import shlex
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from graphsvc.cli.discovery import forget_serve, record_serve
 from graphsvc.cli.exit_codes import EXIT_OK
 from graphsvc.cli.output import command, progress
 from graphsvc.errors import InvalidInputError
@@ -137,6 +139,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         )
         loop, http = http_runtime(settings.http.http_runtime)
         progress(f"graphsvc: HTTP on {loop} + {http}")
+        _announce(settings, auth_path)
         configure_logging(settings.http.log_format, settings.http.log_level)
         if one:
             # graphsvc writes its own access line (no query string, with the request id).
@@ -159,10 +162,30 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         else:
             _serve_workers(settings, runtime, auth_path, (loop, http))
     finally:
+        forget_serve(settings)
         runtime.close()
         if started_here:
             local.stop()
     return EXIT_OK
+
+
+def _announce(settings: Settings, auth_path: str) -> None:
+    """Record this server in the state dir (the CLI there uses it by itself) and print
+    the line that points another shell at it."""
+    host = settings.http.host
+    if host in {"0.0.0.0", "::", ""}:  # listening everywhere: this machine reaches it here
+        host = "127.0.0.1"
+    url = f"http://{host}:{settings.http.port}"
+    try:
+        record_serve(settings, url)
+    except OSError as exc:
+        progress(f"graphsvc: the CLI will not find this server by itself: {exc}")
+    else:
+        progress("graphsvc: graphsvc search/read/inspect in this state dir use this server")
+    progress(
+        "graphsvc: to point another shell at it: "
+        f"export GRAPHSVC_SERVER_URL={url} GRAPHSVC_AUTH_FILE={shlex.quote(auth_path)}"
+    )
 
 
 def _serve_workers(

@@ -291,7 +291,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
     )
     w.shot("explore-open")
 
-    # Expand payments-api with a real click on the canvas: its incoming links arrive,
+    # Expand payments-api with a real double click on the canvas: its incoming links arrive,
     # among them the retired ADR-002's head, now drawn as retired.
     svc = ids["svc:payments-api"]
     pos = page.evaluate(
@@ -300,7 +300,7 @@ def test_explorer_search_open_expand_side_panel_and_read(
                      return {x: r.left + p.x, y: r.top + p.y}; }""",
         svc,
     )
-    page.mouse.click(pos["x"], pos["y"])
+    page.mouse.dblclick(pos["x"], pos["y"])  # a double click expands (a click selects)
     page.wait_for_function(_DRAWN, arg=5, timeout=30_000)
     page.wait_for_function(
         "(t) => document.getElementById('side-text').textContent === t",
@@ -385,13 +385,16 @@ def test_explorer_draws_entities_by_type_and_colours_atoms_by_them(
     # The incident's neighbours (trigger, cause, detection, mitigation, follow-ups,
     # timeline) all name INC-2230: one diamond ties them together.
     assert "entity:inc-2230" in ents
-    assert all(e["shape"] == "diamond" for e in ents.values())
+    # An entity type is a shape (colour means what "colour atoms by" says).
+    shapes = {e["type"]: e["shape"] for e in ents.values()}
+    assert all(shapes[e["type"]] == e["shape"] for e in ents.values())
+    assert len(set(shapes.values())) == len(shapes)
     assert ents["entity:inc-2230"]["type"] == "IDENTIFIER"
+    assert ents["entity:inc-2230"]["shape"] == "tag"
     tied = {m["source"] for m in g["mentions"] if m["target"] == "entity:inc-2230"}
     assert {inc, ids["inc:2230:cause"], ids["inc:2230:fix"]} <= tied
-    assert len({e["colour"] for e in ents.values()}) == len({e["type"] for e in ents.values()})
     legend = page.inner_text("#legend")
-    assert "entities (◆):" in legend and "identifier" in legend
+    assert "entities (shape = type):" in legend and "identifier" in legend
     entities_list = page.inner_text("#side-entities")
     assert "INC-2230" in entities_list and "ingest-worker" in entities_list
     w.shot("explore-entities")
@@ -437,6 +440,14 @@ def _signed_in(browser: Any, live_server: Any, team: dict[str, Any], path: str) 
     w.page.goto(f"{live_server.url}{path}")
     return w
 
+
+# Pairs of drawn node bodies that overlap.
+_OVERLAPS = """() => { const b = window.graphsvcExplorer.cy.nodes(':visible').map(n =>
+  n.boundingBox({includeLabels: false, includeOverlays: false})); let k = 0;
+  for (let i = 0; i < b.length; i++) for (let j = i + 1; j < b.length; j++)
+    if (b[i].x1 < b[j].x2 - 0.5 && b[j].x1 < b[i].x2 - 0.5 && b[i].y1 < b[j].y2 - 0.5
+        && b[j].y1 < b[i].y2 - 0.5) k++;
+  return k; }"""
 
 _POSITIONS = """() => { const cy = window.graphsvcExplorer.cy;
   return Object.fromEntries(cy.nodes().map(n => [n.id(), n.position()])); }"""
@@ -486,7 +497,7 @@ def test_expansions_keep_drawn_nodes_still_and_the_opened_atom_in_view(
             )
             at = page.evaluate(_ON_PAGE, target)
         count = sum(1 for n in before if not n.startswith("entity:"))
-        page.mouse.click(at["x"], at["y"])  # a real click expands it
+        page.mouse.dblclick(at["x"], at["y"])  # a real double click expands it
         page.wait_for_function(
             "(id) => window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')"
             " && document.getElementById('graph-status').textContent.includes('added')",
@@ -500,7 +511,10 @@ def test_expansions_keep_drawn_nodes_still_and_the_opened_atom_in_view(
             for n, p in before.items()
             if n in after
         }
-        assert max(moved.values()) < 3, (step, {n: d for n, d in moved.items() if d >= 3})
+        # The expanded node stays where the reader saw it; others move only to make
+        # room (issue 49), and no two node bodies overlap.
+        assert moved[target] < 3, (step, moved[target])
+        assert page.evaluate(_OVERLAPS) == 0, step
         # Atoms stay (entity diamonds follow the selection: shared or the selected one's).
         assert sum(1 for n in after if not n.startswith("entity:")) >= count
         # The opened atom is still on screen, and the canvas kept its size.
@@ -508,17 +522,15 @@ def test_expansions_keep_drawn_nodes_still_and_the_opened_atom_in_view(
         assert page.locator("#cy").bounding_box() == canvas, step
         w.shot(f"explore-stays-{step}")
 
-    # Fit: for up to 60 nodes the labels stay readable (12 px on screen, drawn).
-    n_nodes = page.evaluate("() => window.graphsvcExplorer.cy.nodes().length")
-    assert n_nodes <= 60, n_nodes
+    # Fit: every node in view; the labels level of detail draws are readable (≥ 10 px).
     page.click("#fit-btn")
-    page.wait_for_timeout(100)  # the label restyle runs on the next animation frame
+    page.wait_for_timeout(300)  # the label restyle runs on the next animation frame
     sizes = page.evaluate(
         """() => { const cy = window.graphsvcExplorer.cy;
-             return cy.nodes().not('.entity').map(n =>
+             return cy.nodes().not('.entity').not('.nolabel').map(n =>
                parseFloat(n.renderedStyle('font-size'))); }"""
     )
-    assert min(sizes) >= 11, sizes
+    assert sizes and min(sizes) >= 10, sizes
     assert page.locator("#zoom-hint").is_hidden()
     assert page.evaluate(_ON_PAGE, root)["inside"]
     w.shot("explore-stays-fit")
@@ -538,7 +550,7 @@ def test_a_click_right_after_an_expansion_selects_its_node(
     page.wait_for_function(_DRAWN, arg=3, timeout=30_000)
     first = ids["svc:payments-api"]
     at = page.evaluate(_ON_PAGE, first)
-    page.mouse.click(at["x"], at["y"])
+    page.mouse.dblclick(at["x"], at["y"])
     # The expansion has finished (its status line is up, the view has moved if it had
     # to): the issue's case is the click in the next ~110 ms, which used to be lost.
     page.wait_for_function(
@@ -788,7 +800,8 @@ _LINKS = """() => window.graphsvcExplorer.cy.edges("[kind = 'link']").map(e => (
   label: e.data('label')}))"""
 
 
-def _click_node(page: Any, atom_id: str) -> None:
+def _click_node(page: Any, atom_id: str, *, double: bool = False) -> None:
+    """A real click on a drawn node (a double click expands it)."""
     at = page.evaluate(_ON_PAGE, atom_id)
     if not at["inside"]:
         page.evaluate(
@@ -797,7 +810,10 @@ def _click_node(page: Any, atom_id: str) -> None:
             atom_id,
         )
         at = page.evaluate(_ON_PAGE, atom_id)
-    page.mouse.click(at["x"], at["y"])
+    if double:
+        page.mouse.dblclick(at["x"], at["y"])
+    else:
+        page.mouse.click(at["x"], at["y"])
 
 
 @pytest.mark.req("API-5")
@@ -859,7 +875,7 @@ def test_an_opened_atom_shows_its_head_when_a_neighbour_pins_an_older_revision(
     # Expand the postmortem (it brings the incident), then the incident: its pinned
     # link reaches rev 1 of the runbook, which must not take over the runbook's node.
     for atom_id in (c_id, b_id):
-        _click_node(page, atom_id)
+        _click_node(page, atom_id, double=True)
         page.wait_for_function(
             "(id) => document.getElementById('side-meta').textContent.startsWith(id)"
             " && window.graphsvcExplorer.cy.getElementById(id).hasClass('expanded')",
@@ -919,7 +935,7 @@ def test_the_status_line_takes_no_room_and_the_canvas_keeps_its_height(
     assert page.locator("#status-line").is_hidden()
     quiet = page.locator("#cy").bounding_box()
     _shot(w, tmp_path, "explore-status-empty")
-    _click_node(page, ids["svc:payments-api"])
+    _click_node(page, ids["svc:payments-api"], double=True)
     page.wait_for_function(
         "() => / added/.test(document.getElementById('graph-status').textContent)",
         timeout=30_000,

@@ -117,7 +117,10 @@ def test_time_bar_redraws_as_of_then_and_replay_shows_what_changed(
     page.wait_for_function(
         "(id) => window.graphsvcExplorer.cy.getElementById(id).length > 0", arg=n_id
     )
-    assert page.inner_text("#asof-status") == "showing now"
+    page.wait_for_function(
+        "() => document.getElementById('asof-status').textContent === 'showing now'",
+        timeout=30_000,
+    )
 
     # Replay a read after one of its presented atoms was revised.
     read = service.read(human, ReadRequest("payments queue runbook incident", 4096))

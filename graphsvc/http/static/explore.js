@@ -187,21 +187,12 @@
     retired: "#b8c2cc",
     archived: "#e0a800",
   };
-  // 16 colours that stay apart and dark enough on white.
-  const ROLE_PALETTE = [
-    "#4e79a7", "#e15759", "#59a14f", "#f28e2b", "#b07aa1", "#76b7b2", "#9c755f",
-    "#b8860b", "#c2185b", "#1b4f72", "#7b241c", "#145a32", "#6e2c00", "#4a235a",
-    "#0e6655", "#566573",
-  ];
-  const LINEAGE_COLOUR = "#6b3fa0";
-  // A role keeps its colour for the whole tab session (first come, first served),
-  // so roles in one drawing differ while there are fewer than 16 of them.
-  const roleColours = new Map();
-  function roleColour(role) {
-    if (!roleColours.has(role)) {
-      roleColours.set(role, ROLE_PALETTE[roleColours.size % ROLE_PALETTE.length]);
-    }
-    return roleColours.get(role);
+  // Links are greys (their role is their label), so a colour on the canvas always
+  // means the one thing "colour atoms by" names: node and link colours never meet.
+  const LINK_GREY = "#8a939c";
+  const LINEAGE_COLOUR = "#4a4f55";
+  function roleColour() {
+    return LINK_GREY;
   }
 
   // Labels keep their screen size when zoomed out down to FIT_FLOOR (so Fit of up to 60
@@ -209,9 +200,17 @@
   // are not drawn (the status line says so). zoomNow follows cy's zoom (see "zoom").
   const FIT_FLOOR = 0.45;
   let zoomNow = 1;
-  function labelScale() {
-    return zoomNow >= 1 ? 1 : 1 / Math.max(zoomNow, FIT_FLOOR);
+  // The scale is applied in steps, as classes (a class change re-measures a label; a
+  // function-valued font size would keep the old measure and cut the text).
+  const LABEL_STEPS = [[0.9, ""], [0.7, "ls1"], [0.55, "ls2"], [0, "ls3"]];
+  const STEP_SCALE = { "": 1, ls1: 1.3, ls2: 1.65, ls3: 1 / FIT_FLOOR };
+  function labelStep(z) {
+    return LABEL_STEPS.find(([from]) => z >= from)[1];
   }
+  const scaled = (k) => [
+    { selector: "node." + k, style: { "font-size": 12 * STEP_SCALE[k], "text-max-width": 150 * STEP_SCALE[k] } },
+    { selector: "node.entity." + k, style: { "font-size": 11 * STEP_SCALE[k] } },
+  ];
 
   const cy = cytoscape({
     container: $("cy"),
@@ -223,11 +222,11 @@
         style: {
           "background-color": "data(colour)",
           label: "data(label)",
-          "font-size": () => 12 * labelScale(),
+          "font-size": 12,
           "font-family": "system-ui, sans-serif",
           color: "#111",
           "text-wrap": "wrap",
-          "text-max-width": () => 150 * labelScale(),
+          "text-max-width": 150,
           "text-valign": "bottom",
           "text-margin-y": 5,
           "text-background-color": "#fff",
@@ -241,7 +240,11 @@
           "min-zoomed-font-size": 7,
         },
       },
-      { selector: ".filtered", style: { display: "none" } },
+      { selector: ".filtered, .user-hidden, .tt-absent", style: { display: "none" } },
+      // Level of detail (applyLod): a label hidden when zoomed out keeps its room (the
+      // layout counts it) but is not drawn.
+      { selector: "node.nolabel", style: { "text-opacity": 0, "text-background-opacity": 0 } },
+      { selector: "node.pinned", style: { "border-style": "double", "border-width": 5, "border-color": "#111" } },
       { selector: "node.weak-hit", style: { opacity: 0.55 } },
       { selector: "node[state = 'retired']", style: { "border-style": "dashed", "border-color": "#5b6770" } },
       { selector: "node[state = 'archived']", style: { shape: "round-rectangle", "border-color": "#7a5c00" } },
@@ -274,6 +277,9 @@
           opacity: 0.9,
           label: "data(label)",
           // Level and on a light box: a role read along a steep edge is hard to read.
+          // Drawn for the selected node's links, or all when zoomed in (applyLod).
+          "text-opacity": 0,
+          "text-background-opacity": 0,
           "font-size": 11,
           color: "#222",
           "text-rotation": "none",
@@ -284,7 +290,8 @@
           "min-zoomed-font-size": 8,
         },
       },
-      { selector: "edge[?required]", style: { width: 4.5 } },
+      { selector: "edge.labelled", style: { "text-opacity": 1, "text-background-opacity": 0.92 } },
+      { selector: "edge[?required]", style: { width: 4.5, "line-color": "#5b636b", "target-arrow-color": "#5b636b" } },
       { selector: "edge[at = 'logical']", style: { "line-style": "dashed", "line-dash-pattern": [8, 4] } },
       {
         selector: "edge[kind = 'derives_from']",
@@ -296,12 +303,12 @@
       {
         selector: "node.entity",
         style: {
-          shape: "diamond",
+          shape: "data(shape)",
           width: 18,
           height: 18,
           "border-width": 1.5,
           "border-color": "#333",
-          "font-size": () => 11 * labelScale(),
+          "font-size": 11,
           "font-style": "italic",
         },
       },
@@ -317,6 +324,9 @@
         },
       },
       { selector: "node.dim, edge.dim", style: { opacity: 0.2 } },
+      ...scaled("ls1"),
+      ...scaled("ls2"),
+      ...scaled("ls3"),
     ],
   });
 
@@ -326,16 +336,19 @@
   // ------------------------------------------------------------------ entities
   // Colours of the entity types (the GraphQL EntityType values), fixed so a type
   // keeps its colour across drawings and in the legend.
-  const ENTITY_COLOURS = {
-    PERSON: "#d62728",
-    ORGANISATION: "#9467bd",
-    PLACE: "#2ca02c",
-    PRODUCT: "#ff7f0e",
-    EVENT: "#8c564b",
-    DATE: "#17becf",
-    IDENTIFIER: "#e377c2",
-    NAME: "#bcbd22",
+  // Entity types are told apart by shape (colour means what "colour atoms by" says):
+  // a type keeps its shape across drawings and in the legend.
+  const ENTITY_SHAPES = {
+    PERSON: "diamond",
+    ORGANISATION: "hexagon",
+    PLACE: "triangle",
+    PRODUCT: "round-rectangle",
+    EVENT: "star",
+    DATE: "vee",
+    IDENTIFIER: "tag",
+    NAME: "rhomboid",
   };
+  const ENTITY_FILL = "#eef0f2";
   const ENTITY_WORDS = {
     PERSON: "person", ORGANISATION: "organisation", PLACE: "place", PRODUCT: "product",
     EVENT: "event", DATE: "date", IDENTIFIER: "identifier", NAME: "name",
@@ -399,7 +412,8 @@
         data: {
           id,
           label: shortText(e.name, 32),
-          colour: ENTITY_COLOURS[e.type] || "#777",
+          colour: ENTITY_FILL,
+          shape: ENTITY_SHAPES[e.type] || "diamond",
           etype: e.type,
           gid: e.id,
           key,
@@ -416,15 +430,7 @@
         }
       });
     }
-    // New diamonds go next to the atoms that mention them, clear of what is drawn.
-    cy.nodes(".entity").forEach((n) => {
-      if (n.scratch("_placed")) return;
-      const atoms = n.connectedEdges().connectedNodes().not(n).filter((a) => a.scratch("_placed"));
-      if (atoms.empty()) return;
-      const c = { x: 0, y: 0 };
-      atoms.forEach((a) => { c.x += a.position("x"); c.y += a.position("y"); });
-      placeAround({ x: c.x / atoms.length, y: c.y / atoms.length }, [n], 45);
-    });
+    // New entities are placed with the atoms an expansion brings (settle).
     colourAtoms();
   }
 
@@ -441,7 +447,8 @@
         n.data("colour", STATE_COLOURS[n.data("state")] || "#999");
         return;
       }
-      const ents = (entitiesOf.get(n.id()) || []).filter((e) => drawn.has(e.key));
+      // Never by dates: a date shared by two atoms says nothing about what they are.
+      const ents = (entitiesOf.get(n.id()) || []).filter((e) => drawn.has(e.key) && e.type !== "DATE");
       ents.sort((a, b) => drawn.get(b.key) - drawn.get(a.key) || a.key.localeCompare(b.key));
       if (!ents.length) {
         n.data("colour", "#d5dbe1");
@@ -453,6 +460,8 @@
       n.data("group", key);
     });
     atomGroups = palette;
+    // An entity that names a group takes the group's colour; the others stay pale.
+    cy.nodes(".entity").forEach((e) => e.data("colour", palette.get(e.data("key")) || ENTITY_FILL));
   }
   let atomGroups = new Map();
 
@@ -655,76 +664,94 @@
   function clearGraph() {
     cy.elements().remove();
     expanded.clear();
+    expandedWith.clear();
     selectedId = null;
     $("side-body").hidden = true;
     $("side-empty").hidden = false;
     refreshLists();
   }
 
-  // The first drawing of an opened atom: fcose over everything. Later expansions
-  // never run it again (see placeAround): drawn nodes stay where the reader saw them.
-  function layout(randomize) {
-    if (cy.nodes().empty()) return;
-    const opts = {
-      name: "fcose",
-      quality: "proof",
-      randomize: randomize,
-      animate: false,
-      nodeDimensionsIncludeLabels: true,
-      idealEdgeLength: () => 170,
-      nodeRepulsion: () => 30000,
-      nodeSeparation: 140,
-      gravity: 0.15,
-      packComponents: true,
-      fit: true,
-      padding: 30,
-    };
+  // ------------------------------------------------------------------ layout
+  // The first drawing of an opened atom: fcose over everything. An expansion puts its
+  // new nodes into free space beside what they attach to (cytoscape-layout-utilities'
+  // placeNewNodes), then an incremental fcose (randomize: false) moves drawn nodes only
+  // as far as needed to make room, never one on another; pinned nodes do not move
+  // (fixedNodeConstraint). Labels take room in every layout even while level of detail
+  // hides them (they are transparent, not removed), so zooming in never piles them up.
+  const layoutTools = cy.layoutUtilities({
+    idealEdgeLength: 150,
+    offset: 60,
+    desiredAspectRatio: 1.6,
+    componentSpacing: 80,
+  });
+  const LAYOUT = {
+    name: "fcose",
+    animate: false,
+    nodeDimensionsIncludeLabels: true,
+    idealEdgeLength: () => 150,
+    nodeRepulsion: () => 30000,
+    nodeSeparation: 120,
+    gravity: 0.15,
+    packComponents: true,
+    fit: false,
+    padding: 30,
+  };
+
+  function laidOut() {
+    return cy.elements().not(".filtered").not(".user-hidden");
+  }
+
+  function runLayout(options) {
+    const fixed = cy.nodes(".pinned").not(".user-hidden")
+      .map((n) => ({ nodeId: n.id(), position: Object.assign({}, n.position()) }));
+    const opts = Object.assign({}, LAYOUT, options);
+    if (fixed.length) opts.fixedNodeConstraint = fixed;
     try {
-      cy.layout(opts).run();
+      laidOut().layout(opts).run();
     } catch (e) {
-      cy.layout({ name: "cose", animate: false, nodeDimensionsIncludeLabels: true }).run();
+      laidOut().layout({ name: "cose", animate: false, fit: false, nodeDimensionsIncludeLabels: true }).run();
     }
     cy.nodes().forEach((n) => n.scratch("_placed", true));
+  }
+
+  function layout(randomize) {
+    if (cy.nodes().empty()) return;
+    runLayout({ quality: "proof", randomize });
+    applyLod();
     readableView();
   }
 
-  // New nodes go on rings around `centre`, each slot at least MIN_GAP from every drawn
-  // node, the slots facing away from the rest of the drawing first. Nothing drawn
-  // moves. Deterministic (no random jitter), so the same expansion draws the same.
-  const MIN_GAP = 100;
-  const RING_STEP = 115;
-  function placeAround(centre, nodes, firstRadius) {
-    const taken = [];
-    cy.nodes().forEach((n) => {
-      if (n.scratch("_placed")) taken.push(n.position());
-    });
-    const old = taken.length ? taken : [centre];
-    const mid = old.reduce((a, p) => ({ x: a.x + p.x / old.length, y: a.y + p.y / old.length }),
-      { x: 0, y: 0 });
-    const away = Math.hypot(centre.x - mid.x, centre.y - mid.y) > 1
-      ? Math.atan2(centre.y - mid.y, centre.x - mid.x) : 0;
-    const free = (p) => taken.every((q) => Math.hypot(p.x - q.x, p.y - q.y) >= MIN_GAP);
-    const list = [...nodes];
-    let next = 0;
-    for (let ring = 0; next < list.length && ring < 40; ring++) {
-      const r = (firstRadius || 170) + ring * RING_STEP;
-      const count = Math.max(6, Math.floor((2 * Math.PI * r) / MIN_GAP));
-      const slots = [];
-      for (let i = 0; i < count; i++) {
-        // alternate either side of the outward direction: nearest to it first
-        const k = i % 2 === 0 ? i / 2 : -(i + 1) / 2;
-        const a = away + (k * 2 * Math.PI) / count + (ring % 2 ? Math.PI / count : 0);
-        slots.push({ x: centre.x + r * Math.cos(a), y: centre.y + r * Math.sin(a) });
-      }
-      for (const p of slots) {
-        if (next >= list.length) break;
-        if (!free(p)) continue;
-        list[next].position(p);
-        list[next].scratch("_placed", true);
-        taken.push(p);
-        next++;
-      }
+  // After an expansion: place `fresh`, make room, keep `anchor` where the reader saw it
+  // (the whole drawing is shifted back so that it does not jump), animate the moves.
+  const MOVE_MS = 250;
+  function settle(fresh, anchor) {
+    const drawn = cy.nodes().filter((n) => n.scratch("_placed"));
+    if (drawn.empty()) {
+      runLayout({ quality: "proof", randomize: true });
+      return Promise.resolve();
     }
+    if (fresh.empty()) return Promise.resolve(applyLod()); // nothing to make room for
+    layoutTools.placeNewNodes(fresh);
+    const from = new Map(cy.nodes().map((n) => [n.id(), Object.assign({}, n.position())]));
+    const held = anchor && !anchor.empty() ? Object.assign({}, anchor.position()) : null;
+    runLayout({ quality: "default", randomize: false });
+    const shift = held ? { x: held.x - anchor.position("x"), y: held.y - anchor.position("y") } : { x: 0, y: 0 };
+    const moves = [];
+    cy.nodes().forEach((n) => {
+      const to = { x: n.position("x") + shift.x, y: n.position("y") + shift.y };
+      const start = from.get(n.id());
+      if (n.locked()) return;
+      n.position(start);
+      moves.push(n.animation({ position: to, duration: MOVE_MS, easing: "ease-in-out-cubic" }).play().promise());
+    });
+    return Promise.all(moves).then(applyLod);
+  }
+
+  // Bring a node that is not drawn yet (picked from a list) beside the drawing.
+  function placeBeside(node) {
+    const bb = cy.nodes().filter((n) => n.scratch("_placed")).boundingBox();
+    node.position(bb.w ? { x: bb.x2 + 200, y: (bb.y1 + bb.y2) / 2 } : { x: 0, y: 0 });
+    node.scratch("_placed", true);
   }
 
   // Keep the opened atom (and, when it fits, the expanded node and what it brought) in
@@ -734,8 +761,9 @@
     const root = cy.nodes(".root");
     const want = root.union(extra || cy.collection()).filter((n) => !n.hasClass("filtered"));
     if (want.empty()) return;
-    const w = cy.width();
-    const h = cy.height();
+    const area = freeArea();
+    const w = area.x2 - area.x1;
+    const h = area.y2 - area.y1;
     let bb = want.renderedBoundingBox({ includeLabels: false });
     const room = Math.min((w - 2 * VIEW_MARGIN) / Math.max(bb.w, 1), (h - 2 * VIEW_MARGIN) / Math.max(bb.h, 1));
     if (room < 1) {
@@ -751,42 +779,122 @@
       ? (root.empty() ? want : root).renderedBoundingBox({ includeLabels: false }) : bb;
     let dx = 0;
     let dy = 0;
-    if (box.x1 < VIEW_MARGIN) dx = VIEW_MARGIN - box.x1;
-    else if (box.x2 > w - VIEW_MARGIN) dx = w - VIEW_MARGIN - box.x2;
-    if (box.y1 < VIEW_MARGIN) dy = VIEW_MARGIN - box.y1;
-    else if (box.y2 > h - VIEW_MARGIN) dy = h - VIEW_MARGIN - box.y2;
+    if (box.x1 < area.x1 + VIEW_MARGIN) dx = area.x1 + VIEW_MARGIN - box.x1;
+    else if (box.x2 > area.x2 - VIEW_MARGIN) dx = area.x2 - VIEW_MARGIN - box.x2;
+    if (box.y1 < area.y1 + VIEW_MARGIN) dy = area.y1 + VIEW_MARGIN - box.y1;
+    else if (box.y2 > area.y2 - VIEW_MARGIN) dy = area.y2 - VIEW_MARGIN - box.y2;
     if (dx || dy) cy.panBy({ x: dx, y: dy });
     updateZoomHint();
+  }
+
+  // The part of the canvas no open panel covers (rendered pixels of the canvas).
+  function freeArea() {
+    const c = $("cy").getBoundingClientRect();
+    const area = { x1: 0, y1: 0, x2: c.width, y2: c.height };
+    for (const id of ["left", "side"]) {
+      const el = $(id);
+      if (!el || el.classList.contains("collapsed")) continue;
+      const r = el.getBoundingClientRect();
+      if (!r.width || r.bottom < c.top || r.top > c.bottom) continue;
+      if (r.left - c.left < c.width / 2) area.x1 = Math.max(area.x1, r.right - c.left);
+      else area.x2 = Math.min(area.x2, r.left - c.left);
+    }
+    // A panel wider than half the canvas would leave nothing: then the whole canvas.
+    return area.x2 - area.x1 < c.width / 3 ? { x1: 0, y1: 0, x2: c.width, y2: c.height } : area;
   }
 
   // After a layout: fit, but never below a zoom where labels stay readable; then the
   // selected node is centred and Fit shows everything.
   const READABLE_ZOOM = 0.8;
   function readableView() {
-    cy.fit(undefined, 30);
-    if (cy.zoom() < READABLE_ZOOM && cy.nodes().length <= 60) {
+    fitReadable();
+    if (cy.zoom() < READABLE_ZOOM && cy.nodes().length <= 30) {
+      // Readable first: the focus in the middle of the part no panel covers.
       const focus = selectedId ? cy.getElementById(selectedId) : cy.nodes(".root");
-      cy.zoom(READABLE_ZOOM);
-      cy.center(focus && !focus.empty() ? focus : undefined);
+      const at = focus && !focus.empty() ? focus.position() : { x: 0, y: 0 };
+      const a = freeArea();
+      cy.viewport({
+        zoom: READABLE_ZOOM,
+        pan: { x: (a.x1 + a.x2) / 2 - READABLE_ZOOM * at.x, y: (a.y1 + a.y2) / 2 - READABLE_ZOOM * at.y },
+      });
     }
     updateZoomHint();
   }
 
-  // Fit: everything, unless that is below FIT_FLOOR for up to 60 nodes; then as much as
-  // fits at FIT_FLOOR around the drawing's centre (labels stay 12 px on screen).
+  // Fit: every shown node inside the part of the canvas no panel covers, at a zoom of at
+  // least MIN_FIT_ZOOM (level of detail then draws the labels that matter, at a
+  // readable size); a drawing too large for that is centred at MIN_FIT_ZOOM and the
+  // status line says how many nodes are outside the view.
+  const MIN_FIT_ZOOM = 0.3;
+  const FIT_PAD = 36;
   function fitReadable() {
-    const shown = cy.elements().not(".filtered");
-    cy.fit(shown, 30);
-    if (cy.zoom() < FIT_FLOOR && cy.nodes().not(".filtered").length <= 60) {
-      cy.zoom(FIT_FLOOR);
-      cy.center(shown);
-    }
+    const shown = cy.nodes().not(".filtered").not(".user-hidden");
+    if (shown.empty()) return;
+    const area = freeArea();
+    const bb = shown.boundingBox({ includeLabels: false });
+    const w = area.x2 - area.x1 - 2 * FIT_PAD;
+    const h = area.y2 - area.y1 - 2 * FIT_PAD;
+    const fits = Math.min(w / Math.max(bb.w, 1), h / Math.max(bb.h, 1), 1.5);
+    const level = Math.max(fits, MIN_FIT_ZOOM);
+    cy.viewport({
+      zoom: level,
+      pan: {
+        x: (area.x1 + area.x2) / 2 - (level * (bb.x1 + bb.x2)) / 2,
+        y: (area.y1 + area.y2) / 2 - (level * (bb.y1 + bb.y2)) / 2,
+      },
+    });
+    zoomNow = level; // level of detail follows on the next frame (the "zoom" handler)
+    const outside = shown.filter((n) => {
+      const r = n.renderedBoundingBox({ includeLabels: false });
+      return r.x1 < 0 || r.y1 < 0 || r.x2 > cy.width() || r.y2 > cy.height();
+    }).length;
+    setGraphStatus(outside ? outside + " node" + (outside === 1 ? " is" : "s are") +
+      " outside the view at the smallest readable zoom: hide some, or zoom out" : "");
     updateZoomHint();
+  }
+
+  // Level of detail: zoomed in (≥ LOD_ALL) every node label is drawn; zoomed out only
+  // the opened atom's, the selected node's and its neighbours', the hovered node's and
+  // the busiest hubs'. Role labels: the selected node's links, or all when zoomed in.
+  const LOD_ALL = 0.9;
+  const LOD_EDGES = 1.3;
+  const HUBS = 6;
+  let hoveredId = null;
+  function applyLod() {
+    const z = cy.zoom();
+    const nodes = cy.nodes();
+    const sel = selectedId ? cy.getElementById(selectedId) : cy.collection();
+    cy.batch(() => {
+      if (z >= LOD_ALL) {
+        nodes.removeClass("nolabel");
+      } else {
+        let keep = cy.nodes(".root").union(sel).union(sel.neighborhood().nodes());
+        if (hoveredId) keep = keep.union(cy.getElementById(hoveredId));
+        const hubs = nodes.not(keep).filter((n) => n.degree(false) >= 4)
+          .sort((a, b) => b.degree(false) - a.degree(false)).slice(0, HUBS);
+        keep = keep.union(hubs);
+        nodes.not(keep).addClass("nolabel");
+        keep.removeClass("nolabel");
+      }
+      cy.edges().removeClass("labelled");
+      if (z >= LOD_EDGES) cy.edges().addClass("labelled");
+      else sel.connectedEdges().addClass("labelled");
+    });
+    zoomNow = z;
+    const step = labelStep(z);
+    const stale = ["ls1", "ls2", "ls3"].filter((k) => k !== step).map((k) => "." + k).join(", ");
+    cy.batch(() => {
+      nodes.filter(stale).removeClass("ls1 ls2 ls3");
+      if (step) nodes.not("." + step).addClass(step);
+    });
+    // Measure the labels again at their new size (bounds cached at the old size would
+    // cut the text where the old label ended).
+    nodes.updateStyle();
   }
 
   function updateZoomHint() {
     zoomNow = cy.zoom();
-    $("zoom-hint").hidden = cy.zoom() * 12 * labelScale() >= 7 || cy.nodes().empty();
+    $("zoom-hint").hidden = cy.zoom() * 12 * STEP_SCALE[labelStep(cy.zoom())] >= 7 || cy.nodes().empty();
     syncStatusLine();
   }
 
@@ -807,6 +915,8 @@
     setGraphStatus("Loading…");
     clearGraphError();
     clearGraph();
+    undoRedo.reset();
+    remembered.clear();
     try {
       const [result, lin] = await Promise.all([
         inspect(atomId),
@@ -821,6 +931,7 @@
       applyRoleFilter();
       refreshLists();
       select(atomId, result, lin);
+      applyLod();
       setGraphStatus(truncatedNote.trim());
       // A shareable address names the atom (never the token).
       history.replaceState(null, "", "?atom=" + encodeURIComponent(atomId));
@@ -830,56 +941,184 @@
     }
   }
 
-  // Merge what inspect and lineage say about `atomId` and put the nodes that are new
-  // around it; nothing already drawn moves. Returns the new nodes.
-  function mergeAround(atomId, result, lin) {
+  // Merge what inspect and lineage say about `atomId` (only the links `only` keeps:
+  // a direction and/or a role). Returns the nodes that are new (not placed yet).
+  function mergeAround(atomId, result, lin, only) {
     const known = cy.getElementById(atomId);
-    let centre = known.empty() || !known.scratch("_placed") ? null : Object.assign({}, known.position());
-    mergeInspect(result);
+    const unplaced = known.empty() || !known.scratch("_placed");
+    mergeInspect(only ? narrowed(result, only) : result);
     if (lin) mergeLineage(lin);
-    const fresh = cy.nodes().filter((n) => !n.scratch("_placed") && !n.hasClass("entity"));
-    if (!centre) {
-      // An atom picked from a list that is not drawn yet: it goes beside the drawing.
-      const me = cy.getElementById(atomId);
-      const bb = cy.nodes().filter((n) => n.scratch("_placed")).boundingBox();
-      centre = bb.w ? { x: bb.x2 + 2 * RING_STEP, y: (bb.y1 + bb.y2) / 2 } : { x: 0, y: 0 };
-      me.position(centre);
-      me.scratch("_placed", true);
-    }
-    placeAround(centre, fresh.not(cy.getElementById(atomId)).sort((a, b) => (a.id() < b.id() ? -1 : 1)));
-    return fresh;
+    if (unplaced) placeBeside(cy.getElementById(atomId));
+    return cy.nodes().filter((n) => !n.scratch("_placed"));
   }
 
-  // Each expansion's number: a click during an expansion starts another, and only the
+  // An inspect result with only the neighbours reached through the links `only` names.
+  function narrowed(result, only) {
+    const keep = (v) => (!only.direction || v.direction === only.direction) && (!only.role || v.role === only.role);
+    const neighbors = result.neighbors
+      .map((n) => Object.assign({}, n, { via: n.via.filter(keep) }))
+      .filter((n) => n.via.length);
+    return Object.assign({}, result, { neighbors });
+  }
+
+  // Each gesture's number: a click during an expansion starts another, and only the
   // newest one selects its node and moves the view (an older one finishing later must
   // not take the selection back from the node the person clicked last).
   let expandSeq = 0;
-  async function expand(atomId) {
+  const expandedWith = new Map(); // atomId -> the narrowing of its expansion, if any
+  async function expand(atomId, only) {
     if (atomId.startsWith("ghost:")) return;
     const mine = ++expandSeq;
     setGraphStatus("Expanding…");
     if (!$("graph-error").hidden) clearGraphError();
     try {
-      const before = cy.nodes().not(".entity").length;
       const [result, lin] = await Promise.all([
         inspect(atomId),
-        lineageOf(atomId),
+        only ? Promise.resolve(null) : lineageOf(atomId),
       ]);
-      const fresh = mergeAround(atomId, result, lin);
+      const before = snapshot();
+      const count = cy.nodes().not(".entity").length;
+      if (!expanded.has(atomId) || !only) expandedWith.set(atomId, only || null);
+      mergeAround(atomId, result, lin, only);
       if (mine === expandSeq) selectedId = atomId;
       await withEntities();
-      const added = cy.nodes().not(".entity").length - before;
       applyRoleFilter();
+      const fresh = cy.nodes().filter((n) => !n.scratch("_placed"));
+      const added = cy.nodes().not(".entity").length - count;
+      await settle(fresh, cy.getElementById(atomId));
       refreshLists();
+      recordChange(before, "expand");
       if (mine !== expandSeq) return; // a newer click owns the selection and the view
-      select(atomId, result, lin);
+      select(atomId, result, lin || { nodes: [], edges: [] });
       keepInView(cy.getElementById(atomId).union(fresh));
       // "0 nodes added" alone reads like a failed expansion.
       const none = added === 0 ? " (every neighbour was already drawn)" : "";
-      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + none + truncatedNote);
+      setGraphStatus(added + " node" + (added === 1 ? "" : "s") + " added" + none + truncatedNote +
+        " · Ctrl+Z undoes");
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not expand " + atomId + ": " + describe(e));
+    }
+  }
+
+  // A click: the side panel shows the atom; nothing is added to the drawing.
+  async function selectOnly(atomId) {
+    const mine = ++expandSeq;
+    selectedId = atomId;
+    cy.nodes().unselect();
+    cy.getElementById(atomId).select();
+    applyLod();
+    try {
+      const [result, lin] = await Promise.all([inspect(atomId), lineageOf(atomId)]);
+      if (mine !== expandSeq) return;
+      select(atomId, result, lin);
+      applyLod();
+    } catch (e) {
+      if (mine !== expandSeq) return;
+      $("side-error").textContent = "Could not load " + atomId + ": " + describe(e);
+      $("side-error").hidden = false;
+    }
+  }
+
+  // ------------------------------------------------------------------ undo / redo
+  // Expansions, hides, pins and lineage are undoable (cytoscape-undo-redo): each is
+  // recorded as the drawing before and after, so undo and redo swap whole states
+  // (elements with their positions and classes, the expansions, the selection).
+  const undoRedo = cy.undoRedo({ undoableDrag: false, stackSizeLimit: 50 });
+  function snapshot() {
+    return {
+      els: cy.elements().jsons(),
+      expanded: [...expanded].map((id) => [id, expandedWith.get(id) || null]),
+      selected: selectedId,
+    };
+  }
+  function restore(state) {
+    cy.batch(() => {
+      cy.elements().remove();
+      cy.add(state.els);
+    });
+    cy.nodes().forEach((n) => n.scratch("_placed", true));
+    expandedWith.clear();
+    expanded.clear();
+    for (const [id, only] of state.expanded) {
+      expandedWith.set(id, only);
+      expanded.add(id);
+    }
+    selectedId = state.selected && !cy.getElementById(state.selected).empty() ? state.selected : null;
+    colourAtoms();
+    applyRoleFilter();
+    refreshLists();
+    applyLod();
+  }
+  function swap(arg) {
+    const now = snapshot();
+    restore(arg.state);
+    return { state: now, what: arg.what };
+  }
+  undoRedo.action("graph", (arg) => (arg.firstTime ? { state: arg.before, what: arg.what } : swap(arg)), swap);
+  function recordChange(before, what) {
+    undoRedo.do("graph", { before, what });
+  }
+  function undo() {
+    if (undoRedo.isUndoStackEmpty()) return setGraphStatus("nothing to undo");
+    const r = undoRedo.undo();
+    setGraphStatus("undid " + ((r && r.what) || "the last change") + " · Ctrl+Shift+Z redoes");
+  }
+  function redo() {
+    if (undoRedo.isRedoStackEmpty()) return setGraphStatus("nothing to redo");
+    const r = undoRedo.redo();
+    setGraphStatus("redid " + ((r && r.what) || "the last change"));
+  }
+
+  // Hide (and hide others): undoable; the nodes stay in the drawing, not displayed.
+  function hide(nodes, what) {
+    const before = snapshot();
+    nodes.addClass("user-hidden");
+    if (nodes.some((n) => n.id() === selectedId)) selectedId = null;
+    refreshLists();
+    applyLod();
+    recordChange(before, what);
+    setGraphStatus(nodes.length + " node" + (nodes.length === 1 ? "" : "s") + " hidden · Ctrl+Z undoes");
+  }
+  function hideOthers(node) {
+    const keep = node.closedNeighborhood().nodes().union(cy.nodes(".root"));
+    hide(cy.nodes().not(keep).not(".user-hidden"), "hide others");
+  }
+  function showHidden() {
+    const nodes = cy.nodes(".user-hidden");
+    if (nodes.empty()) return;
+    const before = snapshot();
+    nodes.removeClass("user-hidden");
+    refreshLists();
+    recordChange(before, "show hidden");
+  }
+  function togglePin(node) {
+    const before = snapshot();
+    if (node.hasClass("pinned")) {
+      node.removeClass("pinned");
+      node.unlock();
+    } else {
+      node.addClass("pinned");
+      node.lock();
+    }
+    recordChange(before, node.hasClass("pinned") ? "pin" : "unpin");
+    setGraphStatus(node.hasClass("pinned") ? "pinned: layouts leave it where it is" : "unpinned");
+  }
+  // Show lineage: the derives_from edges two steps either way, drawn and placed.
+  async function showLineage(atomId) {
+    const mine = ++expandSeq;
+    try {
+      const lin = await gql(`query($id: ID!) { lineage(atomId: $id, depth: 4) }`, { id: atomId });
+      const before = snapshot();
+      mergeLineage(lin.lineage);
+      const fresh = cy.nodes().filter((n) => !n.scratch("_placed"));
+      await settle(fresh, cy.getElementById(atomId));
+      refreshLists();
+      recordChange(before, "show lineage");
+      const n = lin.lineage.edges.filter((e) => e.type === "derives_from").length;
+      if (mine === expandSeq) setGraphStatus(n ? n + " lineage link" + (n === 1 ? "" : "s") + " drawn" : "no lineage");
+    } catch (e) {
+      setGraphStatus("lineage could not be loaded: " + describe(e));
     }
   }
 
@@ -891,24 +1130,48 @@
   async function refetch(extra) {
     if (extra) Object.assign(extraVariables, extra);
     const order = [...expanded];
-    if (!order.length) return;
+    if (!order.length) return { absent: [] };
     setGraphStatus("Updating " + order.length + " expansion" + (order.length === 1 ? "" : "s") + "…");
     if (!$("graph-error").hidden) clearGraphError();
+    const asOf = window.graphsvcTime ? window.graphsvcTime.asOf() : null;
     try {
-      const results = await Promise.all(order.map((id) => inspect(id)));
+      // As of an instant, an expanded atom created later does not exist then: it is
+      // left out of that drawing (and comes back at Now), not an error.
+      const results = await Promise.all(order.map((id) => inspect(id).catch((e) => {
+        if (asOf && e.code === "NOT_FOUND") return null;
+        throw e;
+      })));
+      const before = new Map(cy.nodes().map((n) => [n.id(), Object.assign({}, n.position())]));
       cy.remove("edge[kind = 'link']");
       cy.remove("node.ghost");
+      cy.nodes().removeClass("tt-absent");
       let selected = null;
+      const absent = [];
       results.forEach((result, i) => {
-        mergeAround(order[i], result, null);
+        if (!result) {
+          absent.push(order[i]);
+          return;
+        }
+        mergeAround(order[i], result, null, expandedWith.get(order[i]) || null);
         if (order[i] === selectedId) selected = result;
       });
+      for (const id of absent) cy.getElementById(id).addClass("tt-absent");
       // Atoms that nothing reaches any more (not expanded, no edge left) leave.
       cy.nodes().not(".entity").forEach((n) => {
         if (!expanded.has(n.id()) && n.connectedEdges("[kind != 'mentions']").empty()) n.remove();
       });
       await withEntities();
       applyRoleFilter();
+      // A node that comes back (Now after a past instant) takes the place it had.
+      const fresh = cy.nodes().filter((n) => !n.scratch("_placed"));
+      fresh.forEach((n) => {
+        const at = remembered.get(n.id());
+        if (!at) return;
+        n.position(at);
+        n.scratch("_placed", true);
+      });
+      for (const [id, p] of before) remembered.set(id, p);
+      await settle(fresh.filter((n) => !n.scratch("_placed")), cy.nodes(".root"));
       refreshLists();
       if (selected) {
         fillAtom(selected);
@@ -917,11 +1180,14 @@
       keepInView(cy.collection());
       setGraphStatus("links at " + $("version").value.toLowerCase() + " · " + order.length +
         " expansion" + (order.length === 1 ? "" : "s") + " kept" + truncatedNote);
+      return { absent };
     } catch (e) {
       setGraphStatus("");
       showGraphError("Could not update the drawing: " + describe(e));
+      return { absent: [], error: describe(e) };
     }
   }
+  const remembered = new Map(); // atomId -> the last place it was drawn at
 
   async function withEntities() {
     const atoms = cy.nodes().not(".ghost").not(".entity").map((n) => n.id());
@@ -939,7 +1205,7 @@
   }
 
   // Labels below ~7 px are not drawn; say so instead of showing unreadable text.
-  // Label sizes follow the zoom (labelScale): restyle once per frame while zooming.
+  // Label sizes follow the zoom (LABEL_STEPS): restyle once per frame while zooming.
   let restyle = 0;
   cy.on("zoom", () => {
     zoomNow = cy.zoom();
@@ -948,7 +1214,7 @@
     if (!restyle) {
       restyle = requestAnimationFrame(() => {
         restyle = 0;
-        cy.style().update();
+        applyLod();
       });
     }
   });
@@ -960,16 +1226,22 @@
   }
   cy.on("mouseover", "node", (ev) => {
     const n = ev.target;
+    hoveredId = n.id();
+    if (cy.zoom() < LOD_ALL) applyLod();
     const tip = $("hover-tip");
     tip.textContent = n.data("full") || n.data("label");
     const p = n.renderedPosition();
     const box = $("cy").getBoundingClientRect();
-    const host = $("center").getBoundingClientRect();
+    const host = $("stage").getBoundingClientRect();
     tip.style.left = Math.min(box.left - host.left + p.x + 14, host.width - 340) + "px";
     tip.style.top = box.top - host.top + p.y + 14 + "px";
     tip.hidden = false;
   });
-  cy.on("mouseout", "node", hideTip);
+  cy.on("mouseout", "node", () => {
+    hideTip();
+    hoveredId = null;
+    if (cy.zoom() < LOD_ALL) applyLod();
+  });
   cy.on("tap", hideTip);
   $("cy").addEventListener("mouseleave", hideTip);
 
@@ -983,12 +1255,16 @@
       showEntity(ev.target);
       return;
     }
-    expand(id);
+    selectOnly(id); // a click selects; a double click (or Enter, or the menu) expands
+  });
+  cy.on("dbltap", "node", (ev) => {
+    const n = ev.target;
+    if (n.hasClass("entity") || n.hasClass("ghost")) return;
+    expand(n.id());
   });
 
   // ------------------------------------------------------------------ lists + legend
   function refreshLists() {
-    cy.nodes().forEach((n) => n.scratch("_placed", true));
     $("node-count").textContent = String(cy.nodes().length);
     refreshCounts();
     $("edge-count").textContent = String(cy.edges().length);
@@ -1003,7 +1279,7 @@
       btn.addEventListener("click", () => {
         if (n.hasClass("ghost")) showGhost(n);
         else if (n.hasClass("entity")) showEntity(n);
-        else expand(n.id());
+        else selectOnly(n.id());
       });
       li.append(btn);
       ul.append(li);
@@ -1116,12 +1392,11 @@
     if (types.size) {
       const title = document.createElement("span");
       title.className = "legend-title";
-      title.textContent = "entities (◆):";
+      title.textContent = "entities (shape = type):";
       ents.append(title);
-      for (const t of Object.keys(ENTITY_COLOURS)) {
+      for (const t of Object.keys(ENTITY_SHAPES)) {
         if (!types.has(t)) continue;
-        const sw = nodeSwatch("entity");
-        sw.style.backgroundColor = ENTITY_COLOURS[t];
+        const sw = nodeSwatch("entity shape-" + ENTITY_SHAPES[t]);
         ents.append(legendItem(sw, ENTITY_WORDS[t]));
       }
     }
@@ -1241,8 +1516,7 @@
     for (const e of ents) {
       const item = document.createElement("li");
       const sw = document.createElement("span");
-      sw.className = "sw-node entity";
-      sw.style.backgroundColor = ENTITY_COLOURS[e.type] || "#777";
+      sw.className = "sw-node entity shape-" + (ENTITY_SHAPES[e.type] || "diamond");
       item.append(sw);
       const btn = document.createElement("button");
       btn.type = "button";
@@ -1498,7 +1772,7 @@
         `query($q: String!, $b: Int!) { read(query: $q, memoryTokenBudget: $b) {
            items { ref { atomId rev } role score blocked }
            selection { baselineComplete coverageCertified tokens budget }
-           diagnostics } }`,
+           manifest diagnostics } }`,
         { q: $("read-q").value, b: Number($("read-budget").value) },
       );
       const r = data.read;
@@ -1539,6 +1813,34 @@
         list.append(el);
       }
       const parts = [summary, meter, list];
+      // The best-ranked root left out for the budget: say what budget would take it,
+      // with a button that reads again with it.
+      const firstOut = leftOut.find((ref) => minBudget[ref.atomId + "@" + ref.rev]);
+      if (firstOut) {
+        const need = minBudget[firstOut.atomId + "@" + firstOut.rev];
+        const hint = document.createElement("p");
+        hint.className = "read-summary budget-hint";
+        hint.append(document.createTextNode(
+          (r.items.length ? "Less than asked fits" : "Nothing fits") + " in a budget of " + sel.budget +
+          ": the best-ranked root left out (" + titleOf(textOf(firstOut)) + ") needs " + need + ". "));
+        const again = document.createElement("button");
+        again.type = "button";
+        again.className = "read-again";
+        again.textContent = "Read with " + need;
+        again.addEventListener("click", () => {
+          $("read-budget").value = String(need);
+          $("read-form").requestSubmit();
+        });
+        hint.append(again);
+        parts.splice(1, 0, hint);
+      }
+      // The reads made here, for the replay panel (explore_time.js): one click replays.
+      const manifestId = r.manifest && r.manifest.id;
+      if (manifestId) {
+        document.dispatchEvent(new CustomEvent("graphsvc:read", {
+          detail: { manifestId, query: $("read-q").value, budget: sel.budget, tokens: sel.tokens },
+        }));
+      }
       // Roots that were ranked but not presented, each with why: closure over budget
       // (with the budget it would need) or blocked (with the failing link).
       if (leftOut.length || blockedRoots.length) {
@@ -1577,6 +1879,95 @@
     }
   });
 
+  // ------------------------------------------------------------------ gestures
+  // The context menu (cytoscape-context-menus): right click (or a long press) on a node.
+  const ARROW = "data:image/svg+xml," + encodeURIComponent(
+    '<svg xmlns="http://www.w3.org/2000/svg" width="12" height="12"><path d="M4 2l5 4-5 4z" fill="#333"/></svg>');
+  const ATOM = "node:not(.entity):not(.ghost)";
+  const menu = cy.contextMenus({
+    evtType: "cxttap",
+    submenuIndicator: { src: ARROW, width: 12, height: 12 },
+    menuItems: [
+      { id: "m-expand", content: "Expand (double click, Enter)", selector: ATOM,
+        onClickFunction: (ev) => expand(ev.target.id()) },
+      { id: "m-out", content: "Expand outgoing links", selector: ATOM,
+        onClickFunction: (ev) => expand(ev.target.id(), { direction: "OUTGOING" }) },
+      { id: "m-in", content: "Expand incoming links", selector: ATOM,
+        onClickFunction: (ev) => expand(ev.target.id(), { direction: "INCOMING" }) },
+      { id: "m-role", content: "Expand by role", selector: ATOM, hasTrailingDivider: true,
+        submenu: [{ id: "m-role-none", content: "(no roles drawn yet)", disabled: true, onClickFunction: () => {} }] },
+      { id: "m-lineage", content: "Show lineage (L)", selector: ATOM,
+        onClickFunction: (ev) => showLineage(ev.target.id()) },
+      { id: "m-pin", content: "Pin / unpin (P)", selector: "node",
+        onClickFunction: (ev) => togglePin(ev.target) },
+      { id: "m-hide", content: "Hide (Delete)", selector: "node",
+        onClickFunction: (ev) => hide(ev.target, "hide") },
+      { id: "m-others", content: "Hide others (keep its neighbours)", selector: "node", hasTrailingDivider: true,
+        onClickFunction: (ev) => hideOthers(ev.target) },
+      { id: "m-show", content: "Show hidden nodes", selector: "node", coreAsWell: true,
+        onClickFunction: showHidden },
+      { id: "m-undo", content: "Undo (Ctrl+Z)", coreAsWell: true, onClickFunction: undo },
+      { id: "m-redo", content: "Redo (Ctrl+Shift+Z)", coreAsWell: true, onClickFunction: redo },
+      { id: "m-fit", content: "Fit", coreAsWell: true, onClickFunction: fitReadable },
+    ],
+  });
+  // "Expand by role" lists the roles drawn so far (rebuilt when a new one appears).
+  let menuRoles = "";
+  let roleItems = ["m-role-none"];
+  function refreshRoleMenu() {
+    const roles = [...new Set(cy.edges("[kind = 'link']").map((e) => e.data("role")))].sort();
+    if (roles.join("\n") === menuRoles || !roles.length) return;
+    menuRoles = roles.join("\n");
+    for (const id of roleItems) menu.removeMenuItem(id);
+    roleItems = roles.map((_, i) => "m-role-" + i);
+    menu.appendMenuItems(roles.map((role, i) => ({
+      id: "m-role-" + i,
+      content: role,
+      onClickFunction: (ev) => expand(ev.target.id(), { role }),
+    })), "m-role");
+  }
+  cy.on("add remove", "edge", () => {
+    if (!refreshRoleMenu.pending) {
+      refreshRoleMenu.pending = setTimeout(() => {
+        refreshRoleMenu.pending = 0;
+        refreshRoleMenu();
+      }, 50);
+    }
+  });
+
+  // Keys (not while typing in a field): Ctrl+Z undo, Ctrl+Shift+Z / Ctrl+Y redo; on the
+  // selected node Enter expands, Delete hides, P pins, L shows lineage, F fits.
+  document.addEventListener("keydown", (ev) => {
+    const t = ev.target;
+    if (t && (t.tagName === "INPUT" || t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable)) return;
+    const key = ev.key.toLowerCase();
+    if ((ev.ctrlKey || ev.metaKey) && (key === "z" || key === "y")) {
+      ev.preventDefault();
+      if (key === "y" || ev.shiftKey) redo();
+      else undo();
+      return;
+    }
+    if (ev.ctrlKey || ev.metaKey || ev.altKey) return;
+    if (key === "f" && t.tagName !== "BUTTON") return fitReadable();
+    const node = selectedId ? cy.getElementById(selectedId) : cy.collection();
+    if (node.empty() || t.tagName === "BUTTON" || t.tagName === "A" || t.tagName === "SUMMARY") return;
+    if (key === "enter") expand(selectedId);
+    else if (key === "delete" || key === "backspace") hide(node, "hide");
+    else if (key === "p") togglePin(node);
+    else if (key === "l") showLineage(selectedId);
+    else return;
+    ev.preventDefault();
+  });
+
+  // Panels overlay the canvas; each collapses to a tab (the canvas is the whole window).
+  for (const [panel, button] of [["left", "left-toggle"], ["side", "side-toggle"]]) {
+    $(button).addEventListener("click", () => {
+      const shut = $(panel).classList.toggle("collapsed");
+      $(button).setAttribute("aria-expanded", String(!shut));
+      $(button).textContent = (shut ? "Show " : "Hide ") + $(button).dataset.what;
+    });
+  }
+
   // ------------------------------------------------------------------ start
   showSignedIn(Boolean(sessionStorage.getItem(TOKEN_KEY)));
   drawLegend();
@@ -1584,13 +1975,18 @@
   const linked = params.get("atom");
   // /lineage?atom=X redirects here with lineage=1: the same drawing (lineage edges
   // are always drawn), the side panel scrolled to the lineage list.
-  const showLineage = params.get("lineage") === "1";
+  const lineageWanted = params.get("lineage") === "1";
   if (linked && sessionStorage.getItem(TOKEN_KEY)) {
     openAtom(linked).then(() => {
-      if (showLineage) $("side-lineage-head").scrollIntoView({ block: "start" });
+      if (lineageWanted) $("side-lineage-head").scrollIntoView({ block: "start" });
     });
   }
   // For tests, the browser console and add-ons (explore_time.js): refetch(extraVars)
-  // redraws every expansion with extra inspect variables; gql asks the API.
-  window.graphsvcExplorer = { cy, openAtom, expand, refetch, gql };
+  // redraws every expansion with extra inspect variables (as of the time bar's instant
+  // it answers which expanded atoms did not exist then); gql asks the API; the
+  // gestures (select, hide, pin, undo, …) as the menu and keys run them.
+  window.graphsvcExplorer = {
+    cy, openAtom, expand, refetch, gql, select: selectOnly, hide, hideOthers, togglePin,
+    showLineage, undo, redo, fit: fitReadable, freeArea, applyLod,
+  };
 })();

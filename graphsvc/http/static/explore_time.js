@@ -30,25 +30,67 @@
     .update();
 
   // ------------------------------------------------------------------ time bar
-  const DAY_MS = 86400000;
-  const SPAN_DAYS = 30;
+  // The bar spans the drawn atoms' own history: from the first one's creation to the
+  // newest revision among them (then Now), in steps that fit that span (a corpus
+  // written in a minute gets seconds, one written over months gets days).
+  const STEP_CHOICES_S = [1, 2, 5, 10, 30, 60, 300, 900, 3600, 6 * 3600, 86400, 7 * 86400, 30 * 86400];
+  const MAX_STEPS = 120;
   const bar = el("div", { id: "timebar", role: "group", "aria-label": "Time travel" });
   const label = el("label", { for: "asof-date" }, "Graph as of");
   const date = el("input", { id: "asof-date", type: "datetime-local", step: "1" });
   const slider = el("input", {
-    id: "asof-slider",
-    type: "range",
-    min: String(-SPAN_DAYS * 24),
-    max: "0",
-    step: "1",
-    value: "0",
-    "aria-label": "hours before now",
+    id: "asof-slider", type: "range", min: "0", max: "1", step: "1", value: "1",
+    "aria-label": "instant in the drawn atoms' history (right end: now)",
   });
   const nowBtn = el("button", { type: "button", id: "asof-now" }, "Now");
+  const span = el("span", { id: "asof-span", class: "muted" }, "");
   const status = el("span", { id: "asof-status", role: "status", class: "muted" }, "showing now");
-  bar.append(label, date, slider, nowBtn, status);
+  bar.append(label, date, slider, nowBtn, span, status);
   const toolbar = $("toolbar");
   toolbar.parentNode.insertBefore(bar, toolbar.nextSibling);
+
+  let history = null; // { start, end, stepMs, steps } in epoch ms
+  async function loadHistory() {
+    const ex = explorer();
+    const ids = ex.cy.nodes().not(".ghost").not(".entity").map((n) => n.id()).slice(0, 100);
+    if (!ids.length) return null;
+    let start = Infinity;
+    let end = -Infinity;
+    for (let i = 0; i < ids.length; i += 25) {
+      const chunk = ids.slice(i, i + 25);
+      const vars = {};
+      const parts = chunk.map((id, j) => {
+        vars["a" + j] = id;
+        return `a${j}: atom(atomId: $a${j}) { createdAt head { createdAt } }`;
+      });
+      const decl = chunk.map((_, j) => "$a" + j + ": ID!").join(", ");
+      const data = await ex.gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+      for (const j of chunk.keys()) {
+        const a = data["a" + j];
+        if (!a) continue;
+        if (a.createdAt) start = Math.min(start, Date.parse(a.createdAt));
+        if (a.head && a.head.createdAt) end = Math.max(end, Date.parse(a.head.createdAt));
+      }
+    }
+    if (!Number.isFinite(start)) return null;
+    end = Math.max(end, start + 1000);
+    const wanted = (end - start) / MAX_STEPS / 1000;
+    const stepS = STEP_CHOICES_S.find((s) => s >= wanted) || STEP_CHOICES_S[STEP_CHOICES_S.length - 1];
+    const stepMs = stepS * 1000;
+    const steps = Math.max(1, Math.ceil((end - start) / stepMs));
+    history = { start, end, stepMs, steps };
+    slider.max = String(steps + 1); // the last position is now
+    span.textContent = new Date(start).toLocaleString() + " → " + new Date(end).toLocaleString() +
+      " · steps of " + words(stepS);
+    return history;
+  }
+
+  function words(s) {
+    if (s < 60) return s + " s";
+    if (s < 3600) return s / 60 + " min";
+    if (s < 86400) return s / 3600 + " h";
+    return s / 86400 + " day" + (s === 86400 ? "" : "s");
+  }
 
   function localValue(d) {
     const pad = (n) => String(n).padStart(2, "0");
@@ -65,33 +107,40 @@
     return root.empty() ? null : root.id();
   }
 
+  // Two aliases an atom (then and now), in chunks that stay under the API's 30 aliases.
+  const MARK_CHUNK = 12;
   async function markChanges() {
     const ex = explorer();
     ex.cy.nodes().removeClass("tt-changed");
     if (asOf === null) return 0;
-    const ids = ex.cy.nodes().not(".ghost").not(".entity").map((n) => n.id()).slice(0, 60);
-    if (!ids.length) return 0;
-    const parts = ids.map(
-      (_, i) => `t${i}: atom(atomId: $a${i}, asOf: $t) { head { rev } } ` +
-        `n${i}: atom(atomId: $a${i}) { state head { rev } }`,
-    );
-    const decl = ["$t: DateTime"].concat(ids.map((_, i) => "$a" + i + ": ID!")).join(", ");
-    const vars = { t: asOf };
-    ids.forEach((id, i) => (vars["a" + i] = id));
-    const data = await ex.gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+    const ids = ex.cy.nodes().not(".ghost").not(".entity").not(".tt-absent").map((n) => n.id());
     let changed = 0;
-    ids.forEach((id, i) => {
-      const then = data["t" + i];
-      const now = data["n" + i];
-      const moved = !now || !then || now.head.rev !== then.head.rev;
-      if (moved) {
-        changed += 1;
-        ex.cy.getElementById(id).addClass("tt-changed");
-      }
-    });
+    for (let k = 0; k < ids.length; k += MARK_CHUNK) {
+      const chunk = ids.slice(k, k + MARK_CHUNK);
+      const parts = chunk.map(
+        (_, i) => `t${i}: atom(atomId: $a${i}, asOf: $t) { head { rev } } ` +
+          `n${i}: atom(atomId: $a${i}) { state head { rev } }`,
+      );
+      const decl = ["$t: DateTime"].concat(chunk.map((_, i) => "$a" + i + ": ID!")).join(", ");
+      const vars = { t: asOf };
+      chunk.forEach((id, i) => (vars["a" + i] = id));
+      const data = await ex.gql(`query(${decl}) { ${parts.join(" ")} }`, vars);
+      chunk.forEach((id, i) => {
+        const then = data["t" + i];
+        const now = data["n" + i];
+        if (!then) return; // not there at the instant: not drawn as changed
+        if (!now || now.head.rev !== then.head.rev) {
+          changed += 1;
+          ex.cy.getElementById(id).addClass("tt-changed");
+        }
+      });
+    }
     return changed;
   }
 
+  // Redraw every expansion as of the instant (explore.js's refetch keeps the places of
+  // drawn nodes; nodes that did not exist then leave, and come back where they were at
+  // Now). An opened atom created after the instant is said so, not an error.
   async function redraw() {
     const id = rootId();
     const when = asOf === null ? "now" : new Date(asOf).toLocaleString();
@@ -100,44 +149,66 @@
       return;
     }
     status.textContent = "drawing as of " + when + "…";
-    await explorer().openAtom(id);
+    const outcome = (await explorer().refetch()) || { absent: [] };
+    if (outcome.error) {
+      status.textContent = "as of " + when + " · could not draw: " + outcome.error;
+      return;
+    }
+    explorer().fit(); // what is drawn at the instant, all in view
+    const drawn = explorer().cy.nodes().not(".ghost").not(".entity").not(".tt-absent").length;
+    const missing = outcome.absent.includes(id)
+      ? "the opened atom did not exist yet; drawing the " + drawn + " drawn atom" +
+        (drawn === 1 ? "" : "s") + " that existed · " : "";
     try {
       const changed = await markChanges();
       status.textContent =
         asOf === null
           ? "showing now"
-          : "as of " + when + " · " + changed + " drawn atom" + (changed === 1 ? "" : "s") +
+          : "as of " + when + " · " + missing + changed + " drawn atom" + (changed === 1 ? "" : "s") +
             " changed since (orange outline)";
     } catch (e) {
-      status.textContent = "as of " + when + " · changes not marked: " + e.message;
+      status.textContent = "as of " + when + " · " + missing + "changes not marked: " + e.message;
     }
   }
 
-  function setAsOf(d) {
+  function setInstant(d) {
     asOf = d === null ? null : d.toISOString();
     date.value = d === null ? "" : localValue(d);
     bar.classList.toggle("past", d !== null);
+    if (d === null) slider.value = slider.max;
+    else if (history) {
+      const k = Math.round((d.getTime() - history.start) / history.stepMs);
+      slider.value = String(Math.max(0, Math.min(history.steps, k)));
+    }
   }
 
-  slider.addEventListener("change", () => {
-    const hours = Number(slider.value);
-    setAsOf(hours === 0 ? null : new Date(Date.now() + hours * 3600000));
+  // For tests and the console: an ISO instant, or null for now; resolves when drawn.
+  async function setAsOf(iso) {
+    if (!history) await loadHistory();
+    setInstant(iso === null ? null : new Date(iso));
+    await redraw();
+  }
+  window.graphsvcTime.setAsOf = setAsOf;
+  window.graphsvcTime.history = async () => history || loadHistory();
+
+  // The span is read when the reader reaches for the bar (the drawing may have grown).
+  for (const ev of ["pointerdown", "focus"]) {
+    slider.addEventListener(ev, () => {
+      if (asOf === null) loadHistory().catch(() => {});
+    });
+  }
+  slider.addEventListener("change", async () => {
+    if (!history) await loadHistory();
+    const k = Number(slider.value);
+    setInstant(!history || k > history.steps ? null : new Date(history.start + k * history.stepMs));
     redraw();
   });
   date.addEventListener("change", () => {
-    if (!date.value) {
-      setAsOf(null);
-    } else {
-      const d = new Date(date.value);
-      setAsOf(d);
-      const hours = Math.round((d.getTime() - Date.now()) / 3600000);
-      slider.value = String(Math.max(-SPAN_DAYS * 24, Math.min(0, hours)));
-    }
+    setInstant(date.value ? new Date(date.value) : null);
     redraw();
   });
   nowBtn.addEventListener("click", () => {
-    slider.value = "0";
-    setAsOf(null);
+    setInstant(null);
     redraw();
   });
 
@@ -153,7 +224,7 @@
     ARCHIVED: "archived since",
   };
   const panel = el("details", { id: "replay-panel", open: "" });
-  panel.append(el("summary", {}, "Replay a read (from its manifest id)"));
+  panel.append(el("summary", {}, "Replay a read (yours below, or any manifest id)"));
   const form = el("form", { id: "replay-form" });
   form.append(
     el("label", { for: "replay-id" }, "Manifest id"),
@@ -161,7 +232,22 @@
     el("button", { type: "submit" }, "Replay"),
   );
   const out = el("div", { id: "replay-out", role: "status" });
-  panel.append(form, out);
+  // The reads this page made (newest first): each replays with one click.
+  const reads = el("ol", { id: "replay-reads", "aria-label": "Reads made here" });
+  document.addEventListener("graphsvc:read", (ev) => {
+    const d = ev.detail;
+    const item = el("li", {});
+    const btn = el("button", { type: "button", class: "linkish", "data-manifest-id": d.manifestId },
+      "“" + d.query.slice(0, 40) + "” · " + d.tokens + "/" + d.budget + " tokens");
+    btn.title = "manifest " + d.manifestId;
+    btn.addEventListener("click", () => {
+      $("replay-id").value = d.manifestId;
+      form.requestSubmit();
+    });
+    item.append(btn, el("span", { class: "muted manifest-id" }, " " + d.manifestId.slice(0, 12) + "…"));
+    reads.prepend(item);
+  });
+  panel.append(reads, form, out);
   $("left").append(panel);
 
   form.addEventListener("submit", async (ev) => {
