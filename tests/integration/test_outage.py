@@ -147,7 +147,12 @@ def test_neo4j_killed_under_load_is_coded_503_and_recovers_without_restart(
             threads = [threading.Thread(target=client, args=(i % 3,)) for i in range(CLIENTS)]
             for t in threads:
                 t.start()
-            time.sleep(1.0)  # clients are mid-flight when the JVM dies
+            # Clients are mid-flight when the JVM dies, and at least one write was
+            # answered before it (on a busy machine one second did not always hold one).
+            ready_by = time.monotonic() + 120
+            time.sleep(1.0)
+            while not written and not failures and time.monotonic() < ready_by:
+                time.sleep(0.1)
             os.kill(inst.pid, signal.SIGKILL)
             while not _gone(inst.pid):
                 time.sleep(0.05)
