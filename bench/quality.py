@@ -372,6 +372,18 @@ class Baselines:
         return [self.dia[i] for i in order]
 
 
+def add_text_rows(
+    systems: dict[str, Scores], base: Baselines, q: Question, suffix: str = "", bm25: bool = False
+) -> None:
+    """The text-only rows of one question: ``cosine``, ``fusion`` (and ``bm25``), each
+    named with ``suffix``."""
+    cos, bm = base.signals(q)
+    systems["cosine" + suffix].add(base.rank(cos), q)
+    if bm25:
+        systems["bm25" + suffix].add(base.rank(bm), q)
+    systems["fusion" + suffix].add(base.rank(fuse(cos, bm)), q)
+
+
 def fuse(cos: np.ndarray, bm: np.ndarray) -> np.ndarray:
     """The text-only fusion: 0.8 x cosine + 0.2 x BM25 / the question's best BM25."""
     best = float(bm.max()) if bm.size else 0.0
@@ -847,19 +859,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 for q in c.questions:
                     if base_c is not None:
-                        cos, bm = base_c.signals(q)
-                        systems["cosine"].add(base_c.rank(cos), q)
-                        systems["bm25"].add(base_c.rank(bm), q)
-                        systems["fusion"].add(base_c.rank(fuse(cos, bm)), q)
+                        add_text_rows(systems, base_c, q, bm25=True)
                     if base_op is not None:
-                        cos_p, bm_p = base_op.signals(q)
-                        systems["cosine" + op_tag].add(base_op.rank(cos_p), q)
-                        systems["fusion" + op_tag].add(base_op.rank(fuse(cos_p, bm_p)), q)
+                        add_text_rows(systems, base_op, q, op_tag)
                     if base_o is not None:
-                        cos_o, bm_o = base_o.signals(q)
-                        systems[f"cosine ({args.other_model})"].add(base_o.rank(cos_o), q)
-                        fused_o = base_o.rank(fuse(cos_o, bm_o))
-                        systems[f"fusion ({args.other_model})"].add(fused_o, q)
+                        add_text_rows(systems, base_o, q, f" ({args.other_model})")
                     if peer is not None:
                         for k in (128, 512):
                             ranked, ms = peer.rank(c, q, k)

@@ -55,7 +55,7 @@ from bench.quality import (  # noqa: E402
     Conversation,
     Peer,
     Question,
-    fuse,
+    add_text_rows,
     paired_margin,
     parse_variant,
     percentile,
@@ -209,17 +209,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for q in questions:
             for name, rank in ranks.items():
                 systems[name].add(rank(q), q)
-            cos, bm = base.signals(q)
-            systems["cosine"].add(base.rank(cos), q)
-            systems["bm25"].add(base.rank(bm), q)
-            systems["fusion"].add(base.rank(fuse(cos, bm)), q)
-            cos_p, bm_p = base_op.signals(q)
-            systems["cosine" + op_tag].add(base_op.rank(cos_p), q)
-            systems["fusion" + op_tag].add(base_op.rank(fuse(cos_p, bm_p)), q)
+            add_text_rows(systems, base, q, bm25=True)
+            add_text_rows(systems, base_op, q, op_tag)
             if base_o is not None:
-                cos_o, bm_o = base_o.signals(q)
-                systems[f"cosine ({args.other_model})"].add(base_o.rank(cos_o), q)
-                systems[f"fusion ({args.other_model})"].add(base_o.rank(fuse(cos_o, bm_o)), q)
+                add_text_rows(systems, base_o, q, f" ({args.other_model})")
             if peer is not None:
                 systems["peer k=128"].add(peer.rank(conv, q, 128)[0], q)
         # The latency pair: both servers asked in turn, question by question, so the

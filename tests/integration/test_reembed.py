@@ -66,6 +66,14 @@ def _service(settings: Settings, model: str) -> tuple[Service, Database]:
     return service, runtime.db
 
 
+def _write_texts(service: Service, human: Binding) -> None:
+    changes = [
+        {"id": k, "op": "create", "content": {"text": t, "links": []}, "sources": []}
+        for k, t in TEXTS.items()
+    ]
+    service.write(human, parse_changes(changes))
+
+
 def _embeddings(db: Database) -> dict[str, list[float]]:
     rows, _, _ = db.driver.execute_query(
         "MATCH (r:Revision:Current) WHERE r.embedding IS NOT NULL "
@@ -118,15 +126,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     assert vector_index_dimension(db) == 384
     subject = f"reembed-{uuid.uuid4().hex[:8]}"
     human = Binding(subject, "default", "human", "alice")
-    service.write(
-        human,
-        parse_changes(
-            [
-                {"id": k, "op": "create", "content": {"text": t, "links": []}, "sources": []}
-                for k, t in TEXTS.items()
-            ]
-        ),
-    )
+    _write_texts(service, human)
     before = _embeddings(db)
     assert {len(v) for v in before.values()} == {384}
     first = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
@@ -233,15 +233,7 @@ def test_a_minilm_database_refuses_a_bge_process_until_reembed(own_neo4j: Settin
     service, db = _minilm_service(settings)
     subject = f"bge-{uuid.uuid4().hex[:8]}"
     human = Binding(subject, "default", "human", "alice")
-    service.write(
-        human,
-        parse_changes(
-            [
-                {"id": k, "op": "create", "content": {"text": t, "links": []}, "sources": []}
-                for k, t in TEXTS.items()
-            ]
-        ),
-    )
+    _write_texts(service, human)
     db.close()
     with pytest.raises(EmbeddingModelMismatchError) as refused:
         _service(settings, BGE)
