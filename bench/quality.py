@@ -23,14 +23,21 @@ Systems, all in the same run, over the same texts:
   settings (latency p50/p95 measured here, on the client);
 - ``graphsvc p=0``: the same service in process with propagation 0;
 - ``cosine``: exact cosine of the query embedding to every turn's stored embedding
-  (the service's embedder and vectors);
+  (the service's embedder and vectors; the query embedded as the service embeds it:
+  its query precision and the model's query prefix);
 - ``bm25``: ``bm25s`` (Lucene's BM25 variant, k1 1.2, b 0.75) over the turn texts
   with standard English tokenisation (lower case, English stop words removed,
   Snowball English stemmer), per conversation;
 - ``fusion``: 0.8 x cosine + 0.2 x BM25 / best BM25 of the question, no graph;
 - ``peer k=128`` / ``peer k=512``: neo4j-graphrag's ``HybridCypherRetriever``
   (linear ranker, alpha 0.8) over graphsvc's own vector and fulltext indexes on the
-  same Neo4j, the subject filter in its ``retrieval_query``, the first 10 rows kept.
+  same Neo4j, the subject filter in its ``retrieval_query``, the first 10 rows kept;
+  its query vectors come from the model that stored the vectors it searches.
+- ``graphsvc (fp32 query)`` / ``cosine (fp32 query)`` / ``fusion (fp32 query)``: the
+  same with the other query precision (int8 <-> fp32) over the same stored vectors;
+- ``cosine (<other model>)`` / ``fusion (<other model>)``: the text-only rows with
+  ``--other-model``'s embeddings of the same texts (default the shipped model; none
+  when it is the service's own);
 - ``--variants``: named in-process variants of graphsvc's settings (levers), e.g.
   ``p=0.3`` or ``roles=follows=1:0``, paired on the same questions.
 

@@ -21,7 +21,11 @@ Systems, in the same run over the same stored texts and embeddings:
   index's weights at 0 (ranking exactly §5: today's graphsvc), for the latency pair;
 - in-process variants (``--variants``, keys as in ``bench/quality.py`` plus ``ent``,
   ``entdeg``, ``entq``);
-- ``cosine``, ``bm25``, ``fusion`` (0.8/0.2): text only (``bench/quality.py``'s);
+- ``cosine``, ``bm25``, ``fusion`` (0.8/0.2): text only (``bench/quality.py``'s), the
+  query embedded as the service does (precision, the model's query prefix);
+- ``graphsvc (fp32 query)``, ``cosine (fp32 query)``, ``fusion (fp32 query)``: the other
+  query precision over the same stored vectors; ``cosine (<other model>)`` and
+  ``fusion (<other model>)``: ``--other-model``'s embeddings of the same texts;
 - ``peer k=128``: neo4j-graphrag's ``HybridCypherRetriever`` (linear, alpha 0.8).
 
 Paired 95 % intervals (bootstrap over questions) of graphsvc against every other row.
