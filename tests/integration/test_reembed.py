@@ -74,6 +74,23 @@ def _write_texts(service: Service, human: Binding) -> None:
     service.write(human, parse_changes(changes))
 
 
+def _assert_moved(
+    settings: Settings, service: Service, db: Database, human: Binding, model: str, dim: int
+) -> None:
+    """Every head holds ``model``'s vector of its body, search finds by it, and a
+    MiniLM process is refused; closes ``db``."""
+    embedder = get_embedder(model)
+    for text, vector in _embeddings(db).items():
+        assert len(vector) == dim
+        assert float(np.abs(np.array(vector) - np.array(embedder.embed([text])[0])).max()) < 1e-5
+    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
+    assert result.hits[0].atom.text == TEXTS["tide"]
+    assert not result.diagnostics["acquisition"]["missingSignals"]
+    with pytest.raises(EmbeddingModelMismatchError):
+        _service(settings, MINILM)
+    db.close()
+
+
 def _embeddings(db: Database) -> dict[str, list[float]]:
     rows, _, _ = db.driver.execute_query(
         "MATCH (r:Revision:Current) WHERE r.embedding IS NOT NULL "
@@ -183,17 +200,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
         768,
         None,
     )
-    after = _embeddings(db)
-    mpnet = get_embedder(MPNET)
-    for text, vector in after.items():
-        assert len(vector) == 768
-        assert float(np.abs(np.array(vector) - np.array(mpnet.embed([text])[0])).max()) < 1e-5
-    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
-    assert result.hits[0].atom.text == TEXTS["tide"]
-    assert not result.diagnostics["acquisition"]["missingSignals"]
-    with pytest.raises(EmbeddingModelMismatchError):
-        _service(settings, MINILM)
-    db.close()
+    _assert_moved(settings, service, db, human, MPNET, 768)
 
     # Nothing left to do: exit 1 with the reason.
     code, report, _ = _cli(settings, "--model", MPNET)
@@ -246,15 +253,6 @@ def test_a_minilm_database_refuses_a_bge_process_until_reembed(own_neo4j: Settin
     service, db = _service(settings, BGE)
     record = model_record(db)
     assert (record.name, record.dimension) == ("BAAI/bge-small-en-v1.5+cls+query-prefix", 384)
-    bge = get_embedder(BGE)
-    stored = _embeddings(db)
-    assert set(TEXTS.values()) <= set(stored)
-    for text, vector in stored.items():
-        # Bodies carry no query prefix: the stored vector is the body's own.
-        assert float(np.abs(np.array(vector) - np.array(bge.embed([text])[0])).max()) < 1e-5
-    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
-    assert result.hits[0].atom.text == TEXTS["tide"]
-    assert not result.diagnostics["acquisition"]["missingSignals"]
-    with pytest.raises(EmbeddingModelMismatchError):
-        _service(settings, MINILM)
-    db.close()
+    assert set(TEXTS.values()) <= set(_embeddings(db))
+    # Bodies carry no query prefix: each stored vector is the body's own.
+    _assert_moved(settings, service, db, human, BGE, 384)
