@@ -23,14 +23,21 @@ Systems, all in the same run, over the same texts:
   settings (latency p50/p95 measured here, on the client);
 - ``graphsvc p=0``: the same service in process with propagation 0;
 - ``cosine``: exact cosine of the query embedding to every turn's stored embedding
-  (the service's embedder and vectors);
+  (the service's embedder and vectors; the query embedded as the service embeds it:
+  its query precision and the model's query prefix);
 - ``bm25``: ``bm25s`` (Lucene's BM25 variant, k1 1.2, b 0.75) over the turn texts
   with standard English tokenisation (lower case, English stop words removed,
   Snowball English stemmer), per conversation;
 - ``fusion``: 0.8 x cosine + 0.2 x BM25 / best BM25 of the question, no graph;
 - ``peer k=128`` / ``peer k=512``: neo4j-graphrag's ``HybridCypherRetriever``
   (linear ranker, alpha 0.8) over graphsvc's own vector and fulltext indexes on the
-  same Neo4j, the subject filter in its ``retrieval_query``, the first 10 rows kept.
+  same Neo4j, the subject filter in its ``retrieval_query``, the first 10 rows kept;
+  its query vectors come from the model that stored the vectors it searches.
+- ``graphsvc (fp32 query)`` / ``cosine (fp32 query)`` / ``fusion (fp32 query)``: the
+  same with the other query precision (int8 <-> fp32) over the same stored vectors;
+- ``cosine (<other model>)`` / ``fusion (<other model>)``: the text-only rows with
+  ``--other-model``'s embeddings of the same texts (default the shipped model; none
+  when it is the service's own);
 - ``--variants``: named in-process variants of graphsvc's settings (levers), e.g.
   ``p=0.3`` or ``roles=follows=1:0``, paired on the same questions.
 
@@ -73,6 +80,7 @@ from graphsvc.core.lucene import escape_term  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
+from graphsvc.embed.sentence import embed_query  # noqa: E402
 from graphsvc.http.app import create_app  # noqa: E402  (path set up just above)
 from graphsvc.keys.auth import AuthTable  # noqa: E402
 from graphsvc.ops.index import (  # noqa: E402
@@ -371,16 +379,36 @@ class Baselines:
         return [self.dia[i] for i in order]
 
 
+def add_text_rows(
+    systems: dict[str, Scores], base: Baselines, q: Question, suffix: str = "", bm25: bool = False
+) -> None:
+    """The text-only rows of one question: ``cosine``, ``fusion`` (and ``bm25``), each
+    named with ``suffix``."""
+    cos, bm = base.signals(q)
+    systems["cosine" + suffix].add(base.rank(cos), q)
+    if bm25:
+        systems["bm25" + suffix].add(base.rank(bm), q)
+    systems["fusion" + suffix].add(base.rank(fuse(cos, bm)), q)
+
+
+def fuse(cos: np.ndarray, bm: np.ndarray) -> np.ndarray:
+    """The text-only fusion: 0.8 x cosine + 0.2 x BM25 / the question's best BM25."""
+    best = float(bm.max()) if bm.size else 0.0
+    return 0.8 * cos + 0.2 * (bm / best if best > 0 else bm)
+
+
 def tokens_for(tokens: Any) -> list[str]:
     inverse = {v: k for k, v in tokens.vocab.items()}
     return [inverse[i] for i in tokens.ids[0]]
 
 
 def unit_embed(embedder: Any) -> Callable[[str], np.ndarray]:
-    """One text's embedding by ``embedder``, as a unit float64 vector."""
+    """A query's embedding by ``embedder``'s query path (its query precision, and the
+    model's query prefix where it has one: what the service embeds a search with), as
+    a unit float64 vector."""
 
     def embed(text: str) -> np.ndarray:
-        v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
+        v = np.asarray(embed_query(embedder, text), dtype=np.float64)
         return v / np.linalg.norm(v)
 
     return embed
@@ -699,9 +727,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument(
         "--model",
         default=DEFAULT_MODEL,
-        help=f"the service's embedding model ({', '.join(MODELS)}); with another than "
-        f"{DEFAULT_MODEL}, the cosine and fusion baselines are also computed with "
-        f"{DEFAULT_MODEL}'s embeddings of the same texts",
+        help=f"the service's embedding model ({', '.join(MODELS)}); the cosine and "
+        "fusion baselines are also computed with --other-model's embeddings of the "
+        "same texts",
+    )
+    p.add_argument(
+        "--other-model",
+        default=DEFAULT_MODEL,
+        help="the second model of the cosine and fusion baselines (default: the shipped one)",
     )
     p.add_argument("--no-peer", action="store_true")
     p.add_argument(
@@ -732,13 +765,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     report: dict[str, Any] = {}
     try:
         db.apply_schema(embedding_dimension=spec.dimension)
-        embedder = get_embedder(spec.key)
-        other = None if spec.key == DEFAULT_MODEL else get_embedder(DEFAULT_MODEL)
-
-        def embed_other(text: str) -> np.ndarray:
-            assert other is not None
-            v = np.asarray(other.embed([text])[0], dtype=np.float64)
-            return v / np.linalg.norm(v)
+        embedder = get_embedder(spec.key, settings.embedding.query_precision)
+        # The other query precision over the same stored vectors (int8 <-> fp32).
+        other_precision = "fp32" if settings.embedding.query_precision == "int8" else "int8"
+        embedder_op = get_embedder(spec.key, other_precision)
+        other = None if spec.key == args.other_model else get_embedder(args.other_model)
+        embed_other = unit_embed(other) if other is not None else unit_embed(embedder)
 
         tokenizer = get_tokenizer()
         service = service_for(settings, db, embedder, tokenizer)
@@ -770,11 +802,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         use_analyzer(db, FULLTEXT_ANALYZER)
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         analyzers = [a for a in args.analyzers.split(",") if a] or [FULLTEXT_ANALYZER]
-        names = ["cosine", "bm25", "fusion"]
+        op_tag = f" ({other_precision} query)"
+        names = ["cosine", "bm25", "fusion", "cosine" + op_tag, "fusion" + op_tag]
         if other is not None:
-            names += [f"cosine ({DEFAULT_MODEL})", f"fusion ({DEFAULT_MODEL})"]
+            names += [f"cosine ({args.other_model})", f"fusion ({args.other_model})"]
         systems: dict[str, Scores] = {n: Scores() for n in names}
         p0 = service_for(settings.with_(propagation=0.0), db, embedder, tokenizer)
+        service_op = service_for(settings, db, embedder_op, tokenizer)
+        embed_op = unit_embed(embedder_op)
         variant_services = {
             v: service_for(settings.with_(**ch), db, embedder, tokenizer)
             for v, ch in variants.items()
@@ -799,6 +834,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             for name in (
                 *(() if args.no_peer else ("peer k=128", "peer k=512")),
                 "graphsvc p=0",
+                "graphsvc" + op_tag,
                 *variants,
                 "graphsvc",
                 *(("graphsvc, entities off (HTTP)",) if live_off is not None else ()),
@@ -814,12 +850,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                         peer.rank(c, Question(w, [], 4), 128)
             for c in convs:
                 base_c = Baselines(db, c, embed) if phase == 0 else None
+                base_op = Baselines(db, c, embed_op) if phase == 0 else None
                 base_o = (
                     Baselines(db, c, embed_other, other.embed)
                     if phase == 0 and other is not None
                     else None
                 )
                 p0_rank = service_ranker(p0, c)
+                op_rank = service_ranker(service_op, c)
                 v_ranks = {v: service_ranker(s, c) for v, s in variant_services.items()}
                 print(
                     f"evaluating {c.name} ({analyzer}): {len(c.questions)} questions",
@@ -828,23 +866,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                 )
                 for q in c.questions:
                     if base_c is not None:
-                        cos, bm = base_c.signals(q)
-                        systems["cosine"].add(base_c.rank(cos), q)
-                        systems["bm25"].add(base_c.rank(bm), q)
-                        best = float(bm.max()) if bm.size else 0.0
-                        fused = 0.8 * cos + 0.2 * (bm / best if best > 0 else bm)
-                        systems["fusion"].add(base_c.rank(fused), q)
+                        add_text_rows(systems, base_c, q, bm25=True)
+                    if base_op is not None:
+                        add_text_rows(systems, base_op, q, op_tag)
                     if base_o is not None:
-                        cos_o, bm_o = base_o.signals(q)
-                        systems[f"cosine ({DEFAULT_MODEL})"].add(base_o.rank(cos_o), q)
-                        top = float(bm_o.max()) if bm_o.size else 0.0
-                        fused_o = 0.8 * cos_o + 0.2 * (bm_o / top if top > 0 else bm_o)
-                        systems[f"fusion ({DEFAULT_MODEL})"].add(base_o.rank(fused_o), q)
+                        add_text_rows(systems, base_o, q, f" ({args.other_model})")
                     if peer is not None:
                         for k in (128, 512):
                             ranked, ms = peer.rank(c, q, k)
                             systems[f"peer k={k}{tag}"].add(ranked, q, ms)
                     systems["graphsvc p=0" + tag].add(p0_rank(q), q)
+                    if phase == 0:
+                        systems["graphsvc" + op_tag].add(op_rank(q), q)
                     for v, rank in v_ranks.items():
                         systems[v + tag].add(rank(q), q)
                     # The latency pair: the two servers asked in turn, which one first

@@ -3,15 +3,16 @@
 Run::
 
     .venv/bin/python bench/query_encoder.py [--model all-MiniLM-L6-v2] [--data DIR]
-                                            [--threads 1,2] [--json PATH]
+                                            [--json PATH]
 
 No database: the LoCoMo turns (``../shared/data/locomo``, one text per turn as
 ``bench/quality.py`` writes them) are embedded once with the shipped body path; each
 question is then embedded by every query encoder and the turns of its conversation
 ranked by exact cosine, so the only difference between two rows is the query vector.
 
-It prints, per encoder and intra-op thread count: query latency p50/p95 (one text per
-call, as a search embeds it); the cosine between its vector and the fp32 ONNX
+It prints, per encoder (each as the service builds it: ``get_embedder(model,
+precision)``, one intra-op thread, the model's query prefix): query latency p50/p95 and
+CPU p50 (one text per call, as a search embeds it); the cosine between its vector and the fp32 ONNX
 vector of the same question (min and mean); recall@5/@10 of the questions' evidence
 by cosine alone, with the paired margin against fp32 ONNX (95 % bootstrap interval).
 The int8 graph is ``onnxruntime.quantization.quantize_dynamic`` (weights int8, per
@@ -41,73 +42,50 @@ from bench.quality import (  # noqa: E402
     paired_margin,
     percentile,
 )
-from graphsvc.embed.sentence import get_embedder  # noqa: E402
-
-
-def _session(path: Path, threads: int) -> Any:
-    import onnxruntime as ort
-
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    options.log_severity_level = 3
-    return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
-
-
-def _int8(fp32: Path) -> Path:
-    from onnxruntime.quantization import QuantType, quantize_dynamic
-
-    target = fp32.with_name(fp32.stem + "-int8.onnx")
-    if not target.is_file():
-        quantize_dynamic(str(fp32), str(target), weight_type=QuantType.QInt8, per_channel=True)
-    return target
+from graphsvc.embed.sentence import embed_query, get_embedder  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawTextHelpFormatter)
     ap.add_argument("--model", default="all-MiniLM-L6-v2")
     ap.add_argument("--data", default=str(ROOT.parent / "shared" / "data" / "locomo"))
-    ap.add_argument("--threads", default="1,2")
     ap.add_argument("--torch", action="store_true", help="also time the PyTorch query path")
     ap.add_argument("--json", default=str(ROOT / "bench" / "results" / "query_encoder.json"))
     args = ap.parse_args(argv)
     load_before = list(os.getloadavg())
-    embedder = get_embedder(args.model)
-    onnx = embedder._onnx  # the shipped query encoder (fp32)
-    if onnx is None:
-        print("onnxruntime is unavailable: nothing to compare", file=sys.stderr)
-        return 1
     convs = load_conversations(args.data)
+    # Each precision's embedder as the service builds it: the query path is
+    # embed_query (one onnxruntime thread, the model's query prefix); bodies are
+    # always the fp32 graph, so both rank the same stored vectors.
+    encoders = {kind: get_embedder(args.model, kind) for kind in ("fp32", "int8")}
+    embedder = encoders["fp32"]
     t = time.perf_counter()
     bodies = {c.name: np.asarray(embedder.embed([x.text for x in c.turns])) for c in convs}
     print(f"embedded {sum(len(c.turns) for c in convs)} turns in {time.perf_counter() - t:.1f} s")
-    graphs = {"fp32": onnx.path, "int8": _int8(onnx.path)}
-    sizes = {k: round(p.stat().st_size / 2**20, 1) for k, p in graphs.items()}
-    feeds = {c.name: onnx.feeds([q.text for q in c.questions]) for c in convs}
     rows: dict[str, Any] = {}
     vectors: dict[str, dict[str, np.ndarray]] = {}
     scores: dict[str, Scores] = {}
-    for kind, path in graphs.items():
-        for threads in [int(x) for x in args.threads.split(",")]:
-            session = _session(path, threads)
-            name = f"{kind} x{threads}"
-            ms: list[float] = []
-            vecs: dict[str, np.ndarray] = {}
-            for c in convs:
-                out = []
-                for feed in feeds[c.name]:
-                    t = time.perf_counter()
-                    out.append(session.run(None, feed)[0][0])
-                    ms.append((time.perf_counter() - t) * 1000)
-                vecs[c.name] = np.asarray(out)
-            vectors.setdefault(kind, vecs)
-            rows[name] = {
-                "p50Ms": round(percentile(ms, 50), 2),
-                "p95Ms": round(percentile(ms, 95), 2),
-                "graphMiB": sizes[kind],
-            }
-            print(f"{name:>8}: p50 {rows[name]['p50Ms']} ms, p95 {rows[name]['p95Ms']} ms")
-    if args.torch:
+    for kind, encoder in encoders.items():
+        name = f"{kind} x1"
+        ms: list[float] = []
+        cpu: list[float] = []
+        vecs: dict[str, np.ndarray] = {}
+        for c in convs:
+            out = []
+            for q in c.questions:
+                t, c0 = time.perf_counter(), time.thread_time()
+                out.append(embed_query(encoder, q.text))
+                ms.append((time.perf_counter() - t) * 1000)
+                cpu.append((time.thread_time() - c0) * 1000)
+            vecs[c.name] = np.asarray(out)
+        vectors[kind] = vecs
+        rows[name] = {
+            "p50Ms": round(percentile(ms, 50), 2),
+            "p95Ms": round(percentile(ms, 95), 2),
+            "cpuP50Ms": round(percentile(cpu, 50), 2),
+        }
+        print(f"{name:>8}: p50 {rows[name]['p50Ms']} ms, p95 {rows[name]['p95Ms']} ms")
+    if args.torch and getattr(embedder, "_embed_torch", None) is not None:
         import torch
 
         torch.set_num_threads(1)
@@ -115,7 +93,7 @@ def main(argv: list[str] | None = None) -> int:
         for c in convs:
             for q in c.questions:
                 t = time.perf_counter()
-                embedder._embed_torch([q.text])
+                embedder._embed_torch([q.text])  # type: ignore[attr-defined]
                 ms.append((time.perf_counter() - t) * 1000)
         rows["torch x1"] = {
             "p50Ms": round(percentile(ms, 50), 2),

@@ -21,7 +21,11 @@ Systems, in the same run over the same stored texts and embeddings:
   index's weights at 0 (ranking exactly §5: today's graphsvc), for the latency pair;
 - in-process variants (``--variants``, keys as in ``bench/quality.py`` plus ``ent``,
   ``entdeg``, ``entq``);
-- ``cosine``, ``bm25``, ``fusion`` (0.8/0.2): text only (``bench/quality.py``'s);
+- ``cosine``, ``bm25``, ``fusion`` (0.8/0.2): text only (``bench/quality.py``'s), the
+  query embedded as the service does (precision, the model's query prefix);
+- ``graphsvc (fp32 query)``, ``cosine (fp32 query)``, ``fusion (fp32 query)``: the other
+  query precision over the same stored vectors; ``cosine (<other model>)`` and
+  ``fusion (<other model>)``: ``--other-model``'s embeddings of the same texts;
 - ``peer k=128``: neo4j-graphrag's ``HybridCypherRetriever`` (linear, alpha 0.8).
 
 Paired 95 % intervals (bootstrap over questions) of graphsvc against every other row.
@@ -55,11 +59,13 @@ from bench.quality import (  # noqa: E402
     Conversation,
     Peer,
     Question,
+    add_text_rows,
     paired_margin,
     parse_variant,
     percentile,
     recall,
     serve,
+    unit_embed,
 )
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
@@ -130,6 +136,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=DEFAULT_MODEL,
         help=f"the embedding model of every system ({', '.join(MODELS)})",
     )
+    p.add_argument(
+        "--other-model",
+        default=DEFAULT_MODEL,
+        help="a second model for the cosine and fusion baselines (default: the shipped one)",
+    )
     args = p.parse_args(argv)
     doc = json.loads(QUESTIONS.read_text(encoding="utf-8"))
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
@@ -138,8 +149,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     db = neo.database()
     try:
         db.apply_schema(embedding_dimension=spec.dimension)
-        embedder, tokenizer = get_embedder(spec.key), get_tokenizer()
         settings = neo.settings.with_(embedding_model=spec.key)
+        precision = settings.embedding.query_precision
+        embedder, tokenizer = get_embedder(spec.key, precision), get_tokenizer()
+        other_precision = "fp32" if precision == "int8" else "int8"
+        embedder_op = get_embedder(spec.key, other_precision)
         service = service_for(settings, db, embedder, tokenizer)
         subject = f"team-{uuid.uuid4().hex[:8]}"
         t0 = time.perf_counter()
@@ -174,13 +188,22 @@ def main(argv: Sequence[str] | None = None) -> int:
             for v, ch in variants.items()
         }
 
-        def embed(text: str) -> np.ndarray:
-            v = np.asarray(embedder.embed([text])[0], dtype=np.float64)
-            return v / np.linalg.norm(v)
-
+        op_tag = f" ({other_precision} query)"
+        ranks["graphsvc" + op_tag] = ranker(
+            service_for(settings, db, embedder_op, tokenizer), binding, conv
+        )
+        # The peer and the baselines embed a query as the service does (the query
+        # path: its precision, the model's query prefix) against the stored vectors.
+        embed = unit_embed(embedder)
         base = Baselines(db, conv, embed)
+        base_op = Baselines(db, conv, unit_embed(embedder_op))
+        other = None if spec.key == args.other_model else get_embedder(args.other_model)
+        base_o = None if other is None else Baselines(db, conv, unit_embed(other), other.embed)
         peer = None if args.no_peer else Peer(db, embed)
         names = ["graphsvc", "graphsvc, entities off (HTTP)", *ranks, "cosine", "bm25", "fusion"]
+        names += ["cosine" + op_tag, "fusion" + op_tag]
+        if base_o is not None:
+            names += [f"cosine ({args.other_model})", f"fusion ({args.other_model})"]
         systems: dict[str, Scores] = {n: Scores() for n in names}
         if peer is not None:
             systems["peer k=128"] = Scores()
@@ -190,11 +213,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         for q in questions:
             for name, rank in ranks.items():
                 systems[name].add(rank(q), q)
-            cos, bm = base.signals(q)
-            systems["cosine"].add(base.rank(cos), q)
-            systems["bm25"].add(base.rank(bm), q)
-            best = float(bm.max()) if bm.size else 0.0
-            systems["fusion"].add(base.rank(0.8 * cos + 0.2 * (bm / best if best > 0 else bm)), q)
+            add_text_rows(systems, base, q, bm25=True)
+            add_text_rows(systems, base_op, q, op_tag)
+            if base_o is not None:
+                add_text_rows(systems, base_o, q, f" ({args.other_model})")
             if peer is not None:
                 systems["peer k=128"].add(peer.rank(conv, q, 128)[0], q)
         # The latency pair: both servers asked in turn, question by question, so the

@@ -514,8 +514,8 @@ class LifetimeSettings(Section):
 
 @dataclass(frozen=True)
 class EmbeddingSettings(Section):
-    """The embedding model (graphsvc.embed.models: all-MiniLM-L6-v2 or
-    all-mpnet-base-v2). A database keeps the model its embeddings came from;
+    """The embedding model (graphsvc.embed.models: all-MiniLM-L6-v2,
+    bge-small-en-v1.5 or all-mpnet-base-v2). A database keeps the model its embeddings came from;
     `graphsvc reembed --model` moves it to another (docs/search-quality.md). An
     unknown name is refused when the service is built (graphsvc.embed.lazy)."""
 

@@ -1,7 +1,8 @@
 // The mentions of new current heads (ENT-1): MENTIONS from the head to the entity of
 // each key (created when new), with the surface forms and type of this text. The
 // head is marked as indexed by the extractor's version (a rebuild indexes the heads
-// not marked with its version; diagnostics count unmarked heads).
+// not marked with its version; diagnostics count unmarked heads). `form` is the key
+// the text itself gave (ENT-6's resolution may move the mention to another entity).
 UNWIND $heads AS h
 MATCH (r:Revision:Current {subject: $subject, atomId: h.atomId, rev: h.rev})
 SET r.entityIndex = $extractor
@@ -9,5 +10,5 @@ WITH r, h
 UNWIND h.mentions AS x
 MERGE (e:Entity {subject: $subject, key: x.key})
 ON CREATE SET e.name = x.name, e.type = x.type, e.aliases = x.aliases, e.mentions = 0
-CREATE (r)-[:MENTIONS {name: x.name, type: x.type, count: x.count, aliases: x.aliases}]->(e)
+CREATE (r)-[:MENTIONS {name: x.name, type: x.type, count: x.count, aliases: x.aliases, form: x.key}]->(e)
 RETURN collect(DISTINCT x.key) AS keys

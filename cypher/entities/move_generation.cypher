@@ -1,4 +1,5 @@
-// A batch of `graphsvc index rebuild --entities` changes heads' mentions without a
+// A batch of `graphsvc index rebuild --entities`, or an ENT-6 resolution that moves
+// mentions of heads the write did not touch, changes heads' mentions without a
 // change-feed record: the entity generation moves in the batch's transaction, so
 // every process's mirror of a subject's heads (graphsvc.store.head_mirror) reads the
 // heads again at its next search.

@@ -18,7 +18,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "ENTITY_TYPES",
@@ -148,21 +148,28 @@ class EntityFacts:
     mentions: int
 
 
-def fold_entity(key: str, mentions: Sequence[tuple[str, str, int, Sequence[str]]]) -> EntityFacts:
-    """An entity's name, type and aliases from its mentions ``(name, type, count, aliases)``.
+def fold_entity(key: str, mentions: Sequence[Sequence[Any]]) -> EntityFacts:
+    """An entity's name, type and aliases from its mentions ``(name, type, count,
+    aliases[, form])``.
 
     The name and the type are the ones its mentions use most (weighted by count;
-    ties: the longer, then the smaller name); aliases are every surface form of
-    every mention. Nothing of a removed mention survives the next fold.
+    ties: the longer, then the smaller name); when some mentions' own form is the
+    entity's key (ENT-6: the full form of a joined entity), only they name it.
+    Aliases are every surface form of every mention. Nothing of a removed mention
+    survives the next fold.
     """
     names: dict[str, int] = {}
+    own: dict[str, int] = {}
     kinds: dict[str, int] = {}
     aliases: set[str] = set()
-    for name, kind, count, forms in mentions:
+    for name, kind, count, forms, *form in mentions:
         names[name] = names.get(name, 0) + int(count)
+        if not form or form[0] == key:
+            own[name] = own.get(name, 0) + int(count)
         kinds[kind] = kinds.get(kind, 0) + int(count)
         aliases.update(forms)
         aliases.add(name)
+    names = own or names
     if not names:
         return EntityFacts(key, "", "", (), 0)
     name = min(names, key=lambda n: (-names[n], -len(n), n))

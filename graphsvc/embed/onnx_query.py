@@ -37,6 +37,7 @@ import numpy as np
 __all__ = [
     "QUERY_PRECISIONS",
     "OnnxQueryEncoder",
+    "quantised",
     "run_sharded",
     "session_of",
     "weights_digest",
@@ -135,7 +136,7 @@ class OnnxQueryEncoder:
         self._query_session = self._session
         self.query_precision = "fp32"
         if query_precision == "int8":
-            self._query_session = session_of(_quantised(path))
+            self._query_session = session_of(quantised(path))
             self.query_precision = "int8"
         self._tokenizer = model.tokenizer
         self._inputs = _inputs(model)
@@ -210,7 +211,7 @@ def session_of(path: Path) -> Any:
     return ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
 
 
-def _quantised(fp32: Path) -> Path:
+def quantised(fp32: Path) -> Path:
     """The int8 copy of ``fp32`` (weights per channel), made once, atomically."""
     target = fp32.with_name(fp32.stem + "-int8.onnx")
     if target.is_file():

@@ -218,10 +218,12 @@ def get_embedder(model: str = DEFAULT_MODEL, query_precision: str = "int8") -> E
 
 @cache
 def _embedder_of(key: str, query_precision: str) -> Embedder:
-    from graphsvc.embed.onnx_only import open_onnx_embedder
+    from graphsvc.embed.onnx_only import open_onnx_embedder, open_shipped_embedder
     from graphsvc.settings import default_cache_dir
 
     spec = MODELS[key]
+    if spec.pooling == "cls":  # ships as ONNX: no sentence-transformers folder
+        return open_shipped_embedder(spec, default_cache_dir(), query_precision)
     fast = open_onnx_embedder(spec, default_cache_dir(), query_precision)
     if fast is not None:
         return fast

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Protocol
 
 from graphsvc.core.entity_keys import Mention
+from graphsvc.core.entity_resolution import RESOLUTION_VERSION
 from graphsvc.core.entity_rules import RULES_VERSION, extract_rules
 from graphsvc.errors import InvalidInputError
 
@@ -28,9 +29,11 @@ class EntityExtractor(Protocol):
 
 
 class RuleExtractor:
-    """The rule extractor (:mod:`graphsvc.core.entity_rules`): cheap enough for every write."""
+    """The rule extractor (:mod:`graphsvc.core.entity_rules`): cheap enough for every write.
+    Its version names the resolution rules too (ENT-6, :mod:`graphsvc.core.entity_resolution`):
+    they decide which entity a mention belongs to."""
 
-    version = RULES_VERSION
+    version = f"{RULES_VERSION}+{RESOLUTION_VERSION}"
 
     def extract(self, texts: Sequence[str]) -> list[list[Mention]]:
         return [extract_rules(t) for t in texts]

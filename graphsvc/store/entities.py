@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from graphsvc.core.entity_keys import Mention, fold_entity
+from graphsvc.core.entity_resolution import resolve_forms
 from graphsvc.store.connection import Database, Tx, run
 
 __all__ = [
@@ -35,6 +36,7 @@ __all__ = [
     "pending_heads",
     "record_extractor",
     "refresh",
+    "resolve",
     "write_mentions",
 ]
 
@@ -64,14 +66,40 @@ def drop_mentions(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[str]:
     return list(rows[0]["keys"])
 
 
+def resolve(tx: Tx, subject: str) -> list[str]:
+    """ENT-6: move every mention whose form resolves to another entity than the one it
+    belongs to (:func:`~graphsvc.core.entity_resolution.resolve_forms` over the
+    subject's current forms); the keys of the entities it changed."""
+    rows = run(tx, "entities/forms", subject=subject)
+    forms: dict[str, set[str]] = {}
+    for row in rows:
+        forms.setdefault(row["form"], set()).update(row["types"])
+    target = resolve_forms(forms)
+    moves = [
+        {"form": row["form"], "source": row["key"], "target": target[row["form"]]}
+        for row in rows
+        if target[row["form"]] != row["key"]
+    ]
+    if not moves:
+        return []
+    moves.sort(key=lambda m: (m["form"], m["source"]))
+    keys = list(run(tx, "entities/move_mentions", subject=subject, moves=moves)[0]["keys"])
+    # Heads this write did not touch changed entities: the change feed does not name
+    # them, so every process's mirror of the subject reads its heads again.
+    run(tx, "entities/move_generation")
+    return keys
+
+
 def refresh(tx: Tx, subject: str, keys: Iterable[str]) -> None:
-    """Re-derive the named entities from their mentions; delete those left without one."""
+    """Resolve the subject's forms again (ENT-6), then re-derive the entities named or
+    moved from their mentions; delete those left without one."""
     wanted = sorted(set(keys))
     if not wanted:
         return
+    wanted = sorted({*wanted, *resolve(tx, subject)})
     rows, orphans = [], []
     for row in run(tx, "entities/mentions_of", subject=subject, keys=wanted):
-        found = [tuple(m) for m in row["mentions"] if m[0] is not None]
+        found = [list(m) for m in row["mentions"] if m[0] is not None]
         facts = fold_entity(row["key"], found)
         if facts.mentions == 0:
             orphans.append(row["key"])

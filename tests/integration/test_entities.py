@@ -27,6 +27,7 @@ from graphsvc.entities import RuleExtractor
 from graphsvc.errors import EntityExtractorMismatchError
 from graphsvc.inputs.models import parse_changes
 from graphsvc.ops.entity_index import ensure_entity_extractor, rebuild_entities
+from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import ENTITY_WEIGHTS_OFF, Settings
@@ -294,6 +295,119 @@ def test_purging_the_last_mention_removes_the_entity_and_aliases_from_purged_tex
     dump = json.dumps(rows)
     assert secret.lower() not in dump.lower() and "louvre" not in dump.lower()
     assert keys_of(service.db, subject, b) == ["melanie"]
+
+
+# ------------------------------------------------------------------ ENT-6
+
+
+def _mention_forms(db: Database, subject: str) -> dict[str, str]:
+    """Each mention's own form → the entity key it belongs to."""
+    rows = cypher(
+        db,
+        "MATCH (:Revision {subject: $s})-[m:MENTIONS]->(e:Entity) "
+        "RETURN DISTINCT m.form AS form, e.key AS key",
+        s=subject,
+    )
+    return {r["form"]: r["key"] for r in rows}
+
+
+def _entity_share(service: Service, human: Binding, ref: AtomRef) -> float:
+    """The share of ``ref``'s score that came through entities when searching for the
+    full form's reviewer (0 when it is not a hit)."""
+    result = service.search(human, SearchRequest("who reviewed the billing outage", limit=10))
+    for hit in result.hits:
+        if hit.atom.atom_id == ref.atom_id:
+            return float(hit.breakdown.get("entityShare", 0.0))
+    return 0.0
+
+
+@pytest.mark.req("ENT-6")
+def test_a_surname_joins_its_full_name_and_a_second_full_name_splits_it(
+    service: Service, human: Binding, subject: str
+) -> None:
+    full, short = create(
+        service,
+        human,
+        "Yesterday Ingrid Vasquez reviewed the billing outage.",
+        "The rollback plan from Vasquez ships on Friday.",
+    )
+    found = all_entities(service.db, subject)
+    assert "vasquez" not in found  # one entity, not two
+    joined = found["ingrid vasquez"]
+    assert joined.name == "Ingrid Vasquez" and joined.mentions == 2
+    assert set(joined.aliases) == {"Ingrid Vasquez", "Vasquez"}
+    assert keys_of(service.db, subject, short) == ["ingrid vasquez"]
+    # A search for the full form's text reaches the short form's atom through the entity.
+    joined_share = _entity_share(service, human, short)
+    assert joined_share > 0
+
+    # A second full form makes "Vasquez" ambiguous: it is an entity of its own again.
+    marco = create(service, human, "On Monday Marco Vasquez joined the payments team.")[0]
+    found = all_entities(service.db, subject)
+    assert found["ingrid vasquez"].aliases == ("Ingrid Vasquez",)
+    assert found["vasquez"].aliases == ("Vasquez",) and found["vasquez"].mentions == 1
+    assert found["marco vasquez"].mentions == 1
+    assert keys_of(service.db, subject, short) == ["vasquez"]
+    # The search path's mirror of the heads follows the move (the short form's atom
+    # was not written): it ranks as a process reading the heads afresh does, and less
+    # of its score comes through entities than while it was joined.
+    split_share = _entity_share(service, human, short)
+    forget_mirrors(service.db)
+    assert _entity_share(service, human, short) == pytest.approx(split_share)
+    assert split_share < joined_share
+    # Retiring the second full form joins them again: resolution follows current text.
+    retire(service, human, marco)
+    assert keys_of(service.db, subject, short) == ["ingrid vasquez"]
+    assert _mention_forms(service.db, subject) == {
+        "ingrid vasquez": "ingrid vasquez",
+        "vasquez": "ingrid vasquez",
+    }
+    assert keys_of(service.db, subject, full) == ["ingrid vasquez"]
+
+
+@pytest.mark.req("ENT-6", "ENT-3")
+def test_purging_the_full_form_removes_every_alias_derived_from_it(
+    service: Service, human: Binding, subject: str
+) -> None:
+    secret = "Zq" + uuid.uuid4().hex[:8].lower()
+    full, short = create(
+        service,
+        human,
+        f"Yesterday Ingrid {secret.capitalize()} reviewed the billing outage.",
+        f"The rollback plan from {secret.capitalize()} ships on Friday.",
+    )
+    joined = all_entities(service.db, subject)[f"ingrid {secret.lower()}"]
+    assert f"Ingrid {secret.capitalize()}" in joined.aliases
+    service.purge(human, full.atom_id)
+    after = all_entities(service.db, subject)
+    assert f"ingrid {secret.lower()}" not in after
+    assert after[secret.lower()].aliases == (secret.capitalize(),)
+    assert keys_of(service.db, subject, short) == [secret.lower()]
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {subject: $s}) OPTIONAL MATCH (e)<-[m:MENTIONS]-() "
+        "RETURN e.key AS key, e.name AS name, e.aliases AS aliases, "
+        "collect([m.name, m.form, m.aliases]) AS mentions",
+        s=subject,
+    )
+    assert "ingrid" not in json.dumps(rows).lower()
+
+
+@pytest.mark.req("ENT-6")
+def test_an_acronym_and_a_hyphen_variant_join_their_full_forms(
+    service: Service, human: Binding, subject: str
+) -> None:
+    create(
+        service,
+        human,
+        "Yesterday the Site Reliability Engineering group met the payments-api owners.",
+        "Then SRE paged the Payments API on-call.",
+    )
+    found = all_entities(service.db, subject)
+    assert "sre" not in found and "SRE" in found["site reliability engineering"].aliases
+    variants = [k for k in found if k.replace("-", " ") == "payments api"]
+    assert variants == ["payments api"]
+    assert set(found["payments api"].aliases) == {"Payments API", "payments-api"}
 
 
 # ------------------------------------------------------------------ rebuild (ENT-1)

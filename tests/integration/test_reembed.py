@@ -35,7 +35,7 @@ from graphsvc.store.connection import Database
 from graphsvc.store.embedding_model import model_record, vector_index_dimension
 from graphsvc.store.replicas import Registration
 
-MINILM, MPNET = "all-MiniLM-L6-v2", "all-mpnet-base-v2"
+MINILM, MPNET, BGE = "all-MiniLM-L6-v2", "all-mpnet-base-v2", "bge-small-en-v1.5"
 TEXTS = {
     "tide": "The harbour master logs the spring tides every morning at six.",
     "bread": "Our bakery proofs sourdough overnight in a cold cellar.",
@@ -64,6 +64,31 @@ def _service(settings: Settings, model: str) -> tuple[Service, Database]:
         settings.with_(embedding_model=model), progress=lambda _m: None
     )
     return service, runtime.db
+
+
+def _write_texts(service: Service, human: Binding) -> None:
+    changes = [
+        {"id": k, "op": "create", "content": {"text": t, "links": []}, "sources": []}
+        for k, t in TEXTS.items()
+    ]
+    service.write(human, parse_changes(changes))
+
+
+def _assert_moved(
+    settings: Settings, service: Service, db: Database, human: Binding, model: str, dim: int
+) -> None:
+    """Every head holds ``model``'s vector of its body, search finds by it, and a
+    MiniLM process is refused; closes ``db``."""
+    embedder = get_embedder(model)
+    for text, vector in _embeddings(db).items():
+        assert len(vector) == dim
+        assert float(np.abs(np.array(vector) - np.array(embedder.embed([text])[0])).max()) < 1e-5
+    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
+    assert result.hits[0].atom.text == TEXTS["tide"]
+    assert not result.diagnostics["acquisition"]["missingSignals"]
+    with pytest.raises(EmbeddingModelMismatchError):
+        _service(settings, MINILM)
+    db.close()
 
 
 def _embeddings(db: Database) -> dict[str, list[float]]:
@@ -118,15 +143,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
     assert vector_index_dimension(db) == 384
     subject = f"reembed-{uuid.uuid4().hex[:8]}"
     human = Binding(subject, "default", "human", "alice")
-    service.write(
-        human,
-        parse_changes(
-            [
-                {"id": k, "op": "create", "content": {"text": t, "links": []}, "sources": []}
-                for k, t in TEXTS.items()
-            ]
-        ),
-    )
+    _write_texts(service, human)
     before = _embeddings(db)
     assert {len(v) for v in before.values()} == {384}
     first = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
@@ -183,17 +200,7 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
         768,
         None,
     )
-    after = _embeddings(db)
-    mpnet = get_embedder(MPNET)
-    for text, vector in after.items():
-        assert len(vector) == 768
-        assert float(np.abs(np.array(vector) - np.array(mpnet.embed([text])[0])).max()) < 1e-5
-    result = service.search(human, SearchRequest("when are the tides logged at the harbour?"))
-    assert result.hits[0].atom.text == TEXTS["tide"]
-    assert not result.diagnostics["acquisition"]["missingSignals"]
-    with pytest.raises(EmbeddingModelMismatchError):
-        _service(settings, MINILM)
-    db.close()
+    _assert_moved(settings, service, db, human, MPNET, 768)
 
     # Nothing left to do: exit 1 with the reason.
     code, report, _ = _cli(settings, "--model", MPNET)
@@ -214,3 +221,38 @@ def test_unknown_model_is_refused_before_neo4j_starts(tmp_path: Path) -> None:
     assert proc.returncode == 8
     assert json.loads(proc.stdout)["error"] == "INVALID_INPUT"
     assert not (tmp_path / "neo4j").exists()
+
+
+def _minilm_service(settings: Settings) -> tuple[Service, Database]:
+    """A process of all-MiniLM-L6-v2 on the module's database (moved back to MiniLM
+    first when an earlier test left it on another model)."""
+    try:
+        return _service(settings, MINILM)
+    except EmbeddingModelMismatchError:
+        code, _, err = _cli(settings, "--model", MINILM)
+        assert code == 0, err
+        return _service(settings, MINILM)
+
+
+@pytest.mark.req("ACT-1", "CUR-1")
+def test_a_minilm_database_refuses_a_bge_process_until_reembed(own_neo4j: Settings) -> None:
+    settings = own_neo4j
+    service, db = _minilm_service(settings)
+    subject = f"bge-{uuid.uuid4().hex[:8]}"
+    human = Binding(subject, "default", "human", "alice")
+    _write_texts(service, human)
+    db.close()
+    with pytest.raises(EmbeddingModelMismatchError) as refused:
+        _service(settings, BGE)
+    assert "graphsvc reembed --model bge-small-en-v1.5" in str(refused.value)
+
+    code, report, err = _cli(settings, "--model", BGE)
+    assert code == 0, err
+    assert report["reembedded"] == report["total"]
+
+    service, db = _service(settings, BGE)
+    record = model_record(db)
+    assert (record.name, record.dimension) == ("BAAI/bge-small-en-v1.5+cls+query-prefix", 384)
+    assert set(TEXTS.values()) <= set(_embeddings(db))
+    # Bodies carry no query prefix: each stored vector is the body's own.
+    _assert_moved(settings, service, db, human, BGE, 384)
