@@ -41,6 +41,24 @@ class ChangeRecord:
     purged: int
     redacted: int
 
+    def to_json(self) -> dict[str, Any]:
+        """The record as ``graphsvc changes --json`` and the MCP ``changes`` tool show it."""
+        return {
+            "sequence": self.seq,
+            "operationId": self.operation_id,
+            "kind": self.kind,
+            "actor": None
+            if self.actor_kind is None
+            else {"kind": self.actor_kind, "id": self.actor_id},
+            "committedAt": self.at,
+            "created": [r.to_json() for r in self.created],
+            "revised": [r.to_json() for r in self.revised],
+            "retired": [r.to_json() for r in self.retired],
+            "archived": [r.to_json() for r in self.archived],
+            "purged": self.purged,
+            "redacted": self.redacted,
+        }
+
 
 # ------------------------------------------------------------------ read replay
 @dataclass(frozen=True)
