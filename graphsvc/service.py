@@ -360,6 +360,12 @@ class Service:
 
         return close_session(self.db, binding, session_id)
 
+    def mcp_session_discard(self, binding: Binding, token: str) -> None:
+        """Forget a session token whose change was refused (nothing stays behind)."""
+        from graphsvc.ops.mcp_sessions import discard_token
+
+        discard_token(self.db, self.secret, binding, token)
+
     def mcp_session_token(
         self, binding: Binding, session_id: str, payload_digest: str
     ) -> SessionToken:

@@ -46,16 +46,18 @@ __all__ = [
 class Shown:
     """One presentation: a read's manifest, or a revision (and whether it was a head)."""
 
-    kind: Literal["manifest", "revision"]
+    kind: Literal["manifest", "revision", "written"]
     ident: str
     rev: int = 0
     head: bool = False
 
     def key(self) -> str:
-        """The entry as stored: ``m:<manifestId>`` or ``r:<h|o>:<rev>:<atomId>``."""
+        """The entry as stored: ``m:<manifestId>``, ``r:<h|o>:<rev>:<atomId>`` or
+        ``w:h:<rev>:<atomId>``."""
         if self.kind == "manifest":
             return f"m:{self.ident}"
-        return f"r:{'h' if self.head else 'o'}:{self.rev}:{self.ident}"
+        prefix = "w" if self.kind == "written" else "r"
+        return f"{prefix}:{'h' if self.head else 'o'}:{self.rev}:{self.ident}"
 
     @classmethod
     def parse(cls, key: str) -> Shown | None:
@@ -63,8 +65,9 @@ class Shown:
         if key.startswith("m:"):
             return cls("manifest", key[2:])
         parts = key.split(":", 3)
-        if len(parts) == 4 and parts[0] == "r" and parts[2].isdigit():
-            return cls("revision", parts[3], int(parts[2]), parts[1] == "h")
+        if len(parts) == 4 and parts[0] in ("r", "w") and parts[2].isdigit():
+            kind: Literal["revision", "written"] = "revision" if parts[0] == "r" else "written"
+            return cls(kind, parts[3], int(parts[2]), parts[1] == "h")
         return None
 
     @property
@@ -79,6 +82,10 @@ class Declared:
     presentations: tuple[str, ...]
     basis: tuple[AtomRef, ...]
     watches: tuple[AtomRef, ...]
+    # What the session itself wrote: ``about`` may name it, it is no input (a
+    # retried batch must declare the same inputs, IDEM-2; its own inputs are
+    # declared already).
+    written: tuple[AtomRef, ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -116,17 +123,20 @@ def declared(window: Iterable[str]) -> Declared:
     manifests: list[str] = []
     basis: list[AtomRef] = []
     watches: list[AtomRef] = []
+    written: list[AtomRef] = []
     for key in window:
         shown = Shown.parse(key)
         if shown is None:
             continue
         if shown.kind == "manifest":
             manifests.append(shown.ident)
-            continue
-        basis.append(shown.ref)
-        if shown.head:
-            watches.append(shown.ref)
-    return Declared(tuple(manifests), tuple(basis), tuple(watches))
+        elif shown.kind == "written":
+            written.append(shown.ref)
+        else:
+            basis.append(shown.ref)
+            if shown.head:
+                watches.append(shown.ref)
+    return Declared(tuple(manifests), tuple(basis), tuple(watches), tuple(written))
 
 
 def arguments_digest(arguments: Mapping[str, Any]) -> str:
@@ -141,11 +151,13 @@ def arguments_digest(arguments: Mapping[str, Any]) -> str:
     return "sha256:" + hashlib.sha256(canonical_cbor(dict(arguments))).hexdigest()
 
 
-def _atom(view: Mapping[str, Any]) -> Shown | None:
+def _atom(
+    view: Mapping[str, Any], kind: Literal["revision", "written"] = "revision"
+) -> Shown | None:
     atom_id, rev = view.get("atomId"), view.get("rev")
     if not isinstance(atom_id, str) or not isinstance(rev, int):
         return None
-    return Shown("revision", atom_id, rev, bool(view.get("head")))
+    return Shown(kind, atom_id, rev, bool(view.get("head")))
 
 
 def shown_in_search(answer: Mapping[str, Any]) -> list[Shown]:
@@ -177,6 +189,7 @@ def shown_in_read(manifest_id: str, items: Iterable[Mapping[str, Any]]) -> list[
 
 def written(outcome: Mapping[str, Any]) -> list[Shown]:
     """The revisions a write answer (its JSON form) handed back to the model: what
-    the session wrote is part of what it was shown."""
+    the session wrote, which later calls may name (``about``) but do not declare."""
     views = (outcome.get("changes") or {}).values()
-    return [s for s in (_atom(v) for v in views if isinstance(v, Mapping)) if s is not None]
+    found = (_atom(v, "written") for v in views if isinstance(v, Mapping))
+    return [s for s in found if s is not None]

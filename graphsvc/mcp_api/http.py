@@ -59,6 +59,7 @@ __all__ = ["McpHttp"]
 _GRANT = "graphsvc.grant"
 _SCOPE = "graphsvc.telemetry.request_scope"
 _SESSION = "graphsvc.mcp_session"
+_PROFILE = "graphsvc.mcp_profile"
 _UNAUTHENTICATED = -32001  # JSON-RPC server-defined range
 
 
@@ -69,7 +70,13 @@ class McpHttp:
     def __init__(self, service: Service, auth: AuthTable | None) -> None:
         self._auth = auth
         self._sessions = SessionGate(service)
-        server = build_server(service, _grant_of, scope_of=_scope_of, session_of=_session_of)
+        server = build_server(
+            service,
+            _grant_of,
+            scope_of=_scope_of,
+            session_of=_session_of,
+            profile_of=_profile_of,
+        )
         self._manager = StreamableHTTPSessionManager(
             app=server,
             json_response=True,
@@ -105,7 +112,13 @@ class McpHttp:
             await send({"type": "http.response.start", "status": 204, "headers": []})
             await send({"type": "http.response.body", "body": b""})
             return
-        scope = {**scope, _GRANT: grant, _SCOPE: current(), _SESSION: opened.session_id}
+        scope = {
+            **scope,
+            _GRANT: grant,
+            _SCOPE: current(),
+            _SESSION: opened.session_id,
+            _PROFILE: opened.profile,
+        }
         await self._manager.handle_request(scope, opened.receive, opened.wrap(send))
         await opened.finish(grant.binding)
 
@@ -121,6 +134,11 @@ def _grant_of(ctx: ServerRequestContext[Any, Any]) -> Grant:
 def _session_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
     session_id = _from_scope(ctx, _SESSION)
     return session_id if isinstance(session_id, str) else None
+
+
+def _profile_of(ctx: ServerRequestContext[Any, Any]) -> str | None:
+    profile = _from_scope(ctx, _PROFILE)
+    return profile if isinstance(profile, str) else None
 
 
 def _scope_of(ctx: ServerRequestContext[Any, Any]) -> RequestScope | None:

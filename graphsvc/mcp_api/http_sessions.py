@@ -15,6 +15,8 @@ Management"):
 - ``DELETE`` with ``Mcp-Session-Id``: the session ends (its window is deleted);
 - ``GET``: 405 (METHOD_NOT_ALLOWED, ``Allow: POST, DELETE``): graphsvc sends no
   server-initiated messages, so it offers no event stream;
+- ``?profile=compact|full`` on the URL picks the tools ``tools/list`` shows to this
+  host (default ``GRAPHSVC_MCP_PROFILE``); another value is 400;
 - a request of the 2026-07-28 era (which has no sessions): ``-32022``
   (unsupported protocol version) naming the handshake versions, so that the SDK's
   clients fall back to ``initialize``.
@@ -26,6 +28,7 @@ import asyncio
 import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from urllib.parse import parse_qs
 
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.types import Message, Receive, Scope, Send
@@ -64,6 +67,8 @@ class Admitted:
     opened: bool = False
     # The session was ended (DELETE): the request is answered here, not by the SDK.
     ended: bool = False
+    # The tool profile the URL asks for (None: the configured one).
+    profile: str | None = None
     status: list[int] = field(default_factory=list)
     close: Callable[[str], Awaitable[None]] | None = None
 
@@ -117,15 +122,19 @@ class SessionGate:
             )
         if version in MODERN_PROTOCOL_VERSIONS:
             raise UnsupportedEraError(version)
+        profile = _profile(scope)
         if session_id is not None:
             await self._live(binding, session_id)
             if method == "DELETE":
                 await asyncio.to_thread(self._service.mcp_session_close, binding, session_id)
                 return Admitted(session_id, receive, ended=True)
-            return Admitted(session_id, receive)
+            return Admitted(session_id, receive, profile=profile)
         if method == "DELETE":
             raise BadRequestError("DELETE /mcp names the session to end (Mcp-Session-Id)")
         body, replay = await _buffered(receive, self._limit)
+        if len(body) > self._limit:
+            # The manager refuses a body over the limit (413) without reading it.
+            return Admitted(None, replay)
         if not _is_initialize(body):
             raise BadRequestError(
                 "missing Mcp-Session-Id: open a session with initialize, then send its id"
@@ -135,7 +144,7 @@ class SessionGate:
         async def close(sid: str) -> None:
             await asyncio.to_thread(self._service.mcp_session_close, binding, sid)
 
-        return Admitted(new_id, replay, opened=True, close=close)
+        return Admitted(new_id, replay, opened=True, close=close, profile=profile)
 
     async def _live(self, binding: Binding, session_id: str) -> None:
         live = len(session_id) <= _MAX_ID and await asyncio.to_thread(
@@ -143,6 +152,22 @@ class SessionGate:
         )
         if not live:
             raise NotFoundError("no such MCP session (ended or expired): initialize a new one")
+
+
+def _profile(scope: Scope) -> str | None:
+    """The ``profile`` query parameter of the URL, if any.
+
+    Raises:
+        BadRequestError: a value other than compact or full.
+    """
+    query = scope.get("query_string", b"").decode("latin-1")
+    values = parse_qs(query).get("profile")
+    if not values:
+        return None
+    value = str(values[-1])
+    if value not in ("compact", "full"):
+        raise BadRequestError("profile: compact or full")
+    return value
 
 
 def _is_initialize(body: bytes) -> bool:

@@ -9,10 +9,12 @@ model sees) and one run function over a :class:`~graphsvc.mcp_api.session.Call`.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from graphsvc.core.instants import as_of_instant
 from graphsvc.core.requests import InspectRequest
 from graphsvc.core.session_window import Shown, written
 from graphsvc.core.write_models import AtomRef, Change, LinkSpec
@@ -70,6 +72,17 @@ class EntitiesArguments(BaseModel):
     after: str | None = Field(default=None, max_length=1024)
 
 
+def _instant(value: str | None) -> str | None:
+    """An ISO-8601 instant (``Z`` or an offset; none is UTC) in the stored form."""
+    if value is None:
+        return None
+    try:
+        moment = datetime.fromisoformat(value)
+    except ValueError as exc:
+        raise ValueError("an ISO-8601 instant, such as 2026-12-07T11:00:00Z") from exc
+    return as_of_instant(moment)
+
+
 class ChangesArguments(BaseModel):
     model_config = _STRICT
     since: str | None = Field(default=None, max_length=64, description="ISO-8601 UTC instant.")
@@ -79,6 +92,8 @@ class ChangesArguments(BaseModel):
     )
     first: int | None = Field(default=None, ge=0, le=1000)
 
+    _instants = field_validator("since", "until")(_instant)
+
 
 class AtomArguments(BaseModel):
     model_config = _STRICT
@@ -87,6 +102,8 @@ class AtomArguments(BaseModel):
     as_of: str | None = Field(
         default=None, alias="asOf", max_length=64, description="ISO-8601 UTC: the atom then."
     )
+
+    _instants = field_validator("as_of")(_instant)
 
 
 class StatusArguments(BaseModel):
@@ -120,18 +137,19 @@ def _about_refs(call: Call, about: list[AboutIn], shown: tuple[AtomRef, ...]) ->
 def run_remember(call: Call, a: BaseModel) -> dict[str, Any]:
     """One create with the session's token (MCP-4)."""
     assert isinstance(a, RememberArguments)
-    issued = call.token()
-    shown = issued.declared.basis if issued is not None else ()
-    links = _about_refs(call, a.about or [], shown)
-    change = Change(
-        id="remember",
-        op="create",
-        text=a.text,
-        links=tuple(links),
-        sources=tuple(s.core() for s in a.sources) if a.sources else (),
-        input=issued.token if issued is not None else None,
-    )
-    outcome = call.service.write(call.binding, [change], None).to_json()
+    with call.change_token() as issued:
+        # `about` may name what the session was shown or wrote itself.
+        known = (*issued.declared.basis, *issued.declared.written) if issued else ()
+        links = _about_refs(call, a.about or [], known)
+        change = Change(
+            id="remember",
+            op="create",
+            text=a.text,
+            links=tuple(links),
+            sources=tuple(s.core() for s in a.sources) if a.sources else (),
+            input=issued.token if issued is not None else None,
+        )
+        outcome = call.service.write(call.binding, [change], None).to_json()
     call.show(written(outcome))
     derived = issued.declared if issued is not None else None
     return {

@@ -84,6 +84,7 @@ def build_server(
     scope_of: ScopeOf | None = None,
     session_of: SessionOf | None = None,
     profile: str | None = None,
+    profile_of: Callable[[ServerRequestContext[Any, Any]], str | None] | None = None,
     max_call_bytes: int | None = None,
 ) -> Server[Any]:
     """The MCP server for ``service``.
@@ -97,6 +98,8 @@ def build_server(
             model is kept there, and its changes carry a token issued from it.
         profile: ``compact`` or ``full`` (default: ``GRAPHSVC_MCP_PROFILE``): which
             tools ``tools/list`` shows.
+        profile_of: the profile a request asks for (HTTP: ``/mcp?profile=full``);
+            None keeps ``profile``.
         max_call_bytes: the most bytes one call's arguments may take as JSON
             (default: the settings' ``max_request_bytes``, the HTTP body limit).
     """
@@ -105,6 +108,8 @@ def build_server(
     handlers = _Handlers(service, grant_of, scope_of, limit)
     handlers.session_of = session_of or (lambda _ctx: None)
     handlers.profile = profile or settings.client.mcp_profile
+    if profile_of is not None:
+        handlers.profile_of = profile_of
     tools = handlers.tools
     return Server(
         "graphsvc",
@@ -134,6 +139,7 @@ class _Handlers:
         self.tools = build_tools(build_schema(service.settings)._schema, service)
         self.session_of: SessionOf = lambda _ctx: None
         self.profile = "compact"
+        self.profile_of: Callable[[ServerRequestContext[Any, Any]], str | None] = lambda _ctx: None
 
     @contextmanager
     def call_scope(self, ctx: ServerRequestContext[Any, Any]) -> Iterator[RequestScope]:
@@ -149,8 +155,9 @@ class _Handlers:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         grant = self.grant_of(ctx)
+        profile = self.profile_of(ctx) or self.profile
         return types.ListToolsResult(
-            tools=[_tool(t) for t in self.tools.values() if listed(t, self.profile, grant.can)]
+            tools=[_tool(t) for t in self.tools.values() if listed(t, profile, grant.can)]
         )
 
     async def call_tool(

@@ -14,7 +14,8 @@ to (a stdio process's one session, or the ``Mcp-Session-Id`` of an HTTP request,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import Any
 
@@ -22,7 +23,7 @@ from mcp.server.context import ServerRequestContext
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.session_window import SessionToken, Shown, arguments_digest
-from graphsvc.errors import TokenInvalidError
+from graphsvc.errors import GraphsvcError, TokenInvalidError
 from graphsvc.service import Service
 
 __all__ = ["Call", "SessionOf"]
@@ -61,3 +62,25 @@ class Call:
             )
         digest = arguments_digest(self.raw)
         return self.service.mcp_session_token(self.binding, self.session_id, digest)
+
+    @contextmanager
+    def change_token(self) -> Iterator[SessionToken | None]:
+        """:meth:`token` for a change made inside the block; if the block fails, the
+        token's record is deleted again, so a refused call writes nothing.
+
+        Raises:
+            TokenInvalidError: an agent's call outside a live session.
+        """
+        issued = self.token()
+        try:
+            yield issued
+        except BaseException:
+            if issued is not None:
+                self.discard(issued)
+            raise
+
+    def discard(self, issued: SessionToken) -> None:
+        """Delete the record of a token no change was made with (refused, or an
+        idempotent replay that answered the first outcome)."""
+        with suppress(GraphsvcError):
+            self.service.mcp_session_discard(self.binding, issued.token)

@@ -94,14 +94,16 @@ def _lineage(call: Call, a: BaseModel) -> dict[str, Any]:
 def _write(call: Call, a: BaseModel) -> dict[str, Any]:
     # The core Changes come from the raw JSON through parse_changes, as in GraphQL
     # (it adds the offending change id to a shape error); the model checked types.
-    # The session's token goes on every change (MCP-2); the model never passes one.
-    issued = call.token()
     changes = parse_changes(call.raw["changes"])
-    if issued is not None:
-        changes = [dataclasses.replace(c, input=issued.token) for c in changes]
     options = getattr(a, "options", None)
     key = getattr(options, "idempotencyKey", None)
-    answer = call.service.write(call.binding, changes, key).to_json()
+    # The session's token goes on every change (MCP-2); the model never passes one.
+    with call.change_token() as issued:
+        if issued is not None:
+            changes = [dataclasses.replace(c, input=issued.token) for c in changes]
+        answer = call.service.write(call.binding, changes, key).to_json()
+    if issued is not None and answer["repeated"]:
+        call.discard(issued)
     call.show(written(answer))
     return answer
 

@@ -19,13 +19,22 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.session_window import Declared, SessionToken, Shown, declared
 from graphsvc.errors import TokenInvalidError
 from graphsvc.inputs.models import AtomRefIn, HostInputIn
+from graphsvc.ops.input_tokens import open_token
 from graphsvc.ops.observe import observe
 from graphsvc.store import mcp_sessions as store
 from graphsvc.store.connection import Database
 from graphsvc.store.observe import find_manifests
 from graphsvc.store.write_store import find_revisions
 
-__all__ = ["SessionLimits", "close_session", "open_session", "present", "session_token", "touch"]
+__all__ = [
+    "SessionLimits",
+    "close_session",
+    "discard_token",
+    "open_session",
+    "present",
+    "session_token",
+    "touch",
+]
 
 
 @dataclass(frozen=True)
@@ -138,4 +147,12 @@ def _still_there(db: Database, subject: str, inputs: Declared) -> Declared:
         manifests,
         tuple(r for r in inputs.basis if (r.atom_id, r.rev) in found),
         tuple(r for r in inputs.watches if (r.atom_id, r.rev) in found),
+        inputs.written,
     )
+
+
+def discard_token(db: Database, secret: bytes, binding: Binding, token: str) -> None:
+    """Delete the record of a session token whose change failed, so that a refused
+    call leaves nothing behind; a record a revision was generated from stays."""
+    claims = open_token(secret, binding, token, now=None)
+    store.discard_input(db, binding.subject, claims.token_id)

@@ -16,7 +16,14 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.session_window import Shown, merged
 from graphsvc.store.connection import Database, Tx, run
 
-__all__ = ["close_session", "open_session", "record_shown", "touch_session", "window"]
+__all__ = [
+    "close_session",
+    "discard_input",
+    "open_session",
+    "record_shown",
+    "touch_session",
+    "window",
+]
 
 
 def _bound(binding: Binding, session_id: str, now: float) -> dict[str, object]:
@@ -85,3 +92,9 @@ def close_session(db: Database, binding: Binding, session_id: str) -> bool:
     params.pop("authGeneration")
     rows = db.write("mcp/close_session", **params)
     return bool(rows and rows[0]["closed"])
+
+
+def discard_input(db: Database, subject: str, token_id: str) -> None:
+    """Delete an Input record nothing was generated from or inherits (a session
+    token whose change was refused)."""
+    db.write("mcp/discard_input", subject=subject, tokenId=token_id)
