@@ -150,7 +150,7 @@ class ExportReport:
     entities: int = 0
     mentions: int = 0
     signatures: dict[str, int] = field(
-        default_factory=lambda: {"valid": 0, "invalid": 0, "unknown-key": 0}
+        default_factory=lambda: {"verified": 0, "invalid": 0, "unknown_key": 0}
     )
     pages: int = 0
 

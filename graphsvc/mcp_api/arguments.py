@@ -34,7 +34,15 @@ from graphql import (
     GraphQLScalarType,
     Undefined,
 )
-from pydantic import BaseModel, ConfigDict, Field, Strict, create_model, field_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    create_model,
+    field_validator,
+)
 from pydantic.json_schema import GenerateJsonSchema
 
 from graphsvc.inputs.models import AtomRefIn, ChangeIn
@@ -134,6 +142,17 @@ def _field(
     return annotation, Field(default=default, description=description)
 
 
+def _enum(values: tuple[Any, ...]) -> Any:
+    """An enum's words, taken in any case (``"BOTH"`` is ``both``; docs/agents.md,
+    "Vocabulary"), listed in the schema as the values are spelled."""
+    words = {str(v).lower(): v for v in values}
+
+    def any_case(value: Any) -> Any:
+        return words.get(value.lower(), value) if isinstance(value, str) else value
+
+    return Annotated[Literal[values], BeforeValidator(any_case)]
+
+
 def _python_type(t: GraphQLInputType) -> Any:
     """The Python type of a GraphQL input type, ignoring its outer nullability."""
     if isinstance(t, GraphQLNonNull):
@@ -146,7 +165,7 @@ def _python_type(t: GraphQLInputType) -> Any:
     if isinstance(t, GraphQLScalarType):
         return _SCALARS.get(t.name, Any)
     if isinstance(t, GraphQLEnumType):
-        return Literal[tuple(v.value for v in t.values.values())]
+        return _enum(tuple(v.value for v in t.values.values()))
     if isinstance(t, GraphQLInputObjectType):
         known = _INPUT_MODELS.get(t.name)
         if known is not None:

@@ -88,7 +88,15 @@ def _inspect(call: Call, a: BaseModel) -> dict[str, Any]:
 
 
 def _lineage(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.lineage(call.binding, **_kwargs(a))
+    found = call.service.lineage(call.binding, **_kwargs(a))
+    # The typed graph's names (LineageGraph: a node's atomId and excerpt, an edge's
+    # kind), one vocabulary with GraphQL (docs/agents.md, "Vocabulary").
+    nodes = [{_LINEAGE_NAMES.get(k, k): v for k, v in node.items()} for node in found["nodes"]]
+    edges = [{_LINEAGE_NAMES.get(k, k): v for k, v in edge.items()} for edge in found["edges"]]
+    return {**found, "nodes": nodes, "edges": edges}
+
+
+_LINEAGE_NAMES = {"id": "atomId", "text": "excerpt", "type": "kind"}
 
 
 def _write(call: Call, a: BaseModel) -> dict[str, Any]:
