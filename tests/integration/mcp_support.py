@@ -26,7 +26,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graphsvc.settings import Settings
 
-__all__ = ["McpSession", "http_session", "stdio_env", "stdio_session", "write_auth_file"]
+__all__ = [
+    "McpSession",
+    "http_session",
+    "initialize_message",
+    "stdio_env",
+    "stdio_session",
+    "write_auth_file",
+]
 
 T = TypeVar("T")
 
@@ -154,3 +161,17 @@ def http_session(
         )
 
     return McpSession(connect, label)
+
+
+def initialize_message(request_id: int) -> dict[str, Any]:
+    """A raw ``initialize`` request of the 2025-06-18 handshake."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }

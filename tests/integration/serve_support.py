@@ -1,4 +1,4 @@
-"""Serve an ASGI app with uvicorn on a loopback port, in a thread of this process."""
+"""An ASGI app served by a real uvicorn on a loopback port, in this process."""
 
 from __future__ import annotations
 
@@ -7,27 +7,26 @@ import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+from typing import Any
 
 import uvicorn
-from starlette.types import ASGIApp
 
-__all__ = ["serving"]
+__all__ = ["served"]
 
 
 @contextmanager
-def serving(app: ASGIApp) -> Iterator[str]:
-    """Yield the base URL of ``app`` served by a real uvicorn (lifespan included)."""
+def served(app: Any) -> Iterator[str]:
+    """Serve ``app`` on a free loopback port until the block ends; its base URL."""
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         port = s.getsockname()[1]
-    server = uvicorn.Server(
-        uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", log_config=None)
-    )
+    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
+    server = uvicorn.Server(config)
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 30
     while not server.started:
-        if time.monotonic() > deadline or not thread.is_alive():
+        if time.monotonic() > deadline:
             raise RuntimeError("uvicorn did not start")
         time.sleep(0.05)
     try:

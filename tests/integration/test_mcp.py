@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_support import (
     McpSession,
     http_session,
+    initialize_message,
     stdio_env,
     stdio_session,
     write_auth_file,
@@ -366,17 +367,9 @@ def test_http_without_a_valid_token_is_401_before_any_mcp(
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if header:
         headers["Authorization"] = header
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    r = httpx.post(f"{live_server.url}/mcp", json=initialize, headers=headers, timeout=30)
+    r = httpx.post(
+        f"{live_server.url}/mcp", json=initialize_message(1), headers=headers, timeout=30
+    )
     assert r.status_code == 401
     assert r.headers["www-authenticate"] == "Bearer"
     assert r.json()["error"]["data"]["code"] == "UNAUTHENTICATED"
@@ -481,19 +474,6 @@ def test_oversized_call_is_refused_on_each_transport(
     assert subject_counts(db, world.subject_a) == before
 
 
-def _initialize(request_id: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-
-
 def _raw_stdio(env: dict[str, str], lines: list[str], answers: int) -> list[dict[str, Any]]:
     """Send raw lines to a ``graphsvc mcp`` process; the first ``answers`` lines back.
 
@@ -548,7 +528,7 @@ def test_malformed_json_rpc_over_stdio_answers_errors_and_the_server_goes_on(
     lines = [
         "{not json",
         json.dumps({**call, "id": 7, "params": 3}),
-        json.dumps(_initialize(8)),
+        json.dumps(initialize_message(8)),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         # A lone surrogate escape is not a Unicode string: refused as unparseable.
         '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "write", '

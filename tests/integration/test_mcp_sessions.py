@@ -10,9 +10,6 @@ Service) revises and purges; what the session wrote is checked with ``inspect``
 from __future__ import annotations
 
 import json
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -20,8 +17,15 @@ from typing import Any
 
 import httpx
 import pytest
-import uvicorn
-from mcp_support import McpSession, http_session, stdio_env, stdio_session, write_auth_file
+from mcp_support import (
+    McpSession,
+    http_session,
+    initialize_message,
+    stdio_env,
+    stdio_session,
+    write_auth_file,
+)
+from serve_support import served
 
 from graphsvc.api.app import create_app
 from graphsvc.core.binding import Binding
@@ -259,19 +263,6 @@ def _post(url: str, token: str, body: Any, **headers: str) -> httpx.Response:
     )
 
 
-def _initialize() -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
-
-
 _LIST = {"jsonrpc": "2.0", "id": 2, "method": "tools/list", "params": {}}
 
 
@@ -280,19 +271,8 @@ def replica(service: Service, place: Place) -> Iterator[str]:
     """A second app on the same database (as another replica behind a balancer)."""
     auth = AuthTable({})
     auth.add(place.token, place.agent)
-    app = create_app(service, auth)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning"))
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.05)
-    yield f"http://127.0.0.1:{port}"
-    server.should_exit = True
-    thread.join(timeout=10)
+    with served(create_app(service, auth)) as url:
+        yield url
 
 
 @pytest.mark.req("MCP-1", "API-2")
@@ -317,7 +297,7 @@ def test_http_sessions_follow_the_transport_rules_on_every_replica(
     assert r.status_code == 400 and r.json()["error"]["code"] == -32022
     assert "2025-06-18" in r.json()["error"]["data"]["supported"]
 
-    r = _post(url, token, _initialize())
+    r = _post(url, token, initialize_message(1))
     assert r.status_code == 200, r.text
     sid = r.headers["mcp-session-id"]
     session = {"MCP-Protocol-Version": "2025-06-18", "Mcp-Session-Id": sid}
