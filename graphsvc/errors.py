@@ -256,6 +256,11 @@ class StoreError(GraphsvcError):
     code = "STORE_UNAVAILABLE"
 
 
+class StoreCredentialsError(InvalidInputError):
+    """Neo4j refused the configured user and password (or none were configured for a
+    Neo4j that needs them): a configuration error, not an outage (exit 8)."""
+
+
 class ServerUnavailableError(GraphsvcError):
     """The ``graphsvc serve`` a command was told to ask (``GRAPHSVC_SERVER_URL``,
     ``--server``) did not answer, or did not answer with GraphQL (docs/cli.md)."""

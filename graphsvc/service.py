@@ -19,12 +19,13 @@ from typing import IO, TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
+from graphsvc.core.session_window import SessionToken, Shown
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
 from graphsvc.entities import extractor_for
 from graphsvc.inputs.models import HostInputIn
 from graphsvc.keys.signing_keys import KeyRing
-from graphsvc.settings import Settings
+from graphsvc.settings import Settings, fill
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 
@@ -47,6 +48,7 @@ if TYPE_CHECKING:
     from graphsvc.ops.graph import GraphReader as GraphReader
     from graphsvc.ops.inspect import InspectResult as InspectResult
     from graphsvc.ops.inspect import Via as Via
+    from graphsvc.ops.mcp_sessions import SessionLimits
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
     from graphsvc.ops.write import WriteDeps, WriteOutcome
@@ -324,6 +326,66 @@ class Service:
             self.settings.lifetimes.token_lifetime_s,
             binding,
             host_input,
+        )
+
+    def _session_limits(self) -> SessionLimits:
+        from graphsvc.ops.mcp_sessions import SessionLimits
+
+        return fill(SessionLimits, self.settings.client)
+
+    def mcp_session_open(self, binding: Binding) -> str:
+        """A new MCP session of ``binding`` (SPEC §17, MCP-1); its id. See
+        :func:`graphsvc.ops.mcp_sessions.open_session`."""
+        from graphsvc.ops.mcp_sessions import open_session
+
+        return open_session(self.db, self.clock, self._session_limits(), binding)
+
+    def mcp_session_touch(self, binding: Binding, session_id: str) -> bool:
+        """Whether ``session_id`` is a live MCP session of ``binding``."""
+        from graphsvc.ops.mcp_sessions import touch
+
+        return touch(self.db, self.clock, self._session_limits(), binding, session_id)
+
+    def mcp_session_present(
+        self, binding: Binding, session_id: str, shown: Sequence[Shown]
+    ) -> bool:
+        """Add what a call showed to the session's window (MCP-1)."""
+        from graphsvc.ops.mcp_sessions import present
+
+        return present(self.db, self.clock, self._session_limits(), binding, session_id, shown)
+
+    def mcp_session_close(self, binding: Binding, session_id: str) -> bool:
+        """End an MCP session (its window is deleted)."""
+        from graphsvc.ops.mcp_sessions import close_session
+
+        return close_session(self.db, binding, session_id)
+
+    def mcp_session_discard(self, binding: Binding, token: str) -> None:
+        """Forget a session token whose change was refused (nothing stays behind)."""
+        from graphsvc.ops.mcp_sessions import discard_token
+
+        discard_token(self.db, self.secret, binding, token)
+
+    def mcp_session_token(
+        self, binding: Binding, session_id: str, payload_digest: str
+    ) -> SessionToken:
+        """The InputToken the session's host issues for a change (MCP-2); see
+        :func:`graphsvc.ops.mcp_sessions.session_token`.
+
+        Raises:
+            TokenInvalidError: the session has ended.
+            PurgePendingError: a purge in this subject has not finished.
+        """
+        from graphsvc.ops.mcp_sessions import session_token
+
+        return session_token(
+            self.db,
+            self.secret,
+            self.clock,
+            self.settings.lifetimes.token_lifetime_s,
+            binding,
+            session_id,
+            payload_digest,
         )
 
     def search(self, binding: Binding, request: SearchRequest) -> SearchResult:

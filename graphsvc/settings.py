@@ -290,6 +290,14 @@ class ClientSettings(Section):
     # `graphsvc mcp` (stdio): the API token of the auth file the process acts as
     # (docs/agents.md); `--token` overrides it.
     mcp_token: str = field(default="", repr=False)
+    # The MCP tools listed to a token (docs/agents.md, "Tools"): "compact" (search,
+    # read, remember, inspect, entities, status) or "full" (every tool the token's
+    # capabilities allow); `graphsvc mcp --profile` overrides it.
+    mcp_profile: Literal["compact", "full"] = "compact"
+    # An MCP session (SPEC §17, MCP-1) ends after this many idle seconds; its window
+    # keeps at most this many presentations (most recent first).
+    mcp_session_idle_s: Annotated[float, Range(gt=0, le=7 * 24 * 3600)] = 1800.0
+    mcp_session_window: Annotated[int, Range(ge=1, le=1024)] = 256
 
     def check(self) -> None:
         if self.server_url and not self.server_url.startswith(("http://", "https://")):

@@ -32,10 +32,6 @@ def register(sub: Any) -> None:
     p.set_defaults(handler=_run)
 
 
-def _refs(refs: Any) -> list[dict[str, Any]]:
-    return [r.to_json() for r in refs]
-
-
 @command
 def _run(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args)
@@ -46,24 +42,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             page = service.changes(
                 binding, since=args.since, until=args.until, after=after, first=100
             )
-            for r in page.records:
-                found.append(
-                    {
-                        "sequence": r.seq,
-                        "operationId": r.operation_id,
-                        "kind": r.kind,
-                        "actor": None
-                        if r.actor_kind is None
-                        else {"kind": r.actor_kind, "id": r.actor_id},
-                        "committedAt": r.at,
-                        "created": _refs(r.created),
-                        "revised": _refs(r.revised),
-                        "retired": _refs(r.retired),
-                        "archived": _refs(r.archived),
-                        "purged": r.purged,
-                        "redacted": r.redacted,
-                    }
-                )
+            found.extend(r.to_json() for r in page.records)
             if not page.has_next or not page.records:
                 break
             after = page.records[-1].seq

@@ -15,11 +15,12 @@ the process holds a replica lease and runs background jobs, as ``serve`` does.
 from __future__ import annotations
 
 import argparse
+import contextlib
 from typing import TYPE_CHECKING, Any
 
 from graphsvc.cli.exit_codes import EXIT_OK
 from graphsvc.cli.output import command, progress
-from graphsvc.errors import UnauthenticatedError
+from graphsvc.errors import GraphsvcError, UnauthenticatedError
 from graphsvc.settings import Settings
 
 if TYPE_CHECKING:
@@ -38,6 +39,11 @@ def register(sub: Any) -> None:
         "process list). MCP over HTTP is /mcp of `graphsvc serve`.",
     )
     p.add_argument("--token", help="the API token to act as (default: GRAPHSVC_MCP_TOKEN)")
+    p.add_argument(
+        "--profile",
+        choices=("compact", "full"),
+        help="the tools listed: compact (six) or full (default: GRAPHSVC_MCP_PROFILE)",
+    )
     p.set_defaults(handler=_run)
 
 
@@ -81,13 +87,24 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
     )
     try:
         configure_logging(settings.http.log_format, settings.http.log_level)
-        server = build_server(service, lambda _ctx: grant)
+        # The process is one MCP session (SPEC §17, MCP-1): opened now, its window
+        # deleted when stdin closes.
+        session_id = service.mcp_session_open(b)
+        profile = args.profile or settings.client.mcp_profile
+        server = build_server(
+            service, lambda _ctx: grant, session_of=lambda _ctx: session_id, profile=profile
+        )
         progress(
             f"graphsvc: MCP on stdio as subject {b.subject!r}, {b.actor_kind} {b.actor_id!r} "
-            f"(may: {', '.join(sorted(grant.can))})"
+            f"(may: {', '.join(sorted(grant.can))}; tools: {profile})"
         )
-        with serving(service, progress=progress):
-            anyio.run(serve_stdio, server)
+        try:
+            with serving(service, progress=progress):
+                anyio.run(serve_stdio, server)
+        finally:
+            with contextlib.suppress(GraphsvcError):
+                # A database gone by now: the window expires on its own.
+                service.mcp_session_close(b, session_id)
     finally:
         runtime.close()
         if started_here:

@@ -41,6 +41,24 @@ class ChangeRecord:
     purged: int
     redacted: int
 
+    def to_json(self) -> dict[str, Any]:
+        """The record as ``graphsvc changes --json`` and the MCP ``changes`` tool show it."""
+        return {
+            "sequence": self.seq,
+            "operationId": self.operation_id,
+            "kind": self.kind,
+            "actor": None
+            if self.actor_kind is None
+            else {"kind": self.actor_kind, "id": self.actor_id},
+            "committedAt": self.at,
+            "created": [r.to_json() for r in self.created],
+            "revised": [r.to_json() for r in self.revised],
+            "retired": [r.to_json() for r in self.retired],
+            "archived": [r.to_json() for r in self.archived],
+            "purged": self.purged,
+            "redacted": self.redacted,
+        }
+
 
 # ------------------------------------------------------------------ read replay
 @dataclass(frozen=True)
@@ -132,7 +150,7 @@ class ExportReport:
     entities: int = 0
     mentions: int = 0
     signatures: dict[str, int] = field(
-        default_factory=lambda: {"valid": 0, "invalid": 0, "unknown-key": 0}
+        default_factory=lambda: {"verified": 0, "invalid": 0, "unknown_key": 0}
     )
     pages: int = 0
 

@@ -10,9 +10,8 @@ model's (:meth:`pydantic.BaseModel.model_json_schema`). Nothing is written twice
 - the inputs that the GraphQL resolvers hand to :mod:`graphsvc.inputs.models` take that
   module's pydantic models instead of a translation of the GraphQL input type:
   ``ChangeInput`` is :class:`~graphsvc.inputs.ChangeIn` (what ``parse_changes``
-  validates), ``AtomRefInput`` is :class:`~graphsvc.inputs.AtomRefIn`, and
-  ``observe``'s ``input`` (``JSON`` in GraphQL) is
-  :class:`~graphsvc.inputs.HostInputIn` (what ``parse_host_input`` validates);
+  validates) without its ``input`` (the InputToken, which the server adds, SPEC
+  MCP-2), and ``AtomRefInput`` is :class:`~graphsvc.inputs.AtomRefIn`;
 - every other input object becomes a model of its own fields, and ``JSON`` an
   object.
 
@@ -35,10 +34,18 @@ from graphql import (
     GraphQLScalarType,
     Undefined,
 )
-from pydantic import BaseModel, ConfigDict, Field, Strict, create_model
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    create_model,
+    field_validator,
+)
 from pydantic.json_schema import GenerateJsonSchema
 
-from graphsvc.inputs.models import AtomRefIn, ChangeIn, HostInputIn
+from graphsvc.inputs.models import AtomRefIn, ChangeIn
 
 __all__ = ["ARGUMENT_CONFIG", "ToolSchema", "arguments_model"]
 
@@ -56,10 +63,35 @@ _SCALARS: dict[str, Any] = {
     # JSON arguments of the public operations are objects (a manifest, a policy).
     "JSON": dict[str, Any],
 }
+
+
+def _without_token(model: type[BaseModel]) -> type[BaseModel]:
+    """``model`` without its ``input`` field: over MCP the server is the host and puts
+    the session's InputToken on every change itself (SPEC MCP-2), so no tool schema
+    names a token, and a change that carries one is refused as an unknown key."""
+    fields: dict[str, Any] = {
+        name: (info.annotation, info)
+        for name, info in model.model_fields.items()
+        if name != "input"
+    }
+    return create_model(
+        "ChangeInput",
+        __config__=model.model_config,
+        __validators__={"op_any_case": field_validator("op", mode="before")(_any_case)},
+        **fields,
+    )
+
+
+def _any_case(cls: type, value: Any) -> Any:
+    # Enum words in any case, as ChangeIn takes them (docs/agents.md, "Vocabulary").
+    return value.lower() if isinstance(value, str) else value
+
+
 # GraphQL input types whose resolvers validate with graphsvc.inputs.models' models.
-_INPUT_MODELS: dict[str, type[BaseModel]] = {"ChangeInput": ChangeIn, "AtomRefInput": AtomRefIn}
-# Arguments whose GraphQL type is JSON but whose value is validated as a model.
-_ARGUMENT_MODELS: dict[tuple[str, str], type[BaseModel]] = {("observe", "input"): HostInputIn}
+_INPUT_MODELS: dict[str, type[BaseModel]] = {
+    "ChangeInput": _without_token(ChangeIn),
+    "AtomRefInput": AtomRefIn,
+}
 
 
 class ToolSchema(GenerateJsonSchema):
@@ -86,9 +118,8 @@ def arguments_model(
     """
     fields: dict[str, Any] = {}
     for name, arg in field.args.items():
-        override = _ARGUMENT_MODELS.get((field_name, name))
         required = isinstance(arg.type, GraphQLNonNull)
-        annotation = override if override is not None else _python_type(arg.type)
+        annotation = _python_type(arg.type)
         text = arg.description or (descriptions or {}).get(name)
         fields[name] = _field(annotation, required, arg, text)
     model_name = "".join(p[:1].upper() + p[1:] for p in field_name.split("_")) + "Arguments"
@@ -111,6 +142,17 @@ def _field(
     return annotation, Field(default=default, description=description)
 
 
+def _enum(values: tuple[Any, ...]) -> Any:
+    """An enum's words, taken in any case (``"BOTH"`` is ``both``; docs/agents.md,
+    "Vocabulary"), listed in the schema as the values are spelled."""
+    words = {str(v).lower(): v for v in values}
+
+    def any_case(value: Any) -> Any:
+        return words.get(value.lower(), value) if isinstance(value, str) else value
+
+    return Annotated[Literal[values], BeforeValidator(any_case)]
+
+
 def _python_type(t: GraphQLInputType) -> Any:
     """The Python type of a GraphQL input type, ignoring its outer nullability."""
     if isinstance(t, GraphQLNonNull):
@@ -123,7 +165,7 @@ def _python_type(t: GraphQLInputType) -> Any:
     if isinstance(t, GraphQLScalarType):
         return _SCALARS.get(t.name, Any)
     if isinstance(t, GraphQLEnumType):
-        return Literal[tuple(v.value for v in t.values.values())]
+        return _enum(tuple(v.value for v in t.values.values()))
     if isinstance(t, GraphQLInputObjectType):
         known = _INPUT_MODELS.get(t.name)
         if known is not None:

@@ -41,7 +41,8 @@ from graphsvc.api.schema import build_schema
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
 from graphsvc.keys.auth import Grant
 from graphsvc.mcp_api.resources import TEMPLATES, read_resource
-from graphsvc.mcp_api.tools import Tool, build_tools
+from graphsvc.mcp_api.session import Call, SessionOf
+from graphsvc.mcp_api.tools import Tool, build_tools, listed
 from graphsvc.service import Service
 from graphsvc.telemetry.request_scope import RequestScope, entered, new_request_id, scope
 
@@ -62,12 +63,10 @@ _RESOURCE_NOT_FOUND = -32002
 _SERVER_ERROR = -32000
 
 _INSTRUCTIONS = (
-    "graphsvc is a versioned, cited memory. A turn: `search` or `read` (with a token "
-    "budget: put its `text` in context); answer; `observe` what the answer was made "
-    "from (the read's manifestId) to get an InputToken; `write` new or revised atoms "
-    "with that token; `record_use` once the answer was accepted. Errors carry a "
-    "stable code (CAS_CONFLICT: re-read the head and retry; TOKEN_INVALID: observe "
-    "again)."
+    "graphsvc is a versioned, cited memory. `search` or `read` before answering from "
+    "memory; `remember` what is worth keeping (what this session was shown is recorded "
+    "as its source). Errors carry a stable code (CAS_CONFLICT: look at the atom again "
+    "and retry)."
 )
 
 
@@ -83,6 +82,9 @@ def build_server(
     grant_of: GrantOf,
     *,
     scope_of: ScopeOf | None = None,
+    session_of: SessionOf | None = None,
+    profile: str | None = None,
+    profile_of: Callable[[ServerRequestContext[Any, Any]], str | None] | None = None,
     max_call_bytes: int | None = None,
 ) -> Server[Any]:
     """The MCP server for ``service``.
@@ -92,12 +94,22 @@ def build_server(
         grant_of: the caller of a request (the transport's authentication).
         scope_of: the request scope the transport opened (HTTP); without one, each
             call opens its own with the configured request timeout (stdio).
+        session_of: the MCP session of a request (SPEC §17): what its calls show the
+            model is kept there, and its changes carry a token issued from it.
+        profile: ``compact`` or ``full`` (default: ``GRAPHSVC_MCP_PROFILE``): which
+            tools ``tools/list`` shows.
+        profile_of: the profile a request asks for (HTTP: ``/mcp?profile=full``);
+            None keeps ``profile``.
         max_call_bytes: the most bytes one call's arguments may take as JSON
             (default: the settings' ``max_request_bytes``, the HTTP body limit).
     """
     settings = service.settings
     limit = settings.http.max_request_bytes if max_call_bytes is None else max_call_bytes
     handlers = _Handlers(service, grant_of, scope_of, limit)
+    handlers.session_of = session_of or (lambda _ctx: None)
+    handlers.profile = profile or settings.client.mcp_profile
+    if profile_of is not None:
+        handlers.profile_of = profile_of
     tools = handlers.tools
     return Server(
         "graphsvc",
@@ -125,6 +137,9 @@ class _Handlers:
         self.scope_of = scope_of
         self.limit = limit
         self.tools = build_tools(build_schema(service.settings)._schema, service)
+        self.session_of: SessionOf = lambda _ctx: None
+        self.profile = "compact"
+        self.profile_of: Callable[[ServerRequestContext[Any, Any]], str | None] = lambda _ctx: None
 
     @contextmanager
     def call_scope(self, ctx: ServerRequestContext[Any, Any]) -> Iterator[RequestScope]:
@@ -140,8 +155,9 @@ class _Handlers:
         self, ctx: ServerRequestContext[Any, Any], params: types.PaginatedRequestParams | None
     ) -> types.ListToolsResult:
         grant = self.grant_of(ctx)
+        profile = self.profile_of(ctx) or self.profile
         return types.ListToolsResult(
-            tools=[_tool(t) for t in self.tools.values() if t.capability in grant.can]
+            tools=[_tool(t) for t in self.tools.values() if listed(t, profile, grant.can)]
         )
 
     async def call_tool(
@@ -162,10 +178,11 @@ class _Handlers:
             try:
                 grant = self.grant_of(ctx)
                 binding = grant.require(tool.capability)
+                session_id = self.session_of(ctx)
 
                 def work() -> dict[str, Any]:
                     _check_size(raw, self.limit)
-                    return tool.run(self.service, binding, raw)
+                    return tool.run(Call(self.service, binding, raw, session_id))
 
                 result = await asyncio.to_thread(work)
             except GraphsvcError as exc:

@@ -17,6 +17,7 @@ manifest id (the manifest and diagnostics stay with GraphQL and the CLI).
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -26,19 +27,26 @@ from graphql import GraphQLSchema
 from pydantic import BaseModel, ValidationError
 
 from graphsvc.core.batch_sizes import check_batch_sizes
-from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
+from graphsvc.core.session_window import (
+    shown_in_inspect,
+    shown_in_read,
+    shown_in_search,
+    written,
+)
 from graphsvc.core.write_plan import Limits
 from graphsvc.errors import InvalidInputError
-from graphsvc.inputs.models import HostInputIn, parse_changes
+from graphsvc.inputs.models import parse_changes
 from graphsvc.inputs.text_input import check_json_values
 from graphsvc.keys.auth import required_capability
+from graphsvc.mcp_api import memory_tools
 from graphsvc.mcp_api.arguments import ToolSchema, arguments_model
+from graphsvc.mcp_api.session import Call
 from graphsvc.service import Service
 
-__all__ = ["TOOLS", "Tool", "ToolDef", "build_tools"]
+__all__ = ["TOOLS", "Tool", "ToolDef", "build_tools", "listed"]
 
-Run = Callable[[Service, Binding, BaseModel, dict[str, Any]], dict[str, Any]]
+Run = Callable[[Call, BaseModel], dict[str, Any]]
 
 # ATM-7: the operator surfaces (mutation, CLI) always allow 3 curator retries.
 _OPERATOR_RETRIES = 3
@@ -53,83 +61,92 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _search(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.search(binding, SearchRequest(**_kwargs(a))).to_json()
+def _search(call: Call, a: BaseModel) -> dict[str, Any]:
+    answer = call.service.search(call.binding, SearchRequest(**_kwargs(a))).to_json()
+    call.show(shown_in_search(answer))
+    return answer
 
 
-def _read(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    r = service.read(binding, ReadRequest(**_kwargs(a)))
+def _read(call: Call, a: BaseModel) -> dict[str, Any]:
+    r = call.service.read(call.binding, ReadRequest(**_kwargs(a)))
+    items = [i.to_dict() for i in r.items]
+    call.show(shown_in_read(r.manifest["id"], items))
     return {
         "text": r.text,
         "formatVersion": r.format_version,
-        "items": [i.to_dict() for i in r.items],
+        "items": items,
         "selection": r.selection.to_dict(),
         "manifestId": r.manifest["id"],
         "cursor": r.cursor,
     }
 
 
-def _inspect(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.inspect(binding, InspectRequest(**_kwargs(a))).to_json()
+def _inspect(call: Call, a: BaseModel) -> dict[str, Any]:
+    answer = call.service.inspect(call.binding, InspectRequest(**_kwargs(a))).to_json()
+    call.show(shown_in_inspect(answer))
+    return answer
 
 
-def _lineage(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.lineage(binding, **_kwargs(a))
+def _lineage(call: Call, a: BaseModel) -> dict[str, Any]:
+    found = call.service.lineage(call.binding, **_kwargs(a))
+    # The typed graph's names (LineageGraph: a node's atomId and excerpt, an edge's
+    # kind), one vocabulary with GraphQL (docs/agents.md, "Vocabulary").
+    nodes = [{_LINEAGE_NAMES.get(k, k): v for k, v in node.items()} for node in found["nodes"]]
+    edges = [{_LINEAGE_NAMES.get(k, k): v for k, v in edge.items()} for edge in found["edges"]]
+    return {**found, "nodes": nodes, "edges": edges}
 
 
-def _write(service: Service, binding: Binding, a: BaseModel, raw: dict[str, Any]) -> dict[str, Any]:
+_LINEAGE_NAMES = {"id": "atomId", "text": "excerpt", "type": "kind"}
+
+
+def _write(call: Call, a: BaseModel) -> dict[str, Any]:
     # The core Changes come from the raw JSON through parse_changes, as in GraphQL
     # (it adds the offending change id to a shape error); the model checked types.
-    changes = parse_changes(raw["changes"])
+    changes = parse_changes(call.raw["changes"])
     options = getattr(a, "options", None)
     key = getattr(options, "idempotencyKey", None)
-    return service.write(binding, changes, key).to_json()
+    # The session's token goes on every change (MCP-2); the model never passes one.
+    with call.change_token() as issued:
+        if issued is not None:
+            changes = [dataclasses.replace(c, input=issued.token) for c in changes]
+        answer = call.service.write(call.binding, changes, key).to_json()
+    if issued is not None and answer["repeated"]:
+        call.discard(issued)
+    call.show(written(answer))
+    return answer
 
 
-def _observe(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    host_input = getattr(a, "input")  # noqa: B009 (a generated model's field)
-    assert isinstance(host_input, HostInputIn)
-    return {"inputToken": service.observe(binding, host_input)}
-
-
-def _record_use(
-    service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]
-) -> dict[str, Any]:
+def _record_use(call: Call, a: BaseModel) -> dict[str, Any]:
     kwargs = _kwargs(a, skip=frozenset({"atoms"}))
     atoms = getattr(a, "atoms", None)
     refs = [ref.core() for ref in atoms] if atoms else None
-    return service.record_use(binding, atoms=refs, **kwargs)
+    return call.service.record_use(call.binding, atoms=refs, **kwargs)
 
 
-def _reset_usage(
-    service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]
-) -> dict[str, Any]:
-    return {"deleted": service.reset_usage(binding, **_kwargs(a))}
+def _reset_usage(call: Call, a: BaseModel) -> dict[str, Any]:
+    return {"deleted": call.service.reset_usage(call.binding, **_kwargs(a))}
 
 
-def _purge(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.purge(binding, **_kwargs(a))
+def _purge(call: Call, a: BaseModel) -> dict[str, Any]:
+    return call.service.purge(call.binding, **_kwargs(a))
 
 
-def _atomise(service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]) -> dict[str, Any]:
-    return service.atomise(binding, retries=_OPERATOR_RETRIES, **_kwargs(a)).to_json()
+def _atomise(call: Call, a: BaseModel) -> dict[str, Any]:
+    return call.service.atomise(call.binding, retries=_OPERATOR_RETRIES, **_kwargs(a)).to_json()
 
 
-def _set_namespace_policy(
-    service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]
-) -> dict[str, Any]:
-    return service.set_namespace_policy(binding, **_kwargs(a))
+def _set_namespace_policy(call: Call, a: BaseModel) -> dict[str, Any]:
+    return call.service.set_namespace_policy(call.binding, **_kwargs(a))
 
 
-def _export_forensic_bundle(
-    service: Service, binding: Binding, a: BaseModel, _: dict[str, Any]
-) -> dict[str, Any]:
-    return service.export_forensic_bundle(binding, **_kwargs(a)).to_json()
+def _export_forensic_bundle(call: Call, a: BaseModel) -> dict[str, Any]:
+    return call.service.export_forensic_bundle(call.binding, **_kwargs(a)).to_json()
 
 
 @dataclass(frozen=True)
 class ToolDef:
-    """What the MCP layer adds to a GraphQL root field to make it a tool."""
+    """A tool: a GraphQL root field (its arguments and capability), or, with
+    ``model``, a tool of its own (:mod:`graphsvc.mcp_api.memory_tools`)."""
 
     field: str
     mutation: bool
@@ -137,9 +154,14 @@ class ToolDef:
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
-    # How the tool fits an agent's loop (appended to the field's description).
-    usage: str = ""
+    # What the tool is for and when to call it, written for a model (no SPEC numbers).
+    description: str = ""
     arguments: tuple[tuple[str, str], ...] = ()
+    # The arguments of a tool that is no GraphQL field, and the capability it needs.
+    model: type[BaseModel] | None = None
+    capability: str = "read"
+    # Listed in the compact profile (GRAPHSVC_MCP_PROFILE=compact, the default).
+    compact: bool = False
 
     @property
     def name(self) -> str:
@@ -153,7 +175,9 @@ TOOLS: tuple[ToolDef, ...] = (
         _search,
         read_only=True,
         idempotent=True,
-        usage="Find atoms; pass `cursor` from the answer for the next page.",
+        compact=True,
+        description="Find remembered atoms relevant to a question, ranked. Call it "
+        "before answering from memory; `cursor` gives the next page.",
         arguments=(("query", "What to look for, in words."),),
     ),
     ToolDef(
@@ -162,13 +186,24 @@ TOOLS: tuple[ToolDef, ...] = (
         _read,
         read_only=True,
         idempotent=True,
-        usage="Answers `text` (the bodies to put in the model's context, never over "
-        "memoryTokenBudget tokens), the presented refs and `manifestId`: pass the "
-        "manifestId to `observe` (presentations) and to `record_use` (manifest.id).",
+        compact=True,
+        description="Memory as text to put in context: the most relevant atoms and what "
+        "they need, within memoryTokenBudget tokens.",
         arguments=(
             ("query", "What to read about, in words."),
-            ("memoryTokenBudget", "The most tokens (cl100k_base) the text may take."),
+            ("memoryTokenBudget", "The most tokens the text may take."),
         ),
+    ),
+    ToolDef(
+        "remember",
+        True,
+        memory_tools.run_remember,
+        compact=True,
+        model=memory_tools.RememberArguments,
+        capability="write",
+        description="Store something worth keeping as a new atom. `about`: atoms from "
+        "this session it concerns. What this session was shown is recorded as its "
+        "source, so it is flagged stale when those atoms change.",
     ),
     ToolDef(
         "inspect",
@@ -176,7 +211,49 @@ TOOLS: tuple[ToolDef, ...] = (
         _inspect,
         read_only=True,
         idempotent=True,
-        usage="One atom (its head, or `rev`) and its one-hop neighbours.",
+        compact=True,
+        description="One atom and its linked neighbours; `stale` says whether what it "
+        "was made from has changed since.",
+    ),
+    ToolDef(
+        "entities",
+        False,
+        memory_tools.run_entities,
+        read_only=True,
+        idempotent=True,
+        compact=True,
+        model=memory_tools.EntitiesArguments,
+        description="People, places and things named in memory: `query` finds them "
+        "by name, `key` lists the atoms naming one.",
+    ),
+    ToolDef(
+        "status",
+        False,
+        memory_tools.run_status,
+        read_only=True,
+        idempotent=True,
+        compact=True,
+        model=memory_tools.StatusArguments,
+        description="Whether memory is up: version, database, indexing lag, model.",
+    ),
+    ToolDef(
+        "atom",
+        False,
+        memory_tools.run_atom,
+        read_only=True,
+        idempotent=True,
+        model=memory_tools.AtomArguments,
+        description="One atom by id: its head, a revision, or as it stood at `asOf`.",
+    ),
+    ToolDef(
+        "changes",
+        False,
+        memory_tools.run_changes,
+        read_only=True,
+        idempotent=True,
+        model=memory_tools.ChangesArguments,
+        description="What was written, revised, retired or purged since an instant "
+        "(`since`) or since the last page (`after` = its `cursor`), oldest first.",
     ),
     ToolDef(
         "lineage",
@@ -184,33 +261,24 @@ TOOLS: tuple[ToolDef, ...] = (
         _lineage,
         read_only=True,
         idempotent=True,
-        usage="Where an atom came from (atomisation) and what it links, as nodes and edges.",
+        description="Where an atom came from (atomisation) and what it links, as nodes and edges.",
     ),
     ToolDef(
         "write",
         True,
         _write,
-        usage="Batches of create/revise/retire; a change's `input` is the InputToken "
-        "from `observe` (required for agent tokens); a link's target is an issued "
-        "{atomId, rev} or {local: <change id of this batch>}; revise and retire name "
-        "the head they saw (`target`), else CAS_CONFLICT. The same "
-        "options.idempotencyKey with the same batch answers the first outcome again.",
-    ),
-    ToolDef(
-        "observe",
-        True,
-        _observe,
-        usage="Declare what the answer is made from (the read's manifestId in "
-        "`presentations`, sources, basis revisions, payloadDigest) and get the "
-        "opaque InputToken that `write` needs.",
+        description="Batches of create/revise/retire. A link's target is {atomId, rev} "
+        "or {local: <change id of this batch>}; revise and retire name the head they "
+        "saw (`target`), else CAS_CONFLICT. The same options.idempotencyKey with the "
+        "same batch answers the first outcome again.",
     ),
     ToolDef(
         "recordUse",
         True,
         _record_use,
-        usage="Report that a response built from a read was accepted: "
-        "manifest is {id: manifestId}; the same eventId again is a no-op.",
-        arguments=(("eventId", "The host's id of the accepted response (deduplicated)."),),
+        description="Report that an answer built from a read was accepted: manifest "
+        "is {id: manifestId}; the same eventId again changes nothing.",
+        arguments=(("eventId", "Your id of the accepted answer."),),
     ),
     ToolDef(
         "resetUsage",
@@ -224,6 +292,9 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef("exportForensicBundle", True, _export_forensic_bundle, read_only=True),
     ToolDef("purge", True, _purge, destructive=True, idempotent=True),
 )
+
+# The capabilities of operator tools: listed by capability in every profile.
+_OPERATOR = frozenset({"atomise", "export", "purge"})
 
 
 @dataclass(frozen=True)
@@ -259,33 +330,51 @@ class Tool:
         except ValidationError as exc:
             raise InvalidInputError(_describe(exc)) from exc
 
-    def run(self, service: Service, binding: Binding, raw: dict[str, Any]) -> dict[str, Any]:
-        """Validate ``raw`` and run the operation for ``binding``.
+    def run(self, call: Call) -> dict[str, Any]:
+        """Validate the call's arguments and run the operation for its binding.
 
         Raises:
             GraphsvcError: the operation's own errors, with their codes.
         """
-        return self.definition.run(service, binding, self.parse(raw), raw)
+        return self.definition.run(call, self.parse(call.raw))
 
 
 def build_tools(schema: GraphQLSchema, service: Service) -> dict[str, Tool]:
-    """Every tool of :data:`TOOLS`, by name, from the built GraphQL schema."""
+    """Every tool of :data:`TOOLS`, by name: a GraphQL field's from the built schema."""
     batch_limits = service.write_deps().limits
     out: dict[str, Tool] = {}
     for d in TOOLS:
+        if d.model is not None:
+            out[d.name] = Tool(d.name, d.capability, d.description, d.model, d)
+            continue
         root = schema.mutation_type if d.mutation else schema.query_type
         assert root is not None
         field = root.fields[d.field]
         out[d.name] = Tool(
             name=d.name,
             capability=required_capability(d.field, mutation=d.mutation),
-            description=" ".join(p for p in (field.description or "", d.usage) if p),
+            description=d.description or _plain(field.description or ""),
             arguments=arguments_model(d.name, field, dict(d.arguments)),
             definition=d,
             batch_limits=batch_limits if d.field == "write" else None,
             max_json_depth=service.settings.graphql.max_json_depth,
         )
     return out
+
+
+def listed(tool: Tool, profile: str, can: frozenset[str]) -> bool:
+    """Whether ``tools/list`` shows ``tool`` to a token with capabilities ``can``:
+    a tool of the profile, or an operator tool the token may call."""
+    if tool.capability not in can:
+        return False
+    return profile == "full" or tool.definition.compact or tool.capability in _OPERATOR
+
+
+def _plain(description: str) -> str:
+    """A GraphQL field's description without its SPEC references ("(SPEC §7)",
+    "(ATM-8)"), which mean nothing to a model."""
+    text = re.sub(r"\s*\((?:SPEC )?(?:§\d+|[A-Z]{2,4}-\d+)(?:[,;] ?[^)]*)?\)", "", description)
+    return text.strip()
 
 
 def _describe(exc: ValidationError) -> str:

@@ -18,8 +18,9 @@ What is written (the same graph in every format):
 - **edges** ``kind``: ``link`` (``role``, ``at``, ``required``, ``orderKey``,
   ``targetRev``), ``cites`` (``start``, ``end``, ``unit``, ``verified``),
   ``derives_from`` (child → parent, ``fromRev``, ``toRev``, ``keyId``, ``signedAt``,
-  ``signatureStatus``: ``valid`` | ``invalid`` | ``unknown-key``), ``mentions``
-  (atom → entity its head names, ``count``) and ``revision_of`` (revision → its atom).
+  ``signatureStatus``: ``verified`` | ``invalid`` | ``unknown_key``, GraphQL's
+  SignatureStatus in lower case), ``mentions`` (atom → entity its head names,
+  ``count``) and ``revision_of`` (revision → its atom).
 
 Attributes keep their types (ints stay ints, booleans booleans); a missing value is
 left out (GraphML, JSON) or empty (CSV). **Streaming**: atoms are read in pages of
@@ -585,7 +586,7 @@ def _lineage(out: _Counted, report: ExportReport, edge: LineageRow, status: str)
     )
 
 
-_EXPORT_STATUS = {"verified": "valid", "invalid": "invalid", "unknown_key": "unknown-key"}
+_EXPORT_STATUS = {"verified": "verified", "invalid": "invalid", "unknown_key": "unknown_key"}
 
 
 def _atom(out: _Counted, report: ExportReport, row: AtomPageRow) -> None:

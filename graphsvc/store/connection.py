@@ -32,6 +32,7 @@ from neo4j import (
 )
 from neo4j.api import BookmarkManager
 from neo4j.exceptions import (
+    AuthError,
     ClientError,
     DriverError,
     Neo4jError,
@@ -40,7 +41,12 @@ from neo4j.exceptions import (
     TransientError,
 )
 
-from graphsvc.errors import DeadlineExceededError, GraphsvcError, StoreError
+from graphsvc.errors import (
+    DeadlineExceededError,
+    GraphsvcError,
+    StoreCredentialsError,
+    StoreError,
+)
 from graphsvc.settings import Settings
 from graphsvc.store.queries import query, schema_statements
 from graphsvc.telemetry.metrics import timed_query
@@ -488,6 +494,13 @@ def _mapped(label: str) -> Iterator[None]:
         yield
     except GraphsvcError:
         raise
+    except AuthError as exc:
+        raise StoreCredentialsError(
+            "Neo4j refused the credentials: set GRAPHSVC_NEO4J_USER and "
+            "GRAPHSVC_NEO4J_PASSWORD for GRAPHSVC_NEO4J_URI, or leave the URI empty to use "
+            "the managed Neo4j (its password is kept in the state dir)",
+            details={"setting": "GRAPHSVC_NEO4J_PASSWORD"},
+        ) from exc
     except Neo4jError as exc:
         if _timed_out(exc):
             raise DeadlineExceededError(f"request time limit reached during {label}") from exc

@@ -8,16 +8,13 @@ Nothing here is mocked: Neo4j, the embedding model and the tokenizer are real.
 from __future__ import annotations
 
 import os
-import socket
-import threading
-import time
 import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import httpx
 import pytest
-import uvicorn
+from serve_support import serving
 
 from graphsvc.core.binding import Binding
 from graphsvc.embed import get_embedder
@@ -121,19 +118,5 @@ class LiveServer:
 @pytest.fixture(scope="session")
 def live_server(service: Service) -> Iterator[LiveServer]:
     auth = AuthTable({})
-    app = create_app(service, auth)
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    config = uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning")
-    server = uvicorn.Server(config)
-    thread = threading.Thread(target=server.run, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 30
-    while not server.started:
-        if time.monotonic() > deadline:
-            raise RuntimeError("uvicorn did not start")
-        time.sleep(0.05)
-    yield LiveServer(url=f"http://127.0.0.1:{port}", auth=auth)
-    server.should_exit = True
-    thread.join(timeout=10)
+    with serving(create_app(service, auth)) as url:
+        yield LiveServer(url=url, auth=auth)

@@ -26,7 +26,14 @@ from mcp.client.streamable_http import streamable_http_client
 
 from graphsvc.settings import Settings
 
-__all__ = ["McpSession", "http_session", "stdio_env", "stdio_session", "write_auth_file"]
+__all__ = [
+    "McpSession",
+    "http_session",
+    "initialize_message",
+    "stdio_env",
+    "stdio_session",
+    "write_auth_file",
+]
 
 T = TypeVar("T")
 
@@ -127,25 +134,44 @@ class McpSession:
             loop.close()
 
 
-def stdio_session(env: dict[str, str], token: str | None, label: str = "stdio") -> McpSession:
-    """``graphsvc mcp`` as a subprocess, driven by the SDK's stdio client."""
+def stdio_session(
+    env: dict[str, str], token: str | None, label: str = "stdio", profile: str = "full"
+) -> McpSession:
+    """``graphsvc mcp --profile P`` as a subprocess, driven by the SDK's stdio client."""
     full = dict(env)
     full.pop("GRAPHSVC_MCP_TOKEN", None)
     if token is not None:
         full["GRAPHSVC_MCP_TOKEN"] = token
-    params = StdioServerParameters(command=sys.executable, args=["-m", "graphsvc", "mcp"], env=full)
+    args = ["-m", "graphsvc", "mcp", "--profile", profile]
+    params = StdioServerParameters(command=sys.executable, args=args, env=full)
     return McpSession(lambda: Client(params, read_timeout_seconds=120), label)
 
 
-def http_session(base_url: str, token: str | None, label: str = "http") -> McpSession:
-    """``/mcp`` of a served app, driven by the SDK's streamable HTTP client."""
+def http_session(
+    base_url: str, token: str | None, label: str = "http", profile: str = "full"
+) -> McpSession:
+    """``/mcp?profile=P`` of a served app, driven by the SDK's streamable HTTP client."""
 
     def connect() -> Client:
         headers = {"Authorization": f"Bearer {token}"} if token else {}
         http = httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(60, read=120))
         return Client(
-            streamable_http_client(f"{base_url}/mcp", http_client=http),
+            streamable_http_client(f"{base_url}/mcp?profile={profile}", http_client=http),
             read_timeout_seconds=120,
         )
 
     return McpSession(connect, label)
+
+
+def initialize_message(request_id: int) -> dict[str, Any]:
+    """A raw ``initialize`` request of the 2025-06-18 handshake."""
+    return {
+        "jsonrpc": "2.0",
+        "id": request_id,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "raw", "version": "0"},
+        },
+    }

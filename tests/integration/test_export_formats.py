@@ -163,7 +163,7 @@ def _check_graph(g: Any, c: dict[str, Any], *, revisions: bool) -> None:
     lineage = [(u, v, d) for u, v, d in edges if d["kind"] == "derives_from"]
     assert {u for u, _, _ in lineage} == set(c["parts"])
     assert {v for _, v, _ in lineage} == {c["long"]}
-    assert {d["signatureStatus"] for _, _, d in lineage} == {"valid"}
+    assert {d["signatureStatus"] for _, _, d in lineage} == {"verified"}
     assert all(isinstance(d["fromRev"], int) and d["keyId"] for _, _, d in lineage)
     revs = {n for n, k in kinds.items() if k == "revision"}
     if revisions:
@@ -193,7 +193,7 @@ def test_graphml_parses_with_control_characters_and_round_trips(
     assert unescape_xml_value(ctl["text"]) == CONTROL_TEXT
     assert "xmlEscaped" not in g.nodes[corpus["base"]]
     assert g.graph["subject"] == human.subject
-    assert report.signatures == {"valid": 3, "invalid": 0, "unknown-key": 0}
+    assert report.signatures == {"verified": 3, "invalid": 0, "unknown_key": 0}
 
 
 @pytest.mark.req("API-4", "ENT-5")
@@ -267,7 +267,7 @@ def test_tampered_lineage_signature_is_reported_invalid(
     )
     buf = io.StringIO()
     report = export(service, human, "node-link", buf)
-    assert report.signatures == {"valid": 2, "invalid": 1, "unknown-key": 0}
+    assert report.signatures == {"verified": 2, "invalid": 1, "unknown_key": 0}
     g = nx.node_link_graph(json.loads(buf.getvalue()), edges="edges")
     bad = [d for u, _, d in g.edges(data=True) if u == corpus["parts"][0]]
     assert [d["signatureStatus"] for d in bad if d["kind"] == "derives_from"] == ["invalid"]

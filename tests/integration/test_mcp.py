@@ -10,7 +10,6 @@ with direct Neo4j probes (nothing written by a refused call).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import queue
 import subprocess
@@ -29,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_support import (
     McpSession,
     http_session,
+    initialize_message,
     stdio_env,
     stdio_session,
     write_auth_file,
@@ -36,20 +36,20 @@ from mcp_support import (
 from write_support import subject_counts
 
 from graphsvc.core.binding import Binding
+from graphsvc.inputs.models import parse_host_input
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
 from graphsvc.tokenizer import get_tokenizer
 
-AGENT_TOOLS = {
-    "search",
-    "read",
-    "inspect",
+COMPACT_TOOLS = {"search", "read", "remember", "inspect", "entities", "status"}
+AGENT_TOOLS = COMPACT_TOOLS | {
     "lineage",
     "write",
-    "observe",
     "record_use",
     "reset_usage",
+    "changes",
+    "atom",
 }
 OPERATOR_TOOLS = {"atomise", "set_namespace_policy", "export_forensic_bundle", "purge"}
 CORPUS = [
@@ -57,10 +57,6 @@ CORPUS = [
     "Pager alerts for the payments service go to the on-call engineer first.",
     "Clouds form when water vapour cools and condenses around dust particles.",
 ]
-
-
-def _digest(text: str) -> str:
-    return "sha256:" + hashlib.sha256(text.encode()).hexdigest()
 
 
 @dataclass
@@ -142,25 +138,13 @@ def agent(request: pytest.FixtureRequest, world: World) -> McpSession:
     return world.sessions[request.param]
 
 
-def _create(cid: str, text: str, token: str | None, sources: list[Any] | None = None) -> Any:
-    change: dict[str, Any] = {
+def _create(cid: str, text: str, sources: list[Any] | None = None) -> Any:
+    return {
         "id": cid,
         "op": "create",
         "content": {"text": text, "links": []},
         "sources": sources or [],
     }
-    if token is not None:
-        change["input"] = token
-    return change
-
-
-def _token(session: McpSession, manifest_id: str | None = None, text: str = "x") -> str:
-    host_input: dict[str, Any] = {"payloadDigest": _digest(text)}
-    if manifest_id:
-        host_input["presentations"] = [manifest_id]
-    token = session.ok("observe", {"input": host_input})["inputToken"]
-    assert isinstance(token, str)
-    return token
 
 
 # ------------------------------------------------------------------------ tools/list
@@ -186,20 +170,19 @@ def test_tools_list_the_public_operations_an_agent_token_may_call(
         "cursor",
     }
     write = tools["write"].input_schema
-    change = write["$defs"]["ChangeIn"]
+    change = write["$defs"]["ChangeInput"]
     assert change["properties"]["op"]["enum"] == ["create", "revise", "retire"]
+    assert "input" not in change["properties"]  # the server is the host (MCP-2)
     assert set(write["required"]) == {"changes"}
-    observe = tools["observe"].input_schema
-    assert observe["properties"]["input"]["$ref"] == "#/$defs/HostInputIn"
     assert tools["search"].annotations is not None and tools["search"].annotations.read_only_hint
-    assert "SPEC §8" in (tools["read"].description or "")
+    assert "SPEC" not in (tools["read"].description or "")
 
 
 # ------------------------------------------------------------------ the agent loop
 
 
 @pytest.mark.req("TOK-2", "RD-8", "AV-4", "MAN-1")
-def test_agent_loop_search_read_observe_write_record_use(agent: McpSession, world: World) -> None:
+def test_agent_loop_search_read_write_record_use(agent: McpSession, world: World) -> None:
     found = agent.ok("search", {"query": "who gets the pager alerts", "limit": 3})
     assert world.seeded[CORPUS[1]] in {h["atom"]["atomId"] for h in found["hits"]}, found
 
@@ -220,7 +203,6 @@ def test_agent_loop_search_read_observe_write_record_use(agent: McpSession, worl
     assert seeded, read["items"]
 
     answer = f"The on-call engineer gets the pager alerts first ({agent.label})."
-    token = _token(agent, read["manifestId"], answer)
     cited = seeded[0]
     outcome = agent.ok(
         "write",
@@ -229,7 +211,6 @@ def test_agent_loop_search_read_observe_write_record_use(agent: McpSession, worl
                 _create(
                     "answer",
                     answer,
-                    token,
                     [{"uri": f"atom:{cited['atomId']}", "version": str(cited["rev"])}],
                 )
             ]
@@ -258,32 +239,34 @@ def test_agent_loop_search_read_observe_write_record_use(agent: McpSession, worl
 # ------------------------------------------------------- InputTokens, idempotency, CAS
 
 
-@pytest.mark.req("TOK-2", "TOK-3")
-def test_input_token_rules_are_coded_tool_errors(
-    agent: McpSession, world: World, db: Database
+@pytest.mark.req("MCP-5", "TOK-1")
+def test_a_session_never_accepts_a_token_from_its_caller(
+    agent: McpSession, world: World, db: Database, service: Service
 ) -> None:
+    # A token a GraphQL host got from observe is valid for that binding, and still
+    # refused over MCP: no change there carries an `input`.
+    issued = service.observe(
+        world.bindings["agent_a"], parse_host_input({"payloadDigest": "sha256:" + "0" * 64})
+    )
     before = subject_counts(db, world.subject_a)
-    missing = agent.error("write", {"changes": [_create("c", "no token", None)]})
-    assert missing["code"] == "TOKEN_INVALID"
-    forged = agent.error("write", {"changes": [_create("c", "forged", "not-a-token")]})
-    assert forged["code"] == "TOKEN_INVALID"
-    other = _token(world.sessions["http-b"])  # subject B's own, valid there
-    stolen = agent.error("write", {"changes": [_create("c", "stolen", other)]})
-    assert stolen["code"] == "TOKEN_INVALID"
+    for token in ("not-a-token", issued):
+        error = agent.error("write", {"changes": [{**_create("c", "x"), "input": token}]})
+        assert error["code"] == "INVALID_INPUT", error
+    with pytest.raises(MCPError):
+        agent.call("observe", {"input": {"payloadDigest": "sha256:" + "0" * 64}})
     assert subject_counts(db, world.subject_a) == before
 
 
 @pytest.mark.req("IDEM-2", "IDEM-3")
 def test_idempotent_replay_and_conflict_through_mcp(agent: McpSession) -> None:
     key = f"k-{uuid.uuid4().hex}"
-    token = _token(agent)
-    batch = {"changes": [_create("c", f"once {key}", token)], "options": {"idempotencyKey": key}}
+    batch = {"changes": [_create("c", f"once {key}")], "options": {"idempotencyKey": key}}
     first = agent.ok("write", batch)
     replay = agent.ok("write", batch)
     assert replay["repeated"] is True and first["repeated"] is False
     assert replay["operationId"] == first["operationId"]
     assert replay["changes"]["c"]["atomId"] == first["changes"]["c"]["atomId"]
-    other = {"changes": [_create("c", f"twice {key}", token)], "options": {"idempotencyKey": key}}
+    other = {"changes": [_create("c", f"twice {key}")], "options": {"idempotencyKey": key}}
     assert agent.error("write", other)["code"] == "IDEMPOTENCY_CONFLICT"
 
 
@@ -291,8 +274,7 @@ def test_idempotent_replay_and_conflict_through_mcp(agent: McpSession) -> None:
 def test_revise_of_a_stale_head_is_cas_conflict(
     agent: McpSession, world: World, db: Database
 ) -> None:
-    token = _token(agent)
-    v1 = agent.ok("write", {"changes": [_create("c", "draft one", token)]})["changes"]["c"]
+    v1 = agent.ok("write", {"changes": [_create("c", "draft one")]})["changes"]["c"]
     target = {"atomId": v1["atomId"], "rev": 1}
     revise = {
         "id": "r",
@@ -300,7 +282,6 @@ def test_revise_of_a_stale_head_is_cas_conflict(
         "target": target,
         "content": {"text": "draft two", "links": []},
         "sources": [],
-        "input": token,
     }
     assert agent.ok("write", {"changes": [revise]})["changes"]["r"]["rev"] == 2
     before = subject_counts(db, world.subject_a)
@@ -334,9 +315,8 @@ def test_agent_token_cannot_call_operator_tools(
 @pytest.mark.req("API-2")
 def test_two_subjects_never_see_each_other(agent: McpSession, world: World) -> None:
     other = world.sessions["http-b"]
-    token = _token(other)
     b_text = f"subject B's secret plan {uuid.uuid4().hex}"
-    b_atom = other.ok("write", {"changes": [_create("b", b_text, token)]})["changes"]["b"]
+    b_atom = other.ok("remember", {"text": b_text})["atom"]
     a_atom = next(iter(world.seeded.values()))
 
     assert not any(
@@ -387,17 +367,9 @@ def test_http_without_a_valid_token_is_401_before_any_mcp(
     headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream"}
     if header:
         headers["Authorization"] = header
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "t", "version": "0"},
-        },
-    }
-    r = httpx.post(f"{live_server.url}/mcp", json=initialize, headers=headers, timeout=30)
+    r = httpx.post(
+        f"{live_server.url}/mcp", json=initialize_message(1), headers=headers, timeout=30
+    )
     assert r.status_code == 401
     assert r.headers["www-authenticate"] == "Bearer"
     assert r.json()["error"]["data"]["code"] == "UNAUTHENTICATED"
@@ -425,7 +397,6 @@ def _leaves(exc: BaseException) -> list[BaseException]:
 def test_bad_arguments_answer_coded_errors_and_write_nothing(
     agent: McpSession, world: World, db: Database, test_settings: Settings
 ) -> None:
-    token = _token(agent)
     before = subject_counts(db, world.subject_a)
     cases = [
         ("search", {"query": "x", "limit": "ten"}, "INVALID_INPUT"),
@@ -436,7 +407,13 @@ def test_bad_arguments_answer_coded_errors_and_write_nothing(
         ("inspect", {"atomId": "a", "direction": "sideways"}, "INVALID_INPUT"),
         ("write", {"changes": "all of them"}, "INVALID_INPUT"),
         ("write", {"changes": [{"id": "c", "op": "explode"}]}, "INVALID_INPUT"),
-        ("observe", {"input": {"payloadDigest": "md5:1"}}, "INVALID_INPUT"),
+        ("remember", {"text": ""}, "INVALID_INPUT"),
+        ("remember", {"text": "x", "about": [{"atomId": "never-shown"}]}, "INVALID_INPUT"),
+        ("remember", {"text": "x", "input": "t"}, "INVALID_INPUT"),
+        ("entities", {"first": -1}, "INVALID_INPUT"),
+        ("changes", {"since": "yesterday"}, "INVALID_INPUT"),
+        ("atom", {"atomId": "a", "asOf": "not a time"}, "INVALID_INPUT"),
+        ("status", {"verbose": True}, "INVALID_INPUT"),
         (
             "record_use",
             {"eventId": "e", "manifest": {"id": "no-such-manifest"}},
@@ -446,15 +423,14 @@ def test_bad_arguments_answer_coded_errors_and_write_nothing(
             "write",
             {
                 "changes": [
-                    _create(f"c{i}", f"t{i}", token)
-                    for i in range(test_settings.write.max_changes + 1)
+                    _create(f"c{i}", f"t{i}") for i in range(test_settings.write.max_changes + 1)
                 ]
             },
             "BUDGET_EXCEEDED",
         ),
         (
             "write",
-            {"changes": [_create("c", "x" * (test_settings.write.max_body_bytes + 1), token)]},
+            {"changes": [_create("c", "x" * (test_settings.write.max_body_bytes + 1))]},
             "BUDGET_EXCEEDED",
         ),
     ]
@@ -496,19 +472,6 @@ def test_oversized_call_is_refused_on_each_transport(
     )
     assert r.status_code == 413
     assert subject_counts(db, world.subject_a) == before
-
-
-def _initialize(request_id: int) -> dict[str, Any]:
-    return {
-        "jsonrpc": "2.0",
-        "id": request_id,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "raw", "version": "0"},
-        },
-    }
 
 
 def _raw_stdio(env: dict[str, str], lines: list[str], answers: int) -> list[dict[str, Any]]:
@@ -565,7 +528,7 @@ def test_malformed_json_rpc_over_stdio_answers_errors_and_the_server_goes_on(
     lines = [
         "{not json",
         json.dumps({**call, "id": 7, "params": 3}),
-        json.dumps(_initialize(8)),
+        json.dumps(initialize_message(8)),
         json.dumps({"jsonrpc": "2.0", "method": "notifications/initialized"}),
         # A lone surrogate escape is not a Unicode string: refused as unparseable.
         '{"jsonrpc": "2.0", "id": 9, "method": "tools/call", "params": {"name": "write", '
@@ -617,7 +580,8 @@ def test_malformed_json_rpc_over_http_answers_errors_and_writes_nothing(
     r = httpx.post(url, content=surrogate, headers=headers, timeout=30)
     answer = r.json()
     if "error" in answer:
-        assert answer["error"]["code"] in (-32700, -32600, -32602), answer
+        # -32022: the era without sessions is refused whatever it sends (SPEC §17).
+        assert answer["error"]["code"] in (-32700, -32600, -32602, -32022), answer
     else:
         assert answer["result"]["isError"] is True
         assert answer["result"]["structuredContent"]["code"] == "INVALID_INPUT"
@@ -634,8 +598,7 @@ def test_atoms_are_resources_by_uri_head_and_revision(agent: McpSession, world: 
         "graphsvc://atom/{atomId}",
         "graphsvc://atom/{atomId}@{rev}",
     }
-    token = _token(agent)
-    v1 = agent.ok("write", {"changes": [_create("c", "first wording", token)]})["changes"]["c"]
+    v1 = agent.ok("write", {"changes": [_create("c", "first wording")]})["changes"]["c"]
     agent.ok(
         "write",
         {
@@ -646,7 +609,6 @@ def test_atoms_are_resources_by_uri_head_and_revision(agent: McpSession, world: 
                     "target": {"atomId": v1["atomId"], "rev": 1},
                     "content": {"text": "second wording", "links": []},
                     "sources": [],
-                    "input": token,
                 }
             ]
         },

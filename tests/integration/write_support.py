@@ -136,10 +136,12 @@ def own_database(settings: Settings) -> Database:
 
 
 def subject_counts(db: Database, subject: str) -> tuple[int, int]:
-    """(nodes, relationships) that belong to ``subject`` — the whole stored footprint."""
+    """(nodes, relationships) that belong to ``subject`` — the whole stored footprint,
+    but for MCP sessions (SPEC §17: a session's window, not data; opening one is no
+    write of the subject's knowledge)."""
     row = cypher(
         db,
-        "MATCH (n) WHERE n.subject = $subject "
+        "MATCH (n) WHERE n.subject = $subject AND NOT n:McpSession "
         "OPTIONAL MATCH (n)-[r]-() "
         "RETURN count(DISTINCT n) AS nodes, count(DISTINCT r) AS rels",
         subject=subject,

@@ -2,8 +2,9 @@
 
 Names, arguments, nullability, defaults and capabilities come from the GraphQL
 schema; every argument reaches a parameter of the facade method the tool calls;
-the write and observe schemas are graphsvc.inputs.models' models; arguments are checked
-like the front door checks a GraphQL request.
+the write schema is graphsvc.inputs.models' model without the InputToken (SPEC
+MCP-2); arguments are checked like the front door checks a GraphQL request; the
+compact profile lists six tools, described for a model.
 """
 
 from __future__ import annotations
@@ -20,12 +21,12 @@ from pydantic import ValidationError
 from graphsvc.api.schema import build_schema
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
-from graphsvc.inputs.models import ChangeIn, HostInputIn
+from graphsvc.inputs.models import ChangeIn
 from graphsvc.inputs.text_input import check_json_values
 from graphsvc.keys.auth import default_capabilities, required_capability
 from graphsvc.mcp_api.arguments import ToolSchema
 from graphsvc.mcp_api.stdio import _error_for
-from graphsvc.mcp_api.tools import TOOLS, Tool, build_tools
+from graphsvc.mcp_api.tools import TOOLS, Tool, build_tools, listed
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -44,9 +45,11 @@ SERVICE = Service(
 )
 BUILT = build_tools(SCHEMA, SERVICE)
 # Arguments the tool converts before the call (graphsvc.inputs.models, as the resolvers do).
-CONVERTED = {("write", "changes"), ("write", "options"), ("observe", "input")}
+CONVERTED = {("write", "changes"), ("write", "options")}
 # The facade method's name where it is not the tool's.
-METHOD = {"observe": "observe", "record_use": "record_use"}
+METHOD = {"record_use": "record_use"}
+# The tools that are a GraphQL root field (the others have argument models of their own).
+FIELDS = sorted(n for n, t in BUILT.items() if t.definition.model is None)
 # The tools whose arguments reach the facade as one request (graphsvc.core.requests).
 REQUESTS: dict[str, type] = {
     "search": SearchRequest,
@@ -70,18 +73,59 @@ def test_every_public_operation_is_a_tool() -> None:
         "inspect",
         "lineage",
         "write",
-        "observe",
         "record_use",
         "reset_usage",
         "atomise",
         "set_namespace_policy",
         "export_forensic_bundle",
         "purge",
+        "remember",
+        "entities",
+        "changes",
+        "atom",
+        "status",
     }
     assert len(TOOLS) == len(BUILT)
 
 
-@pytest.mark.parametrize("name", sorted(BUILT))
+@pytest.mark.req("MCP-2")
+def test_no_tool_is_observe_and_no_input_schema_names_a_token() -> None:
+    assert "observe" not in BUILT
+    refused = {"input", "token", "inputtoken", "observe", "payloaddigest"}
+    for tool in BUILT.values():
+        names = _property_names(tool.input_schema())
+        assert not {n.lower() for n in names} & refused, (tool.name, names)
+
+
+def _property_names(schema: Any) -> set[str]:
+    """Every property name anywhere in a JSON Schema (its $defs included)."""
+    out: set[str] = set()
+    if isinstance(schema, dict):
+        out |= set(schema.get("properties", {}))
+        for value in schema.values():
+            out |= _property_names(value)
+    elif isinstance(schema, list):
+        for value in schema:
+            out |= _property_names(value)
+    return out
+
+
+@pytest.mark.req("MCP-4")
+def test_the_compact_profile_is_six_tools_described_for_a_model() -> None:
+    agent = default_capabilities("agent")
+    compact = {n for n, t in BUILT.items() if listed(t, "compact", agent)}
+    assert compact == {"search", "read", "remember", "inspect", "entities", "status"}
+    full = {n for n, t in BUILT.items() if listed(t, "full", agent)}
+    assert compact < full and "write" in full and "changes" in full
+    human = default_capabilities("human", purge=True)
+    operators = {n for n, t in BUILT.items() if listed(t, "compact", human)} - compact
+    assert operators == {"atomise", "set_namespace_policy", "export_forensic_bundle", "purge"}
+    for tool in BUILT.values():
+        assert "SPEC" not in tool.description and "§" not in tool.description, tool.name
+        assert tool.description, tool.name
+
+
+@pytest.mark.parametrize("name", FIELDS)
 def test_a_tools_arguments_are_its_graphql_fields_arguments(name: str) -> None:
     tool = BUILT[name]
     field = _field(tool)
@@ -95,11 +139,10 @@ def test_a_tools_arguments_are_its_graphql_fields_arguments(name: str) -> None:
     for arg_name, arg in field.args.items():
         if arg.default_value not in (Undefined, None):
             assert schema["properties"][arg_name]["default"] == arg.default_value
-    assert (field.description or "") in tool.description
 
 
 @pytest.mark.req("API-2")
-@pytest.mark.parametrize("name", sorted(BUILT))
+@pytest.mark.parametrize("name", FIELDS)
 def test_a_tool_needs_the_capability_its_graphql_field_needs(name: str) -> None:
     tool = BUILT[name]
     d = tool.definition
@@ -115,13 +158,17 @@ def test_an_agent_token_holds_no_operator_tool() -> None:
         "inspect",
         "lineage",
         "write",
-        "observe",
         "record_use",
         "reset_usage",
+        "remember",
+        "entities",
+        "changes",
+        "atom",
+        "status",
     }
 
 
-@pytest.mark.parametrize("name", sorted(BUILT))
+@pytest.mark.parametrize("name", FIELDS)
 def test_every_argument_reaches_a_parameter_of_the_facade(name: str) -> None:
     # An argument added to the GraphQL field but not to the facade would be dropped
     # silently by the tool: the snake_case of every argument is a parameter (of the
@@ -147,14 +194,15 @@ def _snake(name: str) -> str:
     return "".join(f"_{c.lower()}" if c.isupper() else c for c in name)
 
 
-def test_write_and_observe_schemas_are_the_edge_models() -> None:
+@pytest.mark.req("MCP-2")
+def test_the_write_schema_is_the_edge_model_without_the_token() -> None:
     write = BUILT["write"].input_schema()
     change = ChangeIn.model_json_schema(schema_generator=ToolSchema)
-    assert write["properties"]["changes"]["items"] == {"$ref": "#/$defs/ChangeIn"}
-    assert write["$defs"]["ChangeIn"]["properties"] == change["properties"]
-    observe = BUILT["observe"].input_schema()
-    host = HostInputIn.model_json_schema(schema_generator=ToolSchema)
-    assert observe["$defs"]["HostInputIn"]["properties"] == host["properties"]
+    assert write["properties"]["changes"]["items"] == {"$ref": "#/$defs/ChangeInput"}
+    expected = {k: v for k, v in change["properties"].items() if k != "input"}
+    assert write["$defs"]["ChangeInput"]["properties"] == expected
+    with pytest.raises(InvalidInputError):
+        BUILT["write"].parse({"changes": [{"id": "c", "op": "create", "input": "t"}]})
     # No per-field title noise for the model.
     assert '"title"' not in json.dumps(write["properties"])
 

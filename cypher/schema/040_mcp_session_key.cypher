@@ -1,0 +1,1 @@
+CREATE CONSTRAINT mcp_session_key IF NOT EXISTS FOR (s:McpSession) REQUIRE (s.subject, s.sessionId) IS UNIQUE

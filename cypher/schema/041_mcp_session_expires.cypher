@@ -1,0 +1,1 @@
+CREATE INDEX mcp_session_expires IF NOT EXISTS FOR (s:McpSession) ON (s.expiresAt)
