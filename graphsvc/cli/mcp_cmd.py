@@ -74,6 +74,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
 
     import anyio
 
+    from graphsvc.api.schema import build_schema
     from graphsvc.localdb import LocalNeo4j
     from graphsvc.mcp_api.server import build_server
     from graphsvc.mcp_api.stdio import serve_stdio
@@ -92,7 +93,11 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
         session_id = service.mcp_session_open(b)
         profile = args.profile or settings.client.mcp_profile
         server = build_server(
-            service, lambda _ctx: grant, session_of=lambda _ctx: session_id, profile=profile
+            service,
+            lambda _ctx: grant,
+            operations=build_schema(settings)._schema,
+            session_of=lambda _ctx: session_id,
+            profile=profile,
         )
         progress(
             f"graphsvc: MCP on stdio as subject {b.subject!r}, {b.actor_kind} {b.actor_id!r} "

@@ -358,8 +358,9 @@ def create_app(
         retry_after_s=settings.http.retry_after_s,
     )
     health = Health(service, settings.http.retry_after_s)
-    # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service.
-    mcp = McpHttp(service, auth)
+    # MCP beside GraphQL (graphsvc/mcp_api, docs/agents.md): the same tokens and Service,
+    # its tools' arguments read from the GraphQL schema's operations.
+    mcp = McpHttp(service, auth, cast(strawberry.Schema, graphql.schema)._schema)
 
     async def root(_: Request) -> Response:
         return RedirectResponse("/graphql")

@@ -37,6 +37,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
+from graphql import GraphQLSchema
 from mcp.server.context import ServerRequestContext
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
 from starlette.types import Receive, Scope, Send
@@ -67,12 +68,13 @@ class McpHttp:
     """The ``/mcp`` endpoint (see module docstring); run :meth:`running` in the app's
     lifespan."""
 
-    def __init__(self, service: Service, auth: AuthTable | None) -> None:
+    def __init__(self, service: Service, auth: AuthTable | None, operations: GraphQLSchema) -> None:
         self._auth = auth
         self._sessions = SessionGate(service)
         server = build_server(
             service,
             _grant_of,
+            operations=operations,
             scope_of=_scope_of,
             session_of=_session_of,
             profile_of=_profile_of,

@@ -33,11 +33,11 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 import mcp_types as types
+from graphql import GraphQLSchema
 from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
-from graphsvc.api.schema import build_schema
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
 from graphsvc.keys.auth import Grant
 from graphsvc.mcp_api.resources import TEMPLATES, read_resource
@@ -81,6 +81,7 @@ def build_server(
     service: Service,
     grant_of: GrantOf,
     *,
+    operations: GraphQLSchema,
     scope_of: ScopeOf | None = None,
     session_of: SessionOf | None = None,
     profile: str | None = None,
@@ -92,6 +93,8 @@ def build_server(
     Args:
         service: the facade every tool calls.
         grant_of: the caller of a request (the transport's authentication).
+        operations: the GraphQL schema the tools' arguments are read from (the host
+            builds it: the two protocols do not import each other).
         scope_of: the request scope the transport opened (HTTP); without one, each
             call opens its own with the configured request timeout (stdio).
         session_of: the MCP session of a request (SPEC §17): what its calls show the
@@ -105,7 +108,7 @@ def build_server(
     """
     settings = service.settings
     limit = settings.http.max_request_bytes if max_call_bytes is None else max_call_bytes
-    handlers = _Handlers(service, grant_of, scope_of, limit)
+    handlers = _Handlers(service, grant_of, scope_of, limit, operations)
     handlers.session_of = session_of or (lambda _ctx: None)
     handlers.profile = profile or settings.client.mcp_profile
     if profile_of is not None:
@@ -130,13 +133,18 @@ class _Handlers:
     way of naming the caller."""
 
     def __init__(
-        self, service: Service, grant_of: GrantOf, scope_of: ScopeOf | None, limit: int
+        self,
+        service: Service,
+        grant_of: GrantOf,
+        scope_of: ScopeOf | None,
+        limit: int,
+        operations: GraphQLSchema,
     ) -> None:
         self.service = service
         self.grant_of = grant_of
         self.scope_of = scope_of
         self.limit = limit
-        self.tools = build_tools(build_schema(service.settings)._schema, service)
+        self.tools = build_tools(operations, service)
         self.session_of: SessionOf = lambda _ctx: None
         self.profile = "compact"
         self.profile_of: Callable[[ServerRequestContext[Any, Any]], str | None] = lambda _ctx: None
