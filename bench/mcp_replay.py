@@ -168,13 +168,13 @@ def load_both(paths: Paths, gql: Conversation, mcp: Conversation) -> dict[str, l
 
 def ask_both(
     paths: Paths, gql: Conversation, mcp: Conversation
-) -> tuple[Scores, Scores, list[float], list[float], int]:
+) -> tuple[Scores, Scores, list[float], list[float], list[dict[str, Any]]]:
     """Every question through both ``search`` paths, interleaved: recall, seconds per
-    call, and how many questions got the same top 10 (dia ids, in order) on both."""
+    call, and the questions whose top 10 (dia ids, in order) differ between the two."""
     sg, sm = Scores(), Scores()
     tg: list[float] = []
     tm: list[float] = []
-    same = 0
+    differ: list[dict[str, Any]] = []
     calls = [("g", paths.gql_search, gql, tg), ("m", paths.mcp_search, mcp, tm)]
     for i, q in enumerate(gql.questions):
         got: dict[str, list[str]] = {}
@@ -183,8 +183,9 @@ def ask_both(
             times.append(seconds)
         sg.add(got["g"], q)
         sm.add(got["m"], q)
-        same += got["g"] == got["m"]
-    return sg, sm, tg, tm, same
+        if got["g"] != got["m"]:
+            differ.append({"question": q.text, "graphql": got["g"], "mcp": got["m"]})
+    return sg, sm, tg, tm, differ
 
 
 def latency(seconds: Sequence[float]) -> dict[str, float]:
@@ -252,9 +253,9 @@ def report_of(
     args: argparse.Namespace,
     conv: Conversation,
     loads: dict[str, list[float]],
-    asked: tuple[Scores, Scores, list[float], list[float], int],
+    asked: tuple[Scores, Scores, list[float], list[float], list[dict[str, Any]]],
 ) -> dict[str, Any]:
-    sg, sm, tg, tm, same = asked
+    sg, sm, tg, tm, differ = asked
     gql = {**sg.summary(), "write": latency(loads["write"]), "search": latency(tg)}
     mcp = {**sm.summary(), "remember": latency(loads["remember"]), "search": latency(tm)}
     return {
@@ -271,7 +272,11 @@ def report_of(
         "graphql": gql,
         "mcp": mcp,
         "pairedDifference": paired_margin(sm, sg),  # MCP − GraphQL: [mean, lo, hi]
-        "sameTop10": same,
+        "sameTop10": len(conv.questions) - len(differ),
+        # Of those that differ: the same ten turns in another order.
+        "sameTop10Set": len(conv.questions)
+        - sum(set(d["graphql"]) != set(d["mcp"]) for d in differ),
+        "differ": differ,
         "ratios": {
             "remember/write": ratio(mcp["remember"], gql["write"]),
             "search": ratio(mcp["search"], gql["search"]),
@@ -298,7 +303,7 @@ def print_table(r: dict[str, Any]) -> None:
         f"MCP − GraphQL: R@5 {d['recall@5'][0]:+.4f} [{d['recall@5'][1]:+.4f}, "
         f"{d['recall@5'][2]:+.4f}], R@10 {d['recall@10'][0]:+.4f} [{d['recall@10'][1]:+.4f}, "
         f"{d['recall@10'][2]:+.4f}] (95 % paired bootstrap); same top 10 for "
-        f"{r['sameTop10']}/{c['questions']} questions"
+        f"{r['sameTop10']}/{c['questions']} questions (the same set for {r['sameTop10Set']})"
     )
     for op, x in r["ratios"].items():
         print(f"MCP/GraphQL {op}: ×{x['p50']} p50, ×{x['p95']} p95, ×{x['mean']} mean")
