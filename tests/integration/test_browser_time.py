@@ -8,6 +8,7 @@ Off-host requests are aborted and fail the test (the page works offline).
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import time
 from collections.abc import Iterator
@@ -28,6 +29,19 @@ SHOTS = Path(os.environ.get("GRAPHSVC_TEST_RESULTS", "test-results")) / "screens
 
 _GRAPH = """() => { const cy = window.graphsvcExplorer.cy; return cy.nodes().map(n => ({
   id: n.id(), label: n.data('label'), cls: n.classes()})); }"""
+
+
+_MISSING = """(named) => named.filter(([o, f]) => typeof (window[o] || {})[f] !== 'function')"""
+
+
+def _documented_functions() -> list[list[str]]:
+    """``[object, function]`` for each ``window.graphsvc….name(`` docs/explorer.md names,
+    and the ``gql`` it says the explorer exposes."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "explorer.md").read_text()
+    named = sorted({*re.findall(r"window\.(graphsvc\w+)\.(\w+)\(", text)})
+    assert "exposes `gql` on `window.graphsvcExplorer`" in text
+    assert ("graphsvcTime", "setAsOf") in named and ("graphsvcExplorer", "refetch") in named
+    return [[o, f] for o, f in [*named, ("graphsvcExplorer", "gql")]]
 
 
 @pytest.fixture(scope="module")
@@ -51,7 +65,7 @@ def _local(epoch: float) -> str:
     return datetime.fromtimestamp(epoch).strftime("%Y-%m-%dT%H:%M:%S")
 
 
-@pytest.mark.req("API-5", "MAN-1")
+@pytest.mark.req("API-5", "MAN-1", "DOC-1")
 def test_time_bar_redraws_as_of_then_and_replay_shows_what_changed(
     browser: Any, live_server: Any, service: Service, human: Binding
 ) -> None:
@@ -96,6 +110,9 @@ def test_time_bar_redraws_as_of_then_and_replay_shows_what_changed(
     )
     drawn_now = {x["id"] for x in page.evaluate(_GRAPH)}
     assert {a_id, t.atom_id, n_id} <= drawn_now
+    # docs/explorer.md's functions for scripts and add-ons are in the page (DOC-1).
+    named = _documented_functions()
+    assert page.evaluate(_MISSING, named) == [], named
 
     # 90 minutes ago: N did not exist; T's head was its first revision.
     page.fill("#asof-date", _local(now - 5400))
