@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Literal
 
 from graphsvc.settings import Settings
 from graphsvc.store.connection import Database
@@ -21,6 +21,11 @@ if TYPE_CHECKING:
     from graphsvc.core.jobs import JobRow
     from graphsvc.embed import Embedder
     from graphsvc.entities import EntityExtractor
+    from graphsvc.ops.compact import CompactReport
+    from graphsvc.ops.embedding_model import Reembedding
+    from graphsvc.ops.entity_index import EntityRebuild
+    from graphsvc.ops.erasure import ErasureStatus
+    from graphsvc.ops.index import IndexRebuild
 
 __all__ = ["Admin", "check_durations", "compact"]
 
@@ -40,7 +45,7 @@ def check_durations(grace_s: float, timeout_s: float) -> None:
 
 def compact(
     settings: Settings, *, batch: int, index_timeout_s: float, progress: Progress
-) -> dict[str, Any]:
+) -> CompactReport:
     """``graphsvc compact``: rebuild the managed Neo4j's store without deleted records
     (:func:`graphsvc.ops.compact.compact`; it stops and starts the managed Neo4j, so
     it takes the settings, not a connection; the root connects to the instances it
@@ -98,7 +103,7 @@ class Admin:
         grace_s: float,
         timeout_s: float,
         progress: Progress,
-    ) -> dict[str, Any]:
+    ) -> IndexRebuild:
         """``graphsvc index rebuild [--fulltext]`` (:mod:`graphsvc.ops.index`)."""
         from graphsvc.ops.index import rebuild_fulltext_index, rebuild_vector_index
 
@@ -112,7 +117,7 @@ class Admin:
         subject: str | None,
         batch: int,
         progress: Progress,
-    ) -> dict[str, Any]:
+    ) -> EntityRebuild:
         """``graphsvc index rebuild --entities`` (ENT-5): the schema first (its entity
         constraints), at the dimension the database records."""
         from graphsvc.ops.entity_index import rebuild_entities
@@ -123,13 +128,13 @@ class Admin:
 
     def reembed(
         self, embedder: Embedder, *, batch: int, timeout_s: float, progress: Progress
-    ) -> dict[str, Any]:
+    ) -> Reembedding:
         """``graphsvc reembed`` (:mod:`graphsvc.ops.embedding_model`)."""
         from graphsvc.ops.embedding_model import reembed
 
         return reembed(self.db, embedder, batch=batch, timeout_s=timeout_s, progress=progress)
 
-    def erasure_status(self) -> dict[str, Any]:
+    def erasure_status(self) -> ErasureStatus:
         """``graphsvc erasure status``: purges awaiting a compact, and which are overdue."""
         from graphsvc.ops.erasure import erasure_status
 

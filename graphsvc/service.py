@@ -20,6 +20,7 @@ from typing import IO, TYPE_CHECKING, Any
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.session_window import SessionToken, Shown
+from graphsvc.core.views import Health, Neo4jServer
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.embed import Embedder
 from graphsvc.entities import extractor_for
@@ -31,6 +32,8 @@ from graphsvc.tokenizer import Tokenizer
 
 if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
+    from graphsvc.atomise.lineage import Lineage
+    from graphsvc.atomise.policy import NamespacePolicy
     from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
     from graphsvc.atomise.worker import JobWorker
     from graphsvc.bulk.import_rows import ImportFile
@@ -49,8 +52,10 @@ if TYPE_CHECKING:
     from graphsvc.ops.inspect import InspectResult as InspectResult
     from graphsvc.ops.inspect import Via as Via
     from graphsvc.ops.mcp_sessions import SessionLimits
+    from graphsvc.ops.purge import PurgeOutcome
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
+    from graphsvc.ops.usage import UseRecorded
     from graphsvc.ops.write import WriteDeps, WriteOutcome
     from graphsvc.store.meta import Readiness
     from graphsvc.store.write_steps import NewRevision
@@ -127,7 +132,7 @@ class Service:
             clock=self.clock,
         )
 
-    def health(self) -> dict[str, Any]:
+    def health(self) -> Health:
         """Server version, schema version and model facts (no data, no auth needed).
 
         The Neo4j facts are the last ones read, when no older than
@@ -147,7 +152,7 @@ class Service:
         assert kept is not None  # just read
         return kept
 
-    def kept_health(self) -> dict[str, Any] | None:
+    def kept_health(self) -> Health | None:
         """:meth:`health` from the kept Neo4j facts, with no I/O; None when there are
         none young enough (the caller reads them, off the event loop)."""
         kept = self._neo4j_facts
@@ -157,20 +162,17 @@ class Service:
         if age > HEALTH_FACTS_MAX_AGE_S:
             return None
         facts = kept[1]
-        return {
-            "status": "ok",
-            "neo4j": facts["neo4j"],
-            "schemaVersion": facts["schemaVersion"],
-            "neo4jAgeS": round(max(0.0, age), 3),
-            "embedding": {
-                "model": self.embedder.model_name,
-                "dimension": self.embedder.dimension,
-                "queryRuntime": getattr(self.embedder, "query_runtime", "torch"),
-            },
-            "tokenizer": self.tokenizer.name,
-            "curator": self.settings.atomise.curator,
-            "entities": {"extractor": None if self.extractor is None else self.extractor.version},
-        }
+        return Health(
+            neo4j=Neo4jServer(**facts["neo4j"]),
+            schema_version=facts["schemaVersion"],
+            neo4j_age_s=round(max(0.0, age), 3),
+            embedding_model=self.embedder.model_name,
+            embedding_dimension=self.embedder.dimension,
+            query_runtime=getattr(self.embedder, "query_runtime", "torch"),
+            tokenizer=self.tokenizer.name,
+            curator=self.settings.atomise.curator,
+            entity_extractor=None if self.extractor is None else self.extractor.version,
+        )
 
     def refresh_neo4j_facts(self) -> None:
         """Ask Neo4j for the facts ``{ health }`` reports; forget the kept ones when it
@@ -401,7 +403,7 @@ class Service:
         event_id: str,
         manifest: dict[str, Any],
         atoms: Sequence[AtomRef] | None = None,
-    ) -> dict[str, Any]:
+    ) -> UseRecorded:
         """``recordUse``; see :func:`graphsvc.ops.usage.record_use`."""
         from graphsvc.ops.usage import record_use
 
@@ -437,7 +439,7 @@ class Service:
         model = self.embedder.model_name
         return inspect(self.db, self.secret, self.clock, model, limits, binding, request)
 
-    def purge(self, binding: Binding, atom_id: str) -> dict[str, Any]:
+    def purge(self, binding: Binding, atom_id: str) -> PurgeOutcome:
         """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""
         from graphsvc.ops.purge import purge
 
@@ -467,7 +469,7 @@ class Service:
             hooks=hooks,
         )
 
-    def set_namespace_policy(self, binding: Binding, policy: object) -> dict[str, Any]:
+    def set_namespace_policy(self, binding: Binding, policy: object) -> NamespacePolicy:
         """``setNamespacePolicy`` (ATM-8); see :mod:`graphsvc.atomise.policy`."""
         from graphsvc.atomise.policy import set_namespace_policy
 
@@ -479,11 +481,11 @@ class Service:
 
         return subject_has_atoms(self.db, subject)
 
-    def namespace_policy(self, binding: Binding) -> dict[str, Any]:
+    def namespace_policy(self, binding: Binding) -> NamespacePolicy:
         """The caller's namespace auto-atomise policy (§11), as stored."""
         from graphsvc.atomise.policy import get_namespace_policy
 
-        return get_namespace_policy(self.db, binding).to_json()
+        return get_namespace_policy(self.db, binding)
 
     def jobs(
         self, binding: Binding, state: str | None, first: int
@@ -537,7 +539,7 @@ class Service:
         (:meth:`graphsvc.runtime.Parts.signing_keys`)."""
         return self.signing_keys().public_keys()
 
-    def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> dict[str, Any]:
+    def lineage(self, binding: Binding, atom_id: str, depth: int | None = None) -> Lineage:
         """``lineage`` (API-5); see :func:`graphsvc.atomise.lineage.lineage`."""
         from graphsvc.atomise.lineage import lineage
 

@@ -30,7 +30,8 @@ class AtomiseQuery:
     async def lineage(self, info: Info, atom_id: strawberry.ID, depth: int | None = None) -> JSON:
         binding = binding_of(info)
         service = service_of(info)
-        return cast(JSON, await asyncio.to_thread(service.lineage, binding, str(atom_id), depth))
+        found = await asyncio.to_thread(service.lineage, binding, str(atom_id), depth)
+        return cast(JSON, found.to_json())
 
 
 @strawberry.type
@@ -67,7 +68,7 @@ class AtomiseMutation:
         binding = binding_of(info)
         service = service_of(info)
         stored = await asyncio.to_thread(service.set_namespace_policy, binding, cast(Any, policy))
-        return cast(JSON, stored)
+        return cast(JSON, stored.to_json())
 
     @strawberry.mutation(
         description="Export the forensic bundle of a memory (SIG-3) as base64 with its sha256."

@@ -27,4 +27,4 @@ class PurgeMutation:
     async def purge(self, info: Info, atom_id: strawberry.ID) -> JSON:
         binding = binding_of(info)
         outcome = await asyncio.to_thread(service_of(info).purge, binding, str(atom_id))
-        return cast(JSON, outcome)
+        return cast(JSON, outcome.to_json())

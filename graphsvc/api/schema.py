@@ -50,12 +50,12 @@ class HealthQuery:
         # the loop: no thread hop to wait for on a busy machine.
         kept = service_of(info).kept_health()
         if kept is not None:
-            return cast(JSON, kept)
+            return cast(JSON, kept.to_json())
         loop = asyncio.get_running_loop()
         # The request's deadline (a context variable) goes along, as with to_thread.
         call = contextvars.copy_context().run
         health = await loop.run_in_executor(_HEALTH_POOL, call, service_of(info).health)
-        return cast(JSON, health)
+        return cast(JSON, health.to_json())
 
 
 @strawberry.type(

@@ -30,12 +30,10 @@ class UsageMutation:
     ) -> JSON:
         binding = binding_of(info)
         refs = [AtomRef(str(a.atom_id), a.rev) for a in atoms] if atoms else None
-        return cast(
-            JSON,
-            await asyncio.to_thread(
-                service_of(info).record_use, binding, str(event_id), cast(Any, manifest), refs
-            ),
+        recorded = await asyncio.to_thread(
+            service_of(info).record_use, binding, str(event_id), cast(Any, manifest), refs
         )
+        return cast(JSON, recorded.to_json())
 
     @strawberry.mutation(description="Delete usage state (one atom or all) of the caller.")
     async def reset_usage(self, info: Info, atom_id: strawberry.ID | None = None) -> bool:

@@ -24,7 +24,11 @@ __all__ = [
     "DEFAULT_LINEAGE_DEPTH",
     "MAX_LINEAGE_DEPTH",
     "MAX_LINEAGE_NODES",
+    "Lineage",
+    "LineageDerivation",
     "LineageEdge",
+    "LineageLink",
+    "LineageNode",
     "LineageWalk",
     "lineage",
     "walk_lineage",
@@ -36,6 +40,100 @@ MAX_LINEAGE_DEPTH: Final = 16
 # stay far below it; a pathological graph is cut, and the walk says so.
 MAX_LINEAGE_NODES: Final = 5_000
 _EXCERPT_CHARS: Final = 280
+
+
+@dataclass(frozen=True)
+class LineageNode:
+    """An atom of the lineage graph: its head facts, an excerpt of its text, and
+    ``kind`` ``root`` | ``lineage`` | ``neighbour`` (``level``: derives_from hops from
+    the root; None for a neighbour)."""
+
+    atom_id: str
+    rev: int
+    state: str
+    excerpt: str
+    atom_of: str | None
+    atomised_into: int | None
+    archived_at: str | None
+    kind: str
+    level: int | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "id": self.atom_id,
+            "rev": self.rev,
+            "state": self.state,
+            "text": self.excerpt,
+            "atomOf": self.atom_of,
+            "atomisedInto": self.atomised_into,
+            "archivedAt": self.archived_at,
+            "kind": self.kind,
+            "level": self.level,
+        }
+
+
+@dataclass(frozen=True)
+class LineageDerivation:
+    """A signed derives_from edge: revision ``from_rev`` of ``source`` was derived from
+    revision ``to_rev`` of ``target``."""
+
+    source: str
+    target: str
+    from_rev: int
+    to_rev: int
+    key_id: str
+    signed_at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "type": "derives_from",
+            "fromRev": self.from_rev,
+            "toRev": self.to_rev,
+            "keyId": self.key_id,
+            "signedAt": self.signed_at,
+        }
+
+
+@dataclass(frozen=True)
+class LineageLink:
+    """An ordinary link between two atoms of the graph."""
+
+    source: str
+    target: str
+    role: str
+    at: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "target": self.target,
+            "type": "link",
+            "role": self.role,
+            "at": self.at,
+        }
+
+
+@dataclass(frozen=True)
+class Lineage:
+    """The lineage and link neighbourhood of ``root`` (API-5); ``truncated``: the
+    walk stopped at ``MAX_LINEAGE_NODES``."""
+
+    root: str
+    depth: int
+    truncated: bool
+    nodes: tuple[LineageNode, ...]
+    edges: tuple[LineageDerivation | LineageLink, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "root": self.root,
+            "depth": self.depth,
+            "truncated": self.truncated,
+            "nodes": [n.to_json() for n in self.nodes],
+            "edges": [e.to_json() for e in self.edges],
+        }
 
 
 @dataclass
@@ -119,7 +217,7 @@ def lineage(
     atom_id: str,
     depth: int | None = None,
     as_of: str | None = None,
-) -> dict[str, Any]:
+) -> Lineage:
     """Nodes and edges for graph exploration (API-5).
 
     Args:
@@ -130,11 +228,11 @@ def lineage(
         as_of: read the graph as of this instant (docs/time-travel.md); None: now.
 
     Returns:
-        ``{root, depth, truncated, nodes: [...], edges: [...]}``. A node is
-        ``{id, rev, state, text (excerpt), atomOf, atomisedInto, archivedAt, kind,
-        level}`` with ``kind`` ``root`` | ``lineage`` | ``neighbour``; an edge is
-        ``{source, target, type: derives_from, fromRev, toRev, keyId, signedAt}`` or
-        ``{source, target, type: link, role, at}``.
+        The graph; its ``to_json`` is ``{root, depth, truncated, nodes: [...],
+        edges: [...]}``, a node ``{id, rev, state, text (excerpt), atomOf,
+        atomisedInto, archivedAt, kind, level}``, an edge ``{source, target, type:
+        derives_from, fromRev, toRev, keyId, signedAt}`` or ``{source, target, type:
+        link, role, at}``.
 
     Raises:
         InvalidInputError: depth out of range.
@@ -145,7 +243,7 @@ def lineage(
         raise InvalidInputError(f"depth must be in 0..{MAX_LINEAGE_DEPTH}")
     subject = binding.subject
 
-    def work(tx: Tx) -> dict[str, Any]:
+    def work(tx: Tx) -> Lineage:
         walk = _walk(tx, subject, atom_id, depth, as_of)
         ids = list(walk.depth_of)
         links = _link_edges(store.link_edges(tx, subject, ids, as_of))
@@ -159,18 +257,14 @@ def lineage(
     return db.read_tx(work, label="lineage")
 
 
-def _link_edges(found: list[LinkEdge]) -> dict[tuple[str, str, str, str], dict[str, Any]]:
+def _link_edges(found: list[LinkEdge]) -> dict[tuple[str, str, str, str], LineageLink]:
     """The link edges of the graph, one per (source, target, role, at)."""
-    out: dict[tuple[str, str, str, str], dict[str, Any]] = {}
-    for e in found:
-        out[(e["src"], e["dst"], e["role"], e["at"])] = {
-            "source": e["src"],
-            "target": e["dst"],
-            "type": "link",
-            "role": e["role"],
-            "at": e["at"],
-        }
-    return out
+    return {
+        (e["src"], e["dst"], e["role"], e["at"]): LineageLink(
+            e["src"], e["dst"], e["role"], e["at"]
+        )
+        for e in found
+    }
 
 
 def _graph(
@@ -179,8 +273,8 @@ def _graph(
     depth: int,
     heads: dict[str, LineageHead],
     neighbours: list[str],
-    links: dict[tuple[str, str, str, str], dict[str, Any]],
-) -> dict[str, Any]:
+    links: dict[tuple[str, str, str, str], LineageLink],
+) -> Lineage:
     ids = list(walk.depth_of)
     nodes = [
         _node(heads[aid], "root" if aid == root else "lineage", walk.depth_of[aid])
@@ -188,38 +282,24 @@ def _graph(
         if aid in heads
     ]
     nodes += [_node(heads[aid], "neighbour", None) for aid in neighbours if aid in heads]
-    edges = [
-        {
-            "source": e.from_atom_id,
-            "target": e.to_atom_id,
-            "type": "derives_from",
-            "fromRev": e.from_rev,
-            "toRev": e.to_rev,
-            "keyId": e.key_id,
-            "signedAt": e.signed_at,
-        }
+    edges: list[LineageDerivation | LineageLink] = [
+        LineageDerivation(e.from_atom_id, e.to_atom_id, e.from_rev, e.to_rev, e.key_id, e.signed_at)
         for e in walk.edges
     ]
-    edges += [e for e in links.values() if e["source"] in heads and e["target"] in heads]
-    return {
-        "root": root,
-        "depth": depth,
-        "truncated": walk.truncated,
-        "nodes": nodes,
-        "edges": edges,
-    }
+    edges += [e for e in links.values() if e.source in heads and e.target in heads]
+    return Lineage(root, depth, walk.truncated, tuple(nodes), tuple(edges))
 
 
-def _node(row: LineageHead, kind: str, level: int | None) -> dict[str, Any]:
+def _node(row: LineageHead, kind: str, level: int | None) -> LineageNode:
     text = row.get("text") or ""
-    return {
-        "id": row["atomId"],
-        "rev": row["rev"],
-        "state": row["state"],
-        "text": text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1] + "…",
-        "atomOf": row.get("atomOf"),
-        "atomisedInto": row.get("atomisedInto"),
-        "archivedAt": row.get("archivedAt"),
-        "kind": kind,
-        "level": level,
-    }
+    return LineageNode(
+        atom_id=row["atomId"],
+        rev=row["rev"],
+        state=row["state"],
+        excerpt=text if len(text) <= _EXCERPT_CHARS else text[: _EXCERPT_CHARS - 1] + "…",
+        atom_of=row.get("atomOf"),
+        atomised_into=row.get("atomisedInto"),
+        archived_at=row.get("archivedAt"),
+        kind=kind,
+        level=level,
+    )

@@ -121,11 +121,11 @@ def parse_policy(raw: Any) -> NamespacePolicy:
 
 def set_namespace_policy(
     db: Database, clock: Callable[[], float], binding: Binding, raw: Any
-) -> dict[str, Any]:
+) -> NamespacePolicy:
     """Store the caller's namespace policy (human operators only).
 
     Returns:
-        The stored policy with defaults filled in and ``resolvedMode``.
+        The stored policy with defaults filled in (its ``to_json`` adds ``resolvedMode``).
 
     Raises:
         PermissionDeniedError: the caller is not a human actor.
@@ -142,7 +142,7 @@ def set_namespace_policy(
         now=datetime.fromtimestamp(clock(), UTC).isoformat(),
         actor_id=binding.actor_id,
     )
-    return policy.to_json()
+    return policy
 
 
 def get_namespace_policy(db: Database, binding: Binding) -> NamespacePolicy:

@@ -48,7 +48,7 @@ def lineage_graph(
         PurgePendingError: a purge of the subject has not finished.
     """
     refuse_if_purge_pending(db, binding.subject)
-    graph = lineage(db, binding, atom_id, depth, as_of)
+    graph = lineage(db, binding, atom_id, depth, as_of).to_json()
     derived = [e for e in graph["edges"] if e["type"] == "derives_from"]
     stored = lineage_of(db, binding.subject, [(e["source"], int(e["fromRev"])) for e in derived])
     keys = public_keys() if derived else {}

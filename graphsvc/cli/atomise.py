@@ -83,14 +83,14 @@ def _cmd_policy(args: argparse.Namespace, settings: Settings) -> int:
             stored = service.set_namespace_policy(binding, raw)
         else:
             stored = service.namespace_policy(binding)
-    mode = stored["resolvedMode"] or "off"
+    mode = stored.mode or "off"
     verb = "is now" if raw is not None else "is"
     emit(
         args,
-        stored,
+        stored.to_json(),
         f"auto-atomise for {binding.subject} (policy {binding.policy}) {verb} {mode}; "
-        f"threshold {stored['auto_atomise_threshold_cl100k']} tokens, "
-        f"atoms of at most {stored['auto_atomise_max_atom_tokens']} tokens",
+        f"threshold {stored.auto_atomise_threshold_cl100k} tokens, "
+        f"atoms of at most {stored.auto_atomise_max_atom_tokens} tokens",
     )
     return EXIT_OK
 

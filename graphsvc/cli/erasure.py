@@ -70,20 +70,21 @@ def _compact(args: argparse.Namespace, settings: Settings) -> int:
     )
     emit(
         args,
-        {"compacted": True, **report},
-        f"store rebuilt: {report['nodes']} nodes, {report['relationships']} relationships; "
-        f"{report['erasedPurges']} purge(s) erased from disk; "
-        f"{report['bytesBefore']} -> {report['bytesAfter']} bytes; "
-        f"Neo4j down {report['downtimeSeconds']:.1f} s",
+        {"compacted": True, **report.to_json()},
+        f"store rebuilt: {report.nodes} nodes, {report.relationships} relationships; "
+        f"{report.erased_purges} purge(s) erased from disk; "
+        f"{report.bytes_before} -> {report.bytes_after} bytes; "
+        f"Neo4j down {report.downtime_seconds:.1f} s",
     )
     return 0
 
 
 def _state(settings: Settings) -> dict[str, Any]:
+    """The erasure status as the command prints it (``--scan`` adds to it)."""
     from graphsvc.cli.common import connected_admin
 
     with connected_admin(settings) as admin:
-        return admin.erasure_status()
+        return admin.erasure_status().to_json()
 
 
 @command

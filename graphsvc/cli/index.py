@@ -65,12 +65,12 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
         report = admin.rebuild_index(
             kind, grace_s=args.grace, timeout_s=args.timeout, progress=progress
         )
-    analyzer = f" (analyzer {report['analyzer']})" if args.fulltext else ""
+    analyzer = f" (analyzer {report.analyzers[1]})" if report.analyzers is not None else ""
     emit(
         args,
-        report,
-        f"{kind} index {report['index']} rebuilt{analyzer}: {report['entries']} entries, "
-        f"online after {report['seconds']:.1f} s",
+        report.to_json(),
+        f"{kind} index {report.index} rebuilt{analyzer}: {report.entries} entries, "
+        f"online after {report.seconds:.1f} s",
     )
     return 0
 
@@ -87,11 +87,11 @@ def _rebuild_entities(args: argparse.Namespace, settings: Settings) -> int:
         report = admin.rebuild_entities(
             extractor, subject=args.subject, batch=args.batch, progress=progress
         )
-    state = "built" if report["finished"] else f"unfinished ({report['pending']} heads left)"
+    state = "built" if report.finished else f"unfinished ({report.pending} heads left)"
     emit(
         args,
-        report,
-        f"entity index {state} by {report['extractor']}: {report['indexed']} heads indexed "
-        f"in {report['seconds']:.1f} s",
+        report.to_json(),
+        f"entity index {state} by {report.extractor}: {report.indexed} heads indexed "
+        f"in {report.seconds:.1f} s",
     )
-    return 0 if report["finished"] or args.subject else 1
+    return 0 if report.finished or args.subject else 1

@@ -36,12 +36,12 @@ def _cmd_purge(args: argparse.Namespace, settings: Settings) -> int:
     binding = binding_from_args(args, may_purge=True)
     with connected_service(settings) as service:
         outcome = service.purge(binding, args.atom_id)
-    how = "resumed and finished" if outcome["resumed"] else "finished"
+    how = "resumed and finished" if outcome.resumed else "finished"
     emit(
         args,
-        outcome,
-        f"purge of {outcome['atomId']} {how}: {len(outcome['purged'])} atom(s), "
-        f"{outcome['revisions']} revision(s), {outcome['inputs']} input record(s) erased; "
+        outcome.to_json(),
+        f"purge of {outcome.atom_id} {how}: {len(outcome.purged)} atom(s), "
+        f"{outcome.revisions} revision(s), {outcome.inputs} input record(s) erased; "
         "their bytes stay in Neo4j's files until `graphsvc compact` (docs/erasure.md)",
     )
     return 0

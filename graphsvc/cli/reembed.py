@@ -50,14 +50,14 @@ def _reembed(args: argparse.Namespace, settings: Settings) -> int:
         report = admin.reembed(
             embedder, batch=args.batch, timeout_s=args.timeout, progress=progress
         )
-    if not report["reembedded"] and not report.get("index"):
-        emit(args, report, f"the embeddings already come from {report['model']}")
+    if not report.reembedded and report.index is None:
+        emit(args, report.to_json(), f"the embeddings already come from {report.model}")
         return EXIT_INFORMATIONAL
     emit(
         args,
-        report,
-        f"{report['reembedded']} heads re-embedded with {report['model']} "
-        f"(from {report['from']}) in {report['seconds']:.1f} s; serve with "
+        report.to_json(),
+        f"{report.reembedded} heads re-embedded with {report.model} "
+        f"(from {report.source}) in {report.seconds:.1f} s; serve with "
         f"GRAPHSVC_EMBEDDING_MODEL={spec.key}",
     )
     return EXIT_OK

@@ -1,5 +1,6 @@
 """What the typed reads answer, as plain data (no Neo4j here): the change feed's
-records, a replayed manifest, the entity index's views and an export's report.
+records, a replayed manifest, the entity index's views, an export's report and the
+service's health.
 
 The store and the use cases build these; the edges (GraphQL types, the CLI) show
 them, importing this module rather than the layers that build them.
@@ -17,8 +18,10 @@ __all__ = [
     "ChangeRecord",
     "EntityView",
     "ExportReport",
+    "Health",
     "ManifestReplay",
     "MentionView",
+    "Neo4jServer",
     "PresentedRevision",
 ]
 
@@ -156,3 +159,47 @@ class ExportReport:
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
+
+
+# ------------------------------------------------------------------ health
+@dataclass(frozen=True)
+class Neo4jServer:
+    """The Neo4j server's name, version and edition."""
+
+    name: str
+    version: str
+    edition: str
+
+
+@dataclass(frozen=True)
+class Health:
+    """``{ health }``: the server's and the models' facts (no data)."""
+
+    neo4j: Neo4jServer
+    schema_version: int | None
+    # How old the Neo4j facts are (seconds; a serving process refreshes them).
+    neo4j_age_s: float
+    embedding_model: str
+    embedding_dimension: int
+    query_runtime: str
+    tokenizer: str
+    curator: str
+    # The entity extractor's version (None: the entity index is off).
+    entity_extractor: str | None
+    status: str = "ok"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "status": self.status,
+            "neo4j": asdict(self.neo4j),
+            "schemaVersion": self.schema_version,
+            "neo4jAgeS": self.neo4j_age_s,
+            "embedding": {
+                "model": self.embedding_model,
+                "dimension": self.embedding_dimension,
+                "queryRuntime": self.query_runtime,
+            },
+            "tokenizer": self.tokenizer,
+            "curator": self.curator,
+            "entities": {"extractor": self.entity_extractor},
+        }

@@ -214,4 +214,4 @@ def run_atom(call: Call, a: BaseModel) -> dict[str, Any]:
 
 def run_status(call: Call, a: BaseModel) -> dict[str, Any]:
     """Health, index lag and model facts."""
-    return call.service.health()
+    return call.service.health().to_json()

@@ -88,7 +88,7 @@ def _inspect(call: Call, a: BaseModel) -> dict[str, Any]:
 
 
 def _lineage(call: Call, a: BaseModel) -> dict[str, Any]:
-    found = call.service.lineage(call.binding, **_kwargs(a))
+    found = call.service.lineage(call.binding, **_kwargs(a)).to_json()
     # The typed graph's names (LineageGraph: a node's atomId and excerpt, an edge's
     # kind), one vocabulary with GraphQL (docs/agents.md, "Vocabulary").
     nodes = [{_LINEAGE_NAMES.get(k, k): v for k, v in node.items()} for node in found["nodes"]]
@@ -120,7 +120,7 @@ def _record_use(call: Call, a: BaseModel) -> dict[str, Any]:
     kwargs = _kwargs(a, skip=frozenset({"atoms"}))
     atoms = getattr(a, "atoms", None)
     refs = [ref.core() for ref in atoms] if atoms else None
-    return call.service.record_use(call.binding, atoms=refs, **kwargs)
+    return call.service.record_use(call.binding, atoms=refs, **kwargs).to_json()
 
 
 def _reset_usage(call: Call, a: BaseModel) -> dict[str, Any]:
@@ -128,7 +128,7 @@ def _reset_usage(call: Call, a: BaseModel) -> dict[str, Any]:
 
 
 def _purge(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.purge(call.binding, **_kwargs(a))
+    return call.service.purge(call.binding, **_kwargs(a)).to_json()
 
 
 def _atomise(call: Call, a: BaseModel) -> dict[str, Any]:
@@ -136,7 +136,7 @@ def _atomise(call: Call, a: BaseModel) -> dict[str, Any]:
 
 
 def _set_namespace_policy(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.set_namespace_policy(call.binding, **_kwargs(a))
+    return call.service.set_namespace_policy(call.binding, **_kwargs(a)).to_json()
 
 
 def _export_forensic_bundle(call: Call, a: BaseModel) -> dict[str, Any]:

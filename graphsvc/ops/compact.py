@@ -27,6 +27,7 @@ import json
 import os
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -41,7 +42,47 @@ from graphsvc.store.embedding_model import recorded_dimension
 from graphsvc.store.graph_copy import copy_graph
 from graphsvc.store.meta import mark_compacted
 
-__all__ = ["compact", "data_bytes", "shred_tree"]
+__all__ = ["CompactReport", "compact", "data_bytes", "shred_tree"]
+
+
+@dataclass(frozen=True)
+class CompactReport:
+    """What a compact did: the records copied, the purges whose bytes it removed, the
+    data folder's size before and after, what was shredded, and how long each phase
+    and Neo4j's downtime took (seconds)."""
+
+    nodes: int
+    relationships: int
+    erased_purges: int
+    bytes_before: int
+    bytes_after: int
+    shredded_files: int
+    shredded_bytes: int
+    copy_seconds: float
+    index_seconds: float
+    swap_seconds: float
+    shred_seconds: float
+    downtime_seconds: float
+    # The live instance was running before, so it was started again.
+    restarted: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "nodes": self.nodes,
+            "relationships": self.relationships,
+            "erasedPurges": self.erased_purges,
+            "bytesBefore": self.bytes_before,
+            "bytesAfter": self.bytes_after,
+            "shreddedFiles": self.shredded_files,
+            "shreddedBytes": self.shredded_bytes,
+            "copySeconds": self.copy_seconds,
+            "indexSeconds": self.index_seconds,
+            "swapSeconds": self.swap_seconds,
+            "shredSeconds": self.shred_seconds,
+            "downtimeSeconds": self.downtime_seconds,
+            "restarted": self.restarted,
+        }
+
 
 Progress = Callable[[str], None]
 # Opens a Database on an instance compaction started (the read-only source and the
@@ -59,14 +100,11 @@ def compact(
     index_timeout_s: float = 3600.0,
     progress: Progress | None = None,
     clock: Callable[[], float] = time.time,
-) -> dict[str, Any]:
+) -> CompactReport:
     """Rebuild the store of the managed instance ``name`` from its live records.
 
     Returns:
-        A report: ``nodes``, ``relationships``, ``erasedPurges`` (purges whose
-        bytes this run removed), ``bytesBefore``/``bytesAfter`` (data folder),
-        ``shreddedFiles``/``shreddedBytes``, the seconds of each phase,
-        ``downtimeSeconds`` and ``restarted``.
+        What was copied, erased and shredded, and the seconds it took.
 
     Raises:
         CompactError: no managed Neo4j (GRAPHSVC_NEO4J_URI is set), no database
@@ -109,26 +147,30 @@ def compact(
         raise
     t = time.monotonic()
     trash = _swap(live, target, database, clock, say)
-    phases["swapSeconds"] = round(time.monotonic() - t, 3)
+    swap_s = round(time.monotonic() - t, 3)
     t = time.monotonic()
     files, size = shred_tree(trash)
     more_files, more_size = shred_tree(target.home)
-    phases["shredSeconds"] = round(time.monotonic() - t, 3)
+    shred_s = round(time.monotonic() - t, 3)
     if was_running:
         live.start()
     downtime = time.monotonic() - t_down
     say(f"graphsvc: compact: done; {files} old store files overwritten and removed")
-    return {
-        **copied,
-        "erasedPurges": erased,
-        "bytesBefore": before,
-        "bytesAfter": data_bytes(live.home),
-        "shreddedFiles": files + more_files + leftovers[0],
-        "shreddedBytes": size + more_size + leftovers[1],
-        **phases,
-        "downtimeSeconds": round(downtime, 3),
-        "restarted": was_running,
-    }
+    return CompactReport(
+        nodes=copied["nodes"],
+        relationships=copied["relationships"],
+        erased_purges=erased,
+        bytes_before=before,
+        bytes_after=data_bytes(live.home),
+        shredded_files=files + more_files + leftovers[0],
+        shredded_bytes=size + more_size + leftovers[1],
+        copy_seconds=phases["copySeconds"],
+        index_seconds=phases["indexSeconds"],
+        swap_seconds=swap_s,
+        shred_seconds=shred_s,
+        downtime_seconds=round(downtime, 3),
+        restarted=was_running,
+    )
 
 
 def _instances(settings: Settings, name: str, say: Progress) -> tuple[LocalNeo4j, LocalNeo4j, bool]:

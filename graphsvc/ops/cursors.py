@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CursorLimits",
     "FrozenEvaluation",
+    "OpenedCursor",
     "Pager",
     "digest",
     "generation_of",
@@ -119,6 +120,18 @@ class FrozenEvaluation:
     expires_at: float
     now: float
     purge_epoch: int = 0
+
+
+@dataclass(frozen=True)
+class OpenedCursor:
+    """A verified cursor: the frozen evaluation it points at (``payload``, as stored:
+    its shape is the operation's), that evaluation's id, the page's offset and the
+    cursor's expiry (epoch seconds)."""
+
+    payload: dict[str, Any]
+    eval_id: str
+    offset: int
+    expires: float
 
 
 @dataclass(frozen=True)
@@ -237,8 +250,8 @@ class Pager:
 
     def open_cursor(
         self, binding: Binding, kind: str, cursor: str, query_hash: str, generation: str
-    ) -> tuple[dict[str, Any], str, int, float]:
-        """Verify a cursor and load its evaluation: ``(payload, evalId, offset, expiry)``.
+    ) -> OpenedCursor:
+        """Verify a cursor and load its evaluation.
 
         ``generation`` is the subject's index generation now (see
         :meth:`checked_generation`).
@@ -265,7 +278,9 @@ class Pager:
         payload = self._load(binding.subject, str(claims.get("e")))
         if payload is None:
             raise CursorExpiredError("the evaluation behind this cursor is gone")
-        return decode_payload(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
+        return OpenedCursor(
+            decode_payload(payload), str(claims["e"]), int(claims["o"]), float(claims["x"])
+        )
 
 
 # The most evaluations one save transaction stores (~17 KB each once encoded).

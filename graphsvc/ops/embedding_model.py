@@ -27,20 +27,52 @@ generation, CUR-1).
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 from graphsvc.embed.sentence import Embedder
 from graphsvc.errors import EmbeddingModelMismatchError, InvalidInputError
-from graphsvc.ops.index import VECTOR, rebuild_index
+from graphsvc.ops.index import VECTOR, IndexRebuild, rebuild_index
 from graphsvc.store import embedding_model as store
 from graphsvc.store import indexes, replicas
 from graphsvc.store.connection import Database
 
-__all__ = ["ensure_embedding_model", "reembed"]
+__all__ = ["Reembedding", "ensure_embedding_model", "reembed"]
+
+
+@dataclass(frozen=True)
+class Reembedding:
+    """What a reembed run did: the heads it embedded with ``model`` (from the model
+    ``source``), of ``total``; once finished, the vector index it rebuilt."""
+
+    model: str
+    source: str
+    reembedded: int
+    total: int
+    seconds: float
+    finished: bool
+    # An unfinished earlier run was resumed.
+    resumed: bool
+    index: IndexRebuild | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "model": self.model,
+            "from": self.source,
+            "reembedded": self.reembedded,
+            "total": self.total,
+            "seconds": self.seconds,
+            "finished": self.finished,
+            "resumed": self.resumed,
+        }
+        if self.index is not None:
+            out["index"] = self.index.to_json()
+        return out
 
 
 def _key_of(name: str) -> str:
@@ -97,7 +129,7 @@ def reembed(
     progress: Callable[[str], None] | None = None,
     stop_after_batches: int | None = None,
     clock: Callable[[], float] = time.time,
-) -> dict[str, Any]:
+) -> Reembedding:
     """Re-embed every current head with ``embedder``'s model (see the module's notes).
 
     Args:
@@ -110,8 +142,7 @@ def reembed(
         clock: epoch seconds (for the serving processes' leases).
 
     Returns:
-        ``model``, ``from``, ``reembedded`` (heads this run), ``total``,
-        ``seconds``, ``finished``, ``resumed`` and, once finished, ``index``.
+        The heads embedded this run, and, once finished, the index rebuild.
 
     Raises:
         InvalidInputError: bad batch size, another reembed is unfinished, or a
@@ -131,8 +162,7 @@ def reembed(
         say(f"graphsvc: the embeddings already come from {target}; nothing to do")
         ensure_embedding_model(db, target, dimension, progress=say)
         seconds = round(time.monotonic() - t0, 3)
-        return {"model": target, "from": source, "reembedded": 0, "total": 0,
-                "seconds": seconds, "finished": True, "resumed": False}  # fmt: skip
+        return Reembedding(target, source, 0, 0, seconds, finished=True, resumed=False)
     _refuse_while_served(db, clock())
     resumed = record.migrating_to is not None
     run_id = _begin_run(db, record, source, target, grace_s=grace_s, clock=clock)
@@ -140,22 +170,13 @@ def reembed(
     say(f"graphsvc: reembed {source} -> {target}: {pending} of {total} heads to embed")
     done = _embed_pending(db, embedder, run_id, batch, pending, stop_after_batches, say)
     left, total = store.count_pending(db, run_id)
-    report: dict[str, Any] = {
-        "model": target,
-        "from": source,
-        "reembedded": done,
-        "total": total,
-        "resumed": resumed,
-        "finished": left == 0,
-    }
+    report = Reembedding(target, source, done, total, 0.0, finished=left == 0, resumed=resumed)
     if left:
         say(f"graphsvc: reembed stopped with {left} heads left; run it again to finish")
-        report["seconds"] = round(time.monotonic() - t0, 3)
-        return report
+        return dataclasses.replace(report, seconds=round(time.monotonic() - t0, 3))
     store.record_model(db, target, dimension)
-    report["index"] = rebuild_index(db, VECTOR, grace_s=0.0, timeout_s=timeout_s, progress=say)
-    report["seconds"] = round(time.monotonic() - t0, 3)
-    return report
+    index = rebuild_index(db, VECTOR, grace_s=0.0, timeout_s=timeout_s, progress=say)
+    return dataclasses.replace(report, index=index, seconds=round(time.monotonic() - t0, 3))
 
 
 def _refuse_another_unfinished(record: store.ModelRecord, target: str) -> None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 from graphsvc.entities import EntityExtractor
@@ -34,7 +35,35 @@ from graphsvc.store import replicas
 from graphsvc.store.connection import Database
 from graphsvc.store.entities import HeadMentions, head_mentions
 
-__all__ = ["ensure_entity_extractor", "rebuild_entities"]
+__all__ = ["EntityRebuild", "ensure_entity_extractor", "rebuild_entities"]
+
+
+@dataclass(frozen=True)
+class EntityRebuild:
+    """What an entity index rebuild did: the heads ``extractor`` indexed this run,
+    those still ``pending`` of ``total``, and whether the index is now built."""
+
+    extractor: str
+    run_id: str
+    resumed: bool
+    indexed: int
+    pending: int
+    total: int
+    finished: bool
+    seconds: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "extractor": self.extractor,
+            "runId": self.run_id,
+            "resumed": self.resumed,
+            "indexed": self.indexed,
+            "pending": self.pending,
+            "total": self.total,
+            "finished": self.finished,
+            "seconds": self.seconds,
+        }
+
 
 _REBUILD = "graphsvc index rebuild --entities"
 
@@ -95,7 +124,7 @@ def rebuild_entities(
     progress: Callable[[str], None] | None = None,
     stop_after_batches: int | None = None,
     clock: Callable[[], float] = time.time,
-) -> dict[str, Any]:
+) -> EntityRebuild:
     """(Re-)derive the entity index of every current head with ``extractor``.
 
     Args:
@@ -107,8 +136,7 @@ def rebuild_entities(
         clock: epoch seconds (the serving processes' leases).
 
     Returns:
-        ``extractor``, ``runId``, ``resumed``, ``indexed`` (heads this run),
-        ``pending`` (left), ``total``, ``finished`` and ``seconds``.
+        The heads indexed this run and those left.
 
     Raises:
         InvalidInputError: a bad batch size, or another extractor's index while a
@@ -135,16 +163,16 @@ def rebuild_entities(
         say(f"graphsvc: entities: the index is built by {version}")
     elif left:
         say(f"graphsvc: entities: stopped with {left} heads left; run it again to finish")
-    return {
-        "extractor": version,
-        "runId": run_id,
-        "resumed": resumed,
-        "indexed": done,
-        "pending": left,
-        "total": total,
-        "finished": finished,
-        "seconds": round(time.monotonic() - t0, 3),
-    }
+    return EntityRebuild(
+        extractor=version,
+        run_id=run_id,
+        resumed=resumed,
+        indexed=done,
+        pending=left,
+        total=total,
+        finished=finished,
+        seconds=round(time.monotonic() - t0, 3),
+    )
 
 
 def _refuse_while_served(db: Database, now: float) -> None:

@@ -10,16 +10,48 @@ bound, kept by running ``graphsvc compact`` at least that often (docs/erasure.md
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from graphsvc.store.connection import Database
 from graphsvc.store.meta import erasure_state
 
-__all__ = ["erasure_status"]
+__all__ = ["ErasureStatus", "erasure_status"]
 
 
-def erasure_status(db: Database, max_delay_s: float, now: float) -> dict[str, Any]:
+@dataclass(frozen=True)
+class ErasureStatus:
+    """The disk-erasure state of a database; times are ISO-8601 UTC (None: never)."""
+
+    pending_purges: int
+    oldest_pending_at: str | None
+    due_by: str | None
+    overdue: bool
+    last_purge_at: str | None
+    last_compact_at: str | None
+    max_delay_s: float
+
+    @property
+    def erased(self) -> bool:
+        """No finished purge awaits ``graphsvc compact``."""
+        return self.pending_purges == 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "erased": self.erased,
+            "pendingPurges": self.pending_purges,
+            "oldestPendingAt": self.oldest_pending_at,
+            "dueBy": self.due_by,
+            "overdue": self.overdue,
+            "lastPurgeAt": self.last_purge_at,
+            "lastCompactAt": self.last_compact_at,
+            "maxDelaySeconds": self.max_delay_s,
+            "erasedBy": None if self.erased else "the next `graphsvc compact`",
+        }
+
+
+def erasure_status(db: Database, max_delay_s: float, now: float) -> ErasureStatus:
     """The disk-erasure state of the database ``db``.
 
     Args:
@@ -28,8 +60,9 @@ def erasure_status(db: Database, max_delay_s: float, now: float) -> dict[str, An
         now: epoch seconds.
 
     Returns:
-        ``{erased, pendingPurges, oldestPendingAt, dueBy, overdue, lastPurgeAt,
-        lastCompactAt, maxDelaySeconds, erasedBy}``; times are ISO-8601 UTC.
+        The state (:meth:`ErasureStatus.to_json`: ``{erased, pendingPurges,
+        oldestPendingAt, dueBy, overdue, lastPurgeAt, lastCompactAt,
+        maxDelaySeconds, erasedBy}``).
 
     Raises:
         StoreError: Neo4j failed.
@@ -43,14 +76,12 @@ def erasure_status(db: Database, max_delay_s: float, now: float) -> dict[str, An
         due_at = datetime.fromisoformat(oldest) + timedelta(seconds=max_delay_s)
         due = due_at.isoformat()
         overdue = datetime.fromtimestamp(now, UTC) > due_at
-    return {
-        "erased": pending == 0,
-        "pendingPurges": pending,
-        "oldestPendingAt": oldest,
-        "dueBy": due,
-        "overdue": overdue,
-        "lastPurgeAt": state.last_purge_at,
-        "lastCompactAt": state.last_compact_at,
-        "maxDelaySeconds": max_delay_s,
-        "erasedBy": None if pending == 0 else "the next `graphsvc compact`",
-    }
+    return ErasureStatus(
+        pending_purges=pending,
+        oldest_pending_at=oldest,
+        due_by=due,
+        overdue=overdue,
+        last_purge_at=state.last_purge_at,
+        last_compact_at=state.last_compact_at,
+        max_delay_s=max_delay_s,
+    )

@@ -17,7 +17,7 @@ import json
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
@@ -46,6 +46,7 @@ from graphsvc.store.retrieval import SemanticHits, semantic_candidates
 
 if TYPE_CHECKING:
     from graphsvc.embed import Embedder
+    from graphsvc.ops.ranked_rows import RankedRow, ScoreBreakdown
 
 __all__ = ["Evaluation", "evaluate", "evaluate_then", "propagation_table"]
 
@@ -84,7 +85,7 @@ class Evaluation:
             key=lambda i: (-self.scores[i], -self.m[i], self.atom_ids[i]),
         )
 
-    def ranked_rows(self, *, breakdowns: int = 0) -> list[dict[str, Any]]:
+    def ranked_rows(self, *, breakdowns: int = 0) -> list[RankedRow]:
         """The atoms with a positive score, ranked: what a cursor's pages come from.
 
         ``breakdowns``: how many leading rows carry their score breakdown (-1: all).
@@ -94,20 +95,24 @@ class Evaluation:
         total = self._a_total()
         order = [i for i in self.ranked() if self.scores[i] > 0]
         upto = len(order) if breakdowns < 0 else breakdowns
+        # mypy reads the conditional ** as a partial row: the cast says what it is.
         return [
-            {
-                "atomId": self.atom_ids[i],
-                "rev": self.revs[i],
-                "score": self.scores[i],
-                **({"breakdown": self.breakdown(i, total)} if k < upto else {}),
-            }
+            cast(
+                "RankedRow",
+                {
+                    "atomId": self.atom_ids[i],
+                    "rev": self.revs[i],
+                    "score": self.scores[i],
+                    **({"breakdown": self.breakdown(i, total)} if k < upto else {}),
+                },
+            )
             for k, i in enumerate(order)
         ]
 
     def _a_total(self) -> float:
         return float(np.sum(self.result.a)) if self.result is not None else 0.0
 
-    def breakdown(self, i: int, a_total: float | None = None) -> dict[str, Any]:
+    def breakdown(self, i: int, a_total: float | None = None) -> ScoreBreakdown:
         """The analysts' view of one node's score (``a_total``: Σa, when the caller
         has it already; every row of a ranking shares it)."""
         if a_total is None:

@@ -39,6 +39,7 @@ population still under way, or starts a new one, and removes the marker.
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -57,6 +58,7 @@ __all__ = [
     "VECTOR",
     "VECTOR_INDEX",
     "IndexKind",
+    "IndexRebuild",
     "check_durations",
     "fulltext_index_state",
     "fulltext_needs_rebuild",
@@ -65,6 +67,33 @@ __all__ = [
     "rebuild_vector_index",
     "vector_index_state",
 ]
+
+
+@dataclass(frozen=True)
+class IndexRebuild:
+    """What a rebuild did: ``started`` is False when a population already under way
+    was only awaited; ``seconds`` runs from the marker to online."""
+
+    index: str
+    started: bool
+    entries: int
+    seconds: float
+    populate_seconds: float
+    # The fulltext index's analyzer before and after (None: a vector index).
+    analyzers: tuple[str | None, str | None] | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "index": self.index,
+            "started": self.started,
+            "entries": self.entries,
+            "seconds": self.seconds,
+            "populateSeconds": self.populate_seconds,
+        }
+        if self.analyzers is not None:
+            out["analyzerBefore"], out["analyzer"] = self.analyzers
+        return out
+
 
 # The analyzer cypher/schema/014_current_text.cypher creates the index with.
 FULLTEXT_ANALYZER = "english"
@@ -119,7 +148,7 @@ def rebuild_vector_index(
     timeout_s: float = 3600.0,
     poll_s: float = 1.0,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> IndexRebuild:
     """Drop and re-populate the vector index; see :func:`rebuild_index`."""
     return rebuild_index(
         db, VECTOR, grace_s=grace_s, timeout_s=timeout_s, poll_s=poll_s, progress=progress
@@ -133,7 +162,7 @@ def rebuild_fulltext_index(
     timeout_s: float = 3600.0,
     poll_s: float = 1.0,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
+) -> IndexRebuild:
     """Drop and re-populate the fulltext index with graphsvc's analyzer; see
     :func:`rebuild_index` (the report also names ``analyzer`` before and after)."""
     before = fulltext_index_state(db)
@@ -141,11 +170,13 @@ def rebuild_fulltext_index(
         db, FULLTEXT, grace_s=grace_s, timeout_s=timeout_s, poll_s=poll_s, progress=progress
     )
     after = fulltext_index_state(db)
-    return {
-        **report,
-        "analyzerBefore": None if before is None else before.get("analyzer"),
-        "analyzer": None if after is None else after.get("analyzer"),
-    }
+    return dataclasses.replace(
+        report,
+        analyzers=(
+            None if before is None else before.get("analyzer"),
+            None if after is None else after.get("analyzer"),
+        ),
+    )
 
 
 def rebuild_index(
@@ -156,12 +187,9 @@ def rebuild_index(
     timeout_s: float = 3600.0,
     poll_s: float = 1.0,
     progress: Callable[[str], None] | None = None,
-) -> dict[str, Any]:
-    """Drop and re-populate one index; returns what was done.
-
-    The report: ``index``, ``started`` (False when a population already under
-    way was only awaited), ``entries`` (current revisions the index holds),
-    ``seconds`` (marker to online) and ``populateSeconds``.
+) -> IndexRebuild:
+    """Drop and re-populate one index; returns what was done (``entries``: the
+    current revisions the index holds).
     """
     check_durations(grace_s, timeout_s, poll_s)
     say = progress or (lambda _msg: None)
@@ -183,13 +211,13 @@ def rebuild_index(
     entries = indexes.count_entries(db, kind.index)
     done = time.monotonic()
     say(f"graphsvc: {kind.label} {kind.index}: online ({entries} entries)")
-    return {
-        "index": kind.index,
-        "started": started,
-        "entries": entries,
-        "seconds": round(done - t0, 3),
-        "populateSeconds": round(done - t1, 3),
-    }
+    return IndexRebuild(
+        index=kind.index,
+        started=started,
+        entries=entries,
+        seconds=round(done - t0, 3),
+        populate_seconds=round(done - t1, 3),
+    )
 
 
 def _await_online(

@@ -50,7 +50,7 @@ from graphsvc.core.mac import seal
 from graphsvc.core.requests import InspectRequest
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
-from graphsvc.ops.cursors import CursorLimits, Pager, digest
+from graphsvc.ops.cursors import CursorLimits, OpenedCursor, Pager, digest
 from graphsvc.settings import fill
 from graphsvc.store.connection import Database
 from graphsvc.store.entity_views import entities_of_atoms
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DEFAULT_RANGE_BYTES",
     "MAX_RANGE_BYTES",
+    "ByteRange",
     "Direction",
     "InspectLimits",
     "InspectResult",
@@ -147,7 +148,25 @@ class InspectResult:
         }
 
 
-def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, dict[str, Any]]:
+@dataclass(frozen=True)
+class ByteRange:
+    """The UTF-8 byte range asked for, the one returned (shrunk to character
+    boundaries) and the body's size in bytes."""
+
+    requested: tuple[int, int]
+    returned: tuple[int, int]
+    total_bytes: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "unit": "byte",
+            "requested": {"start": self.requested[0], "end": self.requested[1]},
+            "returned": {"start": self.returned[0], "end": self.returned[1]},
+            "totalBytes": self.total_bytes,
+        }
+
+
+def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, ByteRange]:
     """The part of ``text`` between UTF-8 byte offsets, shrunk to character boundaries.
 
     Args:
@@ -156,7 +175,7 @@ def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, dict
         end: byte after the last (default ``start + DEFAULT_RANGE_BYTES``, clamped).
 
     Returns:
-        The selected text and ``{unit, requested, returned, totalBytes}``.
+        The selected text and the range it covers.
 
     Raises:
         InvalidInputError: negative offsets, ``end < start``, a start past the body,
@@ -181,12 +200,7 @@ def byte_range(text: str, start: int | None, end: int | None) -> tuple[str, dict
     while b > 0 and b < len(data) and (data[b] & 0xC0) == 0x80:
         b -= 1
     b = max(a, b)
-    return data[a:b].decode("utf-8"), {
-        "unit": "byte",
-        "requested": {"start": lo, "end": hi},
-        "returned": {"start": a, "end": b},
-        "totalBytes": len(data),
-    }
+    return data[a:b].decode("utf-8"), ByteRange((lo, hi), (a, b), len(data))
 
 
 @dataclass(frozen=True)
@@ -306,12 +320,19 @@ def inspect(
     pager = Pager(db, secret, clock, limits.cursors, model_name)
     generation = pager.checked_generation(binding.subject)
     qhash = opts.query_hash(limits.max_limit)
-    frozen, eval_id, offset, expires = _frozen(
-        db, clock, limits.max_limit, pager, binding, opts, cursor, qhash, generation
-    )
+    opened = _frozen(db, clock, limits.max_limit, pager, binding, opts, cursor, qhash, generation)
+    frozen, offset = opened.payload, opened.offset
     root, neighbors, selection = _page(db, binding, opts, frozen, offset)
     next_page = _next_cursor(
-        pager, binding, qhash, frozen, eval_id, offset + opts.limit, expires, opts, generation
+        pager,
+        binding,
+        qhash,
+        frozen,
+        opened.eval_id,
+        offset + opts.limit,
+        opened.expires,
+        opts,
+        generation,
     )
     return InspectResult(
         atom=root,
@@ -335,8 +356,8 @@ def _frozen(
     cursor: str | None,
     qhash: str,
     generation: str,
-) -> tuple[dict[str, Any], str, int, float]:
-    """The evaluation a page is cut from: ``(payload, evalId, offset, expiry)``.
+) -> OpenedCursor:
+    """The evaluation a page is cut from (a first page's: not stored, no id, offset 0).
 
     A later page reads the one its cursor froze, so the pages of one inspect agree
     even after writes; a first page evaluates now (stored only when there is a next
@@ -344,7 +365,7 @@ def _frozen(
     """
     if cursor:
         return pager.open_cursor(binding, "inspect", cursor, qhash, generation)
-    return _evaluate(db, clock(), binding, opts, cap), "", 0, 0.0
+    return OpenedCursor(_evaluate(db, clock(), binding, opts, cap), "", 0, 0.0)
 
 
 def _page(
@@ -372,7 +393,8 @@ def _page(
         "total": frozen["total"],
     }
     if opts.ranged:
-        text, selection["range"] = byte_range(root.text, opts.range_start, opts.range_end)
+        text, covered = byte_range(root.text, opts.range_start, opts.range_end)
+        selection["range"] = covered.to_json()
         root = _with_text(root, text)
     neighbors = [
         Neighbor(views[ref], tuple(_via(v) for v in n["via"]))

@@ -69,6 +69,7 @@ from __future__ import annotations
 
 import uuid
 from collections.abc import Callable
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from functools import partial
 from typing import Any
@@ -89,6 +90,7 @@ from graphsvc.store.purge import PurgePlan
 __all__ = [
     "PURGE_ACTOR_KINDS",
     "STEPS",
+    "PurgeOutcome",
     "PurgePlan",
     "StepHook",
     "authorize",
@@ -103,6 +105,28 @@ PURGE_ACTOR_KINDS = ("human", "input-adapter")
 # Called with a step's name right after the step committed (fault injection in tests).
 StepHook = Callable[[str], None]
 _installed_hook: StepHook | None = None
+
+
+@dataclass(frozen=True)
+class PurgeOutcome:
+    """What a purge erased: ids and counts only, never text."""
+
+    atom_id: str
+    # The atoms erased (the target and its dependency closure), sorted.
+    purged: list[str]
+    revisions: int
+    inputs: int
+    # An unfinished purge of the atom was resumed.
+    resumed: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "atomId": self.atom_id,
+            "purged": self.purged,
+            "revisions": self.revisions,
+            "inputs": self.inputs,
+            "resumed": self.resumed,
+        }
 
 
 def install_step_hook(hook: StepHook | None) -> None:
@@ -131,7 +155,7 @@ def purge(
     atom_id: str,
     *,
     after_step: StepHook | None = None,
-) -> dict[str, Any]:
+) -> PurgeOutcome:
     """Erase ``atom_id`` and its dependency closure, or resume an unfinished purge of it.
 
     Args:
@@ -144,8 +168,8 @@ def purge(
             :func:`install_step_hook`, if any.
 
     Returns:
-        ``{atomId, purged: [atomIds, sorted], revisions, inputs, resumed}`` — ids
-        and counts only, never text.
+        The atoms erased and the counts (:meth:`PurgeOutcome.to_json`: ``{atomId,
+        purged, revisions, inputs, resumed}``).
 
     Raises:
         PermissionDeniedError: the binding may not purge.
@@ -183,13 +207,13 @@ def purge(
         if executed:
             committed(step)
     db.write_tx(lambda tx: _finish(tx, subject, atom_id, now))
-    return {
-        "atomId": atom_id,
-        "purged": sorted(plan.atom_ids),
-        "revisions": plan.revisions,
-        "inputs": len(plan.token_ids),
-        "resumed": resumed,
-    }
+    return PurgeOutcome(
+        atom_id=atom_id,
+        purged=sorted(plan.atom_ids),
+        revisions=plan.revisions,
+        inputs=len(plan.token_ids),
+        resumed=resumed,
+    )
 
 
 def _finish(tx: Tx, subject: str, atom_id: str, now: str) -> None:

@@ -40,6 +40,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, FrozenEvaluation, Pager, digest
 from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.ops.ranked_rows import RankedRow
 from graphsvc.settings import RankingSettings, fill
 from graphsvc.store.closure import cited_texts, required_two_levels
 from graphsvc.store.connection import Database, Tx
@@ -196,7 +197,7 @@ _Closed = tuple[dict[Ref, Body], dict[Ref, list[RequiredEdge]], dict[str, Any]]
 class _Page:
     """One page's roots and everything loaded for them, before packing."""
 
-    ranked: list[dict[str, Any]]
+    ranked: list[RankedRow]
     roots: list[Candidate]
     closed: _Closed
     diagnostics: dict[str, Any]
@@ -225,9 +226,8 @@ class _Reader:
         # A later page skips the evaluation, which holds the first page's purge
         # check; an unfinished purge must stop every page (LNK-6).
         generation = self.pager.checked_generation(self.binding.subject)
-        payload, eval_id, offset, expires = self.pager.open_cursor(
-            self.binding, "read", cursor, qhash, generation
-        )
+        opened = self.pager.open_cursor(self.binding, "read", cursor, qhash, generation)
+        payload, offset = opened.payload, opened.offset
         ranked = payload["ranked"]
         roots = _roots(ranked[offset : offset + limit])
         closed = self.db.read_tx(
@@ -241,8 +241,8 @@ class _Reader:
             payload["evaluatedAt"],
             generation,
             offset=offset,
-            eval_id=eval_id,
-            expires=expires,
+            eval_id=opened.eval_id,
+            expires=opened.expires,
         )
 
     def first_page(
@@ -274,7 +274,7 @@ class _Reader:
             page.saving = self.save_soon(ev, page.ranked)
         return page
 
-    def save_soon(self, ev: Evaluation, ranked: list[dict[str, Any]]) -> FrozenEvaluation:
+    def save_soon(self, ev: Evaluation, ranked: list[RankedRow]) -> FrozenEvaluation:
         payload = {"ranked": ranked, "diagnostics": ev.diagnostics, "evaluatedAt": ev.evaluated_at}
         frozen = self.pager.frozen(self.binding, payload, ev.generation)
         self.pager.save_later(frozen)
@@ -323,7 +323,7 @@ class _Reader:
         return bodies, walk.required, walk.validation()
 
 
-def _roots(page: list[dict[str, Any]]) -> list[Candidate]:
+def _roots(page: list[RankedRow]) -> list[Candidate]:
     return [Candidate(Ref(r["atomId"], int(r["rev"])), float(r["score"])) for r in page]
 
 

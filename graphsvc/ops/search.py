@@ -18,6 +18,7 @@ from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.cursors import CursorLimits, Pager, digest
 from graphsvc.ops.evaluate import Evaluation, evaluate_then
+from graphsvc.ops.ranked_rows import RankedRow, ScoreBreakdown
 from graphsvc.settings import RankingSettings, fill
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.views import load_views
@@ -54,7 +55,7 @@ class SearchLimits:
 class SearchHit:
     atom: AtomView
     score: float
-    breakdown: dict[str, Any]
+    breakdown: ScoreBreakdown
 
     @property
     def weak(self) -> bool:
@@ -162,7 +163,7 @@ class _Asked:
 class _Page:
     """One page's evaluation (ranked rows) and the views of its atoms."""
 
-    ranked: list[dict[str, Any]]
+    ranked: list[RankedRow]
     views: dict[AtomRef, AtomView]
     diagnostics: dict[str, Any]
     generation: str
@@ -174,13 +175,12 @@ class _Page:
 def _later_page(pager: Pager, binding: Binding, cursor: str, qhash: str, limit: int) -> _Page:
     # A later page skips the evaluation and its purge check (LNK-6).
     generation = pager.checked_generation(binding.subject)
-    payload, eval_id, offset, expires = pager.open_cursor(
-        binding, "search", cursor, qhash, generation
-    )
-    ranked = payload["ranked"]
+    opened = pager.open_cursor(binding, "search", cursor, qhash, generation)
+    ranked, offset = opened.payload["ranked"], opened.offset
     page = ranked[offset : offset + limit]
     views = load_views(pager.db, binding.subject, (AtomRef(r["atomId"], r["rev"]) for r in page))
-    return _Page(ranked, views, payload["diagnostics"], generation, offset, eval_id, expires)
+    diagnostics = opened.payload["diagnostics"]
+    return _Page(ranked, views, diagnostics, generation, offset, opened.eval_id, opened.expires)
 
 
 def _first_page(
@@ -191,7 +191,7 @@ def _first_page(
     binding: Binding,
     asked: _Asked,
 ) -> _Page:
-    def then(tx: Tx, ev: Evaluation) -> tuple[list[dict[str, Any]], dict[AtomRef, AtomView]]:
+    def then(tx: Tx, ev: Evaluation) -> tuple[list[RankedRow], dict[AtomRef, AtomView]]:
         # A stored evaluation serves every later page: all rows need their breakdown.
         ranked = ev.ranked_rows(breakdowns=-1 if asked.paged else asked.limit)
         refs = (AtomRef(r["atomId"], r["rev"]) for r in ranked[: asked.limit])

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from graphsvc.core.availability import AdaptiveUseModel, UsageEvent, checked_update
@@ -19,7 +20,20 @@ from graphsvc.store import usage as store
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.manifests import acknowledge_manifest, manifest_presented
 
-__all__ = ["record_use", "reset_usage"]
+__all__ = ["UseRecorded", "record_use", "reset_usage"]
+
+
+@dataclass(frozen=True)
+class UseRecorded:
+    """The answer to one accepted-use event: ``repeated`` when the event was seen
+    before (nothing changed), else how many revisions' usage state it ``updated``."""
+
+    event_id: str
+    repeated: bool
+    updated: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"eventId": self.event_id, "repeated": self.repeated, "updated": self.updated}
 
 
 def record_use(
@@ -29,7 +43,7 @@ def record_use(
     event_id: str,
     manifest: dict[str, Any],
     atoms: Sequence[AtomRef] | None = None,
-) -> dict[str, Any]:
+) -> UseRecorded:
     """Apply one accepted-use event to the usage state of the used revisions.
 
     Args:
@@ -56,7 +70,7 @@ def record_use(
     now = clock()
     s = binding.subject
 
-    def work(tx: Tx) -> dict[str, Any]:
+    def work(tx: Tx) -> UseRecorded:
         refs = list(atoms or ())
         if manifest_id is not None:
             presented = manifest_presented(tx, s, manifest_id)
@@ -67,7 +81,7 @@ def record_use(
             raise InvalidInputError("recordUse needs atoms or a manifest that presented some")
         fresh = store.claim_event(tx, subject=s, event_id=event_id, policy=binding.policy, now=now)
         if not fresh:
-            return {"eventId": event_id, "repeated": True, "updated": 0}
+            return UseRecorded(event_id, repeated=True, updated=0)
         stored = store.read_states(
             tx,
             subject=s,
@@ -81,7 +95,7 @@ def record_use(
         )
         if manifest_id is not None:
             acknowledge_manifest(tx, subject=s, manifest_id=manifest_id, event_id=event_id, now=now)
-        return {"eventId": event_id, "repeated": False, "updated": len(updates)}
+        return UseRecorded(event_id, repeated=False, updated=len(updates))
 
     return db.write_tx(work, label="recordUse")
 
