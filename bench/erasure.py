@@ -111,9 +111,9 @@ def one_size(n: int, args: argparse.Namespace, embedder: Any, tokenizer: Any) ->
             "purgeSecondsEach": round(purge_s, 3),
             "load": {k: round(v, 1) for k, v in load.items()},
             "restartSeconds": round(restart_s, 2),
-            "compact": report,
-            "extraDiskBytesPeak": report["bytesAfter"],  # the new store sits beside the old
-            "downtimeOverRestart": round(report["downtimeSeconds"] / restart_s, 2),
+            "compact": report.to_json(),
+            "extraDiskBytesPeak": report.bytes_after,  # the new store sits beside the old
+            "downtimeOverRestart": round(report.downtime_seconds / restart_s, 2),
             "scan": {
                 "files": found.files,
                 "bytes": found.bytes,

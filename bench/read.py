@@ -557,7 +557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 call.close()
             results[str(n)]["rebuilt"] = {
                 **stats,
-                "rebuildSeconds": rebuild["seconds"],
+                "rebuildSeconds": rebuild.seconds,
                 "vectorIndexSegments": segments,
                 "loadAverage": [round(x, 2) for x in os.getloadavg()],
             }

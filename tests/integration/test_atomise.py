@@ -221,7 +221,7 @@ def test_atomise_writes_signed_atoms_one_event_and_archives_by_new_revision(
     )
 
     # lineage (API-5): the parent, its atoms and the linked neighbour.
-    graph = rule.lineage(human, parent.atom_id)
+    graph = rule.lineage(human, parent.atom_id).to_json()
     kinds = {n["id"]: n["kind"] for n in graph["nodes"]}
     assert kinds[parent.atom_id] == "root" and kinds[other.atom_id] == "neighbour"
     assert all(kinds[a] == "lineage" for a in outcome.atom_ids)
@@ -229,7 +229,7 @@ def test_atomise_writes_signed_atoms_one_event_and_archives_by_new_revision(
     assert sorted(e["source"] for e in derives) == sorted(outcome.atom_ids)
     assert {"source": parent.atom_id, "target": other.atom_id, "type": "link",
             "role": "see-also", "at": "observed"} in graph["edges"]  # fmt: skip
-    from_atom = rule.lineage(human, outcome.atom_ids[0], depth=1)
+    from_atom = rule.lineage(human, outcome.atom_ids[0], depth=1).to_json()
     lineage_ids = {n["id"] for n in from_atom["nodes"] if n["kind"] != "neighbour"}
     assert lineage_ids == {outcome.atom_ids[0], parent.atom_id}  # atom -> parent
 
@@ -489,11 +489,12 @@ def test_namespace_policy_is_off_by_default_and_validated(
         with pytest.raises(InvalidInputError):
             rule.set_namespace_policy(human, bad)
     legacy = rule.set_namespace_policy(human, {"governance": {"auto_atomise": True}})
-    assert legacy["resolvedMode"] == "deferred" and legacy["auto_atomise_threshold_cl100k"] == 500
+    assert legacy.mode == "deferred" and legacy.auto_atomise_threshold_cl100k == 500
+    assert legacy.to_json()["resolvedMode"] == "deferred"
     explicit = rule.set_namespace_policy(human, {"auto_atomise_mode": "synchronous"})
-    assert explicit["resolvedMode"] == "synchronous"
+    assert explicit.to_json()["resolvedMode"] == "synchronous"
     off = rule.set_namespace_policy(human, {})
-    assert off["resolvedMode"] is None
+    assert off.to_json()["resolvedMode"] is None
 
 
 @pytest.mark.req("ATM-9", "ATM-8")

@@ -431,7 +431,7 @@ def test_rebuild_indexes_heads_written_before_the_index(
     report = rebuild_entities(
         service.db, RuleExtractor(), subject=subject, batch=1, progress=lines.append
     )
-    assert report["indexed"] == 2 and report["pending"] == 0
+    assert report.indexed == 2 and report.pending == 0
     assert keys_of(service.db, subject, refs[1]) == ["jon", "sweden"]
     assert all_entities(service.db, subject)["jon"].mentions == 2
     assert any("2/2 heads" in line for line in lines)

@@ -165,10 +165,10 @@ def test_compact_leaves_no_byte_of_purged_atoms_and_keeps_the_rest(
             None,
         )
         purged_ids = {p1.atom_id, second.changes["p2"].atom_id, first.changes["p3"].atom_id}
-        assert set(service.purge(human, p1.atom_id)["purged"]) == purged_ids - {
+        assert set(service.purge(human, p1.atom_id).purged) == purged_ids - {
             first.changes["p3"].atom_id
         }
-        assert service.purge(human, first.changes["p3"].atom_id)["purged"] == [
+        assert service.purge(human, first.changes["p3"].atom_id).purged == [
             first.changes["p3"].atom_id
         ]
         keys = {e.key for e in entities_page(db, human.subject, query=None, type_=None,

@@ -49,7 +49,7 @@ def test_schema_apply_is_idempotent_and_creates_indexes(db: Database) -> None:
 
 
 def test_health_reports_real_server_version(service: Service) -> None:
-    health = service.health()
+    health = service.health().to_json()
     assert health["neo4j"]["version"].startswith("5.26.")
     assert health["neo4j"]["edition"] == "community"
     assert health["schemaVersion"] == SCHEMA_VERSION

@@ -134,10 +134,10 @@ def test_rebuild_migrates_an_old_analyzer_and_searches_rank_semantically_meanwhi
     assert all(acquisition["missingSignals"][h.atom.atom_id] == ["lexical"] for h in during.hits)
 
     report = rebuild_fulltext_index(db, grace_s=0)
-    assert report["index"] == FULLTEXT_INDEX and report["started"] is True
-    assert report["analyzerBefore"] == OLD_ANALYZER
-    assert report["analyzer"] == FULLTEXT_ANALYZER
-    assert report["entries"] >= len(ids)
+    assert report.index == FULLTEXT_INDEX and report.started is True
+    assert report.to_json()["analyzerBefore"] == OLD_ANALYZER
+    assert report.to_json()["analyzer"] == FULLTEXT_ANALYZER
+    assert report.entries >= len(ids)
     assert _marker(db) == 0
     assert fulltext_needs_rebuild(db) is None
 

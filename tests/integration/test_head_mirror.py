@@ -143,7 +143,7 @@ def test_a_purge_leaves_no_purged_text_in_the_mirror(service: Service) -> None:
     assert _lexical(service, binding, "quokka smuggler")[ids[-1]] == 1.0
     heads = _reads("search/mirror_heads")
     outcome = service.purge(binding, ids[-1])
-    assert outcome["purged"] == [ids[-1]]
+    assert outcome.purged == [ids[-1]]
     assert ids[-1] not in _lexical(service, binding, "quokka smuggler")
     assert _reads("search/mirror_heads") == heads + 1  # the purge epoch moved: read again
     shelf = mirror_shelf(service.db, 1)

@@ -9,6 +9,7 @@ from typing import Any
 
 from graphsvc.api.context import Context
 from graphsvc.api.schema import HEALTH_THREAD_PREFIX, build_schema
+from graphsvc.core.views import Health
 from graphsvc.keys.auth import AuthTable
 from graphsvc.service import Service
 
@@ -19,7 +20,7 @@ def test_health_answers_while_every_resolver_thread_is_busy(service: Service) ->
     seen: list[str] = []
     original = service.health
 
-    def recording() -> dict[str, Any]:
+    def recording() -> Health:
         seen.append(threading.current_thread().name)
         return original()
 

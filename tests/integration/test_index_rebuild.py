@@ -138,9 +138,10 @@ def test_rebuild_brings_the_index_back_with_the_same_hits(service: Service) -> N
 
     report = rebuild_vector_index(service.db, grace_s=0)
 
-    assert report["index"] == VECTOR_INDEX and report["started"] is True
-    assert report["entries"] >= len(texts)
-    assert report["seconds"] >= report["populateSeconds"] > 0
+    assert report.index == VECTOR_INDEX and report.started is True
+    assert report.entries >= len(texts)
+    assert report.seconds >= report.populate_seconds > 0
+    assert report.analyzers is None and "analyzer" not in report.to_json()
     assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
     assert _marker(service.db) == 0
     for atom_id, text in texts.items():
@@ -197,7 +198,7 @@ def test_while_marked_searches_use_the_exact_scan_and_never_the_index(
 
     # The command finishes the job: it re-creates the index and removes the marker.
     report = rebuild_vector_index(db, grace_s=0)
-    assert report["started"] is True
+    assert report.started is True
     assert _marker(db) == 0
     atom_id, text = next(iter(texts.items()))
     hits = _back_on_index(service, binding.subject, text)
@@ -290,8 +291,8 @@ def test_a_population_past_the_timeout_keeps_the_exact_scan_until_a_rerun(
 
         # A rerun waits for the population under way instead of starting another.
         report = rebuild_vector_index(db, grace_s=0)
-        assert report["started"] is False
-        assert report["entries"] >= 3000 + len(texts)
+        assert report.started is False
+        assert report.entries >= 3000 + len(texts)
         assert _marker(db) == 0
         assert vector_index_state(db) == {"state": "ONLINE", "populationPercent": 100.0}
         # The filler's 3,000 random vectors of large norm skew the index's int7

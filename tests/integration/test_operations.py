@@ -149,14 +149,14 @@ def test_health_answers_from_facts_a_serving_process_keeps_fresh(
 ) -> None:
     # A Service of its own (its own kept facts) on the session Neo4j.
     own = service.with_settings(test_settings)
-    first = own.health()
+    first = own.health().to_json()
     assert first["neo4j"]["name"] and first["schemaVersion"] == SCHEMA_VERSION
     # While kept facts are young, { health } asks Neo4j nothing: it answers from them
     # even with Neo4j out of reach ...
     reachable = own.db
     own.db = Database("bolt://127.0.0.1:9", "neo4j", "x", "neo4j", max_retry_time_s=0.0)
     try:
-        kept = own.health()
+        kept = own.health().to_json()
         assert kept["neo4j"] == first["neo4j"] and kept["neo4jAgeS"] >= first["neo4jAgeS"]
         # ... and once they are older than HEALTH_FACTS_MAX_AGE_S it asks again, so an
         # unreachable Neo4j is an error as before, and nothing stale is kept.
@@ -177,7 +177,7 @@ def test_health_answers_from_facts_a_serving_process_keeps_fresh(
         while own._neo4j_facts is before and time.monotonic() < deadline:
             time.sleep(0.1)
     assert own._neo4j_facts is not before and own._neo4j_facts is not None
-    assert own.health()["schemaVersion"] == SCHEMA_VERSION
+    assert own.health().schema_version == SCHEMA_VERSION
 
 
 @pytest.mark.req("API-3")

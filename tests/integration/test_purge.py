@@ -210,7 +210,7 @@ def test_stale_blocked_retired_and_purged_are_four_different_conditions(
 
     # purged: gone, not merely hidden.
     outcome = service.purge(human, p.atom_id)
-    assert outcome["purged"] == [p.atom_id] and outcome["resumed"] is False
+    assert outcome.purged == [p.atom_id] and outcome.resumed is False
     assert load_views(db, s, [p]) == {}
     assert p.atom_id not in stored_atom_ids(db, s)
     assert error_code(service.purge, human, p.atom_id) == "NOT_FOUND"
@@ -314,7 +314,7 @@ def test_purge_follows_every_erasure_dependency_but_not_ordinary_links(
         legacy_link,
     }
     survivors = {unrelated, legacy_ok, linker, observer}
-    assert outcome == {
+    assert outcome.to_json() == {
         "atomId": t1.atom_id,
         "purged": sorted(r.atom_id for r in purged),
         "revisions": len(purged) + 1,  # the target had two revisions
@@ -498,7 +498,7 @@ def test_only_humans_and_input_adapters_with_the_purge_right_may_purge(
         "inputs": 0,
         "resumed": False,
     }
-    assert service.purge(_purger(s, "input-adapter"), b.atom_id)["purged"] == [b.atom_id]
+    assert service.purge(_purger(s, "input-adapter"), b.atom_id).purged == [b.atom_id]
     assert stored_atom_ids(db, s) == set()
     # Unknown atoms and other subjects' atoms are simply not found.
     other = create(
@@ -544,8 +544,8 @@ def test_purge_step_hook_sees_each_committed_step_once_across_a_resume(
 
     resumed = purge(db, service.clock, human, first.atom_id, after_step=seen.append)
     assert seen == ["plan", "relink", "erase", "tombstone", "epoch"]
-    assert resumed["resumed"] is True
-    assert resumed["purged"] == sorted([first.atom_id, second.atom_id])
+    assert resumed.resumed is True
+    assert resumed.purged == sorted([first.atom_id, second.atom_id])
     assert cypher(db, "MATCH (p:PurgeMarker {subject: $s}) RETURN p", s=s) == []
 
 
@@ -631,7 +631,7 @@ def test_purge_killed_after_each_step_resumes_and_leaves_nothing_behind(
         ]
         assert pending == ["PURGE_PENDING"] * 5, step
         outcome = service.purge(human, chain[0].atom_id)
-        assert outcome == {
+        assert outcome.to_json() == {
             "atomId": chain[0].atom_id,
             "purged": sorted(r.atom_id for r in chain),
             "revisions": CHAIN,

@@ -57,8 +57,8 @@ def test_concurrent_purges_of_one_atom_finish_once_and_fail_only_with_codes(
             t.start()
         for t in threads:
             t.join(timeout=120)
-        done = [o for o in outcomes if isinstance(o, dict)]
+        done = [o for o in outcomes if not isinstance(o, str)]
         assert len(outcomes) == CALLERS
         assert done, outcomes
-        assert all(o["purged"] == [target] for o in done), outcomes
-        assert {o for o in outcomes if not isinstance(o, dict)} <= {"NOT_FOUND", "PURGE_PENDING"}
+        assert all(o.purged == [target] for o in done), outcomes
+        assert {o for o in outcomes if isinstance(o, str)} <= {"NOT_FOUND", "PURGE_PENDING"}

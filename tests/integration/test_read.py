@@ -570,7 +570,7 @@ def test_record_use_acknowledges_manifest_and_dedups_event(
     _shared_corpus(service, human)
     result = service.read(agent, ReadRequest("chlorophyll light leaves", 400))
     first = service.record_use(agent, "event-1", result.manifest)
-    assert first["repeated"] is False and first["updated"] == len(memory_refs(result))
+    assert first.repeated is False and first.updated == len(memory_refs(result))
     ack = cypher(
         service,
         "MATCH (m:Manifest {subject: $s, manifestId: $id}) RETURN m.acknowledgedEventId AS e",
@@ -579,7 +579,7 @@ def test_record_use_acknowledges_manifest_and_dedups_event(
     )
     assert ack == [{"e": "event-1"}]
     again = service.record_use(agent, "event-1", result.manifest)
-    assert again == {"eventId": "event-1", "repeated": True, "updated": 0}
+    assert again.to_json() == {"eventId": "event-1", "repeated": True, "updated": 0}
     # read never touches usage (AV-4); only recordUse did, once per presented revision.
     states = cypher(
         service,

@@ -157,7 +157,8 @@ def test_model_switch_refuses_mixing_and_reembed_moves_the_database(
 
     # An interrupted reembed: one head of three done, the rest still MiniLM's.
     part = reembed(db, get_embedder(MPNET), batch=1, grace_s=0.0, stop_after_batches=1)
-    assert (part["finished"], part["reembedded"], part["total"]) == (False, 1, 3)
+    assert (part.finished, part.reembedded, part.total) == (False, 1, 3)
+    assert "index" not in part.to_json()
     mixed = _embeddings(db)
     assert sorted(len(v) for v in mixed.values()) == [384, 384, 768]
     moved = {text for text, v in mixed.items() if len(v) == 768}

@@ -515,7 +515,7 @@ def test_record_use_raises_usage_but_never_the_acquisition_order(
     assert all(h.breakdown["usage"] == 0.0 for h in before.hits)
 
     out = service.record_use(binding, f"ev-{uuid.uuid4().hex}", {}, [used.ref])
-    assert out["repeated"] is False and out["updated"] == 1
+    assert out.repeated is False and out.updated == 1
     after = _full(service, binding, query)
 
     bd = _breakdown(after, used.atom_id)
@@ -551,11 +551,11 @@ def test_repeated_event_id_is_reported_and_not_applied_twice(
     event = f"ev-{uuid.uuid4().hex}"
     first = service.record_use(binding, event, {}, [ref])
     state = _usage_states(service, corpus.subject, "usage-repeat")
-    assert first == {"eventId": event, "repeated": False, "updated": 1}
+    assert first.to_json() == {"eventId": event, "repeated": False, "updated": 1}
     assert json.loads(state[ref.atom_id])["uses"] == 1
 
     again = service.record_use(binding, event, {}, [ref])
-    assert again == {"eventId": event, "repeated": True, "updated": 0}
+    assert again.to_json() == {"eventId": event, "repeated": True, "updated": 0}
     assert _usage_states(service, corpus.subject, "usage-repeat") == state
 
 

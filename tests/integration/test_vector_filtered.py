@@ -291,7 +291,7 @@ def test_2026_old_style_index_is_post_filtered_until_rebuilt(
         assert indexes.vector_filtered(db_2026) is False
 
         report = rebuild_vector_index(fresh, grace_s=0, poll_s=0.2)
-        assert report["entries"] >= 574
+        assert report.entries >= 574
         assert fresh.read("index/vector_properties")[0]["properties"] == ["embedding", "subject"]
         assert indexes.vector_filtered(fresh) is True
         rebuilt = _leg(fresh, subject, vector)
