@@ -43,11 +43,12 @@ if TYPE_CHECKING:
     from graphsvc.core.views import ExportReport, ManifestReplay
     from graphsvc.core.write_plan import Limits
     from graphsvc.forensics.bundle import VerifyReport
-    from graphsvc.forensics.export import BundleParts, ForensicExport
-    from graphsvc.ops.changes import ChangesPage
+    from graphsvc.forensics.export import BundleParts
 
     # Result types the edges name in annotations, re-exported here so that an edge
     # imports the facade and never the use case (tests/unit/test_architecture.py).
+    from graphsvc.forensics.export import ForensicExport as ForensicExport
+    from graphsvc.ops.changes import ChangesPage
     from graphsvc.ops.graph import GraphReader as GraphReader
     from graphsvc.ops.inspect import InspectResult as InspectResult
     from graphsvc.ops.inspect import Via as Via

@@ -1,19 +1,24 @@
 """GraphQL surface of the atomisation host layer (SPEC API-1, API-5, ATM-8, SIG-3).
 
 Queries: ``lineage``. Mutations: ``atomise``, ``setNamespacePolicy``,
-``exportForensicBundle``. Each resolver is one call into the service.
+``exportForensicBundle`` and its typed sibling ``exportForensicBundleTyped``. Each
+resolver is one call into the service.
 """
 
 from __future__ import annotations
 
 import asyncio
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.graph_siblings import ForensicBundle
+
+if TYPE_CHECKING:
+    from graphsvc.service import ForensicExport
 
 __all__ = ["AtomiseMutation", "AtomiseQuery"]
 
@@ -79,12 +84,36 @@ class AtomiseMutation:
         atom_id: strawberry.ID,
         include_atomisation_chain: bool = True,
     ) -> JSON:
-        binding = binding_of(info)
-        service = service_of(info)
-        export = await asyncio.to_thread(
-            service.export_forensic_bundle,
-            binding,
-            str(atom_id),
-            include_atomisation_chain=include_atomisation_chain,
-        )
+        export = await _export(info, atom_id, include_atomisation_chain)
         return cast(JSON, export.to_json())
+
+    @strawberry.mutation(
+        description="The typed sibling of exportForensicBundle: the same bundle and counts."
+    )
+    async def export_forensic_bundle_typed(
+        self,
+        info: Info,
+        atom_id: strawberry.ID,
+        include_atomisation_chain: bool = True,
+    ) -> ForensicBundle:
+        export = await _export(info, atom_id, include_atomisation_chain)
+        return ForensicBundle(
+            bundle=export.data_base64,
+            sha256=export.sha256,
+            size=len(export.data),
+            memories=export.memories,
+            revisions=export.revisions,
+            events=export.events,
+            lineage=export.lineage,
+            keys=export.keys,
+        )
+
+
+async def _export(info: Info, atom_id: strawberry.ID, include_chain: bool) -> ForensicExport:
+    """One ``exportForensicBundle`` call into the service, off the event loop."""
+    return await asyncio.to_thread(
+        service_of(info).export_forensic_bundle,
+        binding_of(info),
+        str(atom_id),
+        include_atomisation_chain=include_chain,
+    )

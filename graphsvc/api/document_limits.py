@@ -357,7 +357,12 @@ def root_work(
         if name == "write":
             changes = arg("changes")
             return 100 + 50 * (len(changes) if isinstance(changes, list) else 1)
-        heavy = {"purge": 2_000, "atomise": 5_000, "exportForensicBundle": 5_000}
+        heavy = {
+            "purge": 2_000,
+            "atomise": 5_000,
+            "exportForensicBundle": 5_000,
+            "exportForensicBundleTyped": 5_000,
+        }
         return heavy.get(name, 50)
     depth = _int(arg("depth"), limits.depth, 0, limits.max_retrieval_depth)
     if name == "search":

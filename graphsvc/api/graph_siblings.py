@@ -2,6 +2,7 @@
 
 - ``SearchHit.breakdown: ScoreBreakdown`` beside ``scoreBreakdown: JSON``;
 - ``ReadResult.manifestInfo: ManifestInfo`` beside ``manifest: JSON``;
+- ``exportForensicBundleTyped: ForensicBundle!`` beside ``exportForensicBundle: JSON!``;
 - ``diagnosticsList: [DiagnosticEntry!]!`` beside ``diagnostics: JSON`` on
   SearchResult, ReadResult and InspectResult: one entry per key of each of the
   four parts of CUR-3 (acquisition, validation, evaluation, selection), whose
@@ -25,6 +26,7 @@ if TYPE_CHECKING:
 __all__ = [
     "DiagnosticEntry",
     "DiagnosticSection",
+    "ForensicBundle",
     "ManifestInfo",
     "ManifestRange",
     "ScoreBreakdown",
@@ -82,6 +84,18 @@ class ManifestInfo:
     watched_heads: list[_AtomRef] = strawberry.field(
         description="Heads whose movement makes this read stale."
     )
+
+
+@strawberry.type(description="An exported forensic bundle (SIG-3): its bytes and what it holds.")
+class ForensicBundle:
+    bundle: str = strawberry.field(description="The bundle (a tar) as base64.")
+    sha256: str = strawberry.field(description="SHA-256 of the bundle's bytes, hex.")
+    size: int = strawberry.field(name="bytes", description="The bundle's size in bytes.")
+    memories: int = strawberry.field(description="Memories (atoms of the lineage) it holds.")
+    revisions: int = strawberry.field(description="Revisions in the bundle.")
+    events: int = strawberry.field(description="Signed events (the subject's chain) in the bundle.")
+    lineage: int = strawberry.field(description="Signed derives_from edges in the bundle.")
+    keys: int = strawberry.field(description="Public keys in the bundle (to verify offline).")
 
 
 @strawberry.enum(description="The four parts of diagnostics (CUR-3).")

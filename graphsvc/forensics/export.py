@@ -84,10 +84,15 @@ class ForensicExport:
     def sha256(self) -> str:
         return sha256_hex(self.data)
 
+    @property
+    def data_base64(self) -> str:
+        """The bundle's bytes as base64 (how the surfaces carry them)."""
+        return base64.b64encode(self.data).decode("ascii")
+
     def to_json(self) -> dict[str, Any]:
         """The GraphQL answer: base64 bundle, its SHA-256 and counts."""
         return {
-            "bundle": base64.b64encode(self.data).decode("ascii"),
+            "bundle": self.data_base64,
             "sha256": self.sha256,
             "bytes": len(self.data),
             "memories": self.memories,

@@ -49,6 +49,7 @@ _FIELD_CAPABILITY = {
     "atomise": "atomise",
     "setNamespacePolicy": "atomise",
     "exportForensicBundle": "export",
+    "exportForensicBundleTyped": "export",
     "purge": "purge",
 }
 

@@ -726,6 +726,20 @@ def test_graphql_atomise_lineage_policy_and_bundle_in_process(
     assert hashlib.sha256(data).hexdigest() == export["sha256"]
     assert export["memories"] == 4 and export["lineage"] == 3
     assert verify_bundle_bytes(data).ok
+    # The typed sibling: the same bundle's facts as fields, every one of the JSON's keys.
+    typed = _gql(
+        rule,
+        human,
+        "mutation($id: ID!) { exportForensicBundleTyped(atomId: $id) { bundle sha256 bytes "
+        "memories revisions events lineage keys } }",
+        id=done["atomIds"][0],
+    )["exportForensicBundleTyped"]
+    assert set(typed) == set(export)
+    typed_data = base64.b64decode(typed["bundle"])
+    assert hashlib.sha256(typed_data).hexdigest() == typed["sha256"]
+    assert typed["bytes"] == len(typed_data) and verify_bundle_bytes(typed_data).ok
+    counts = ("memories", "revisions", "events", "lineage", "keys")
+    assert {k: typed[k] for k in counts} == {k: export[k] for k in counts}
 
 
 @pytest.mark.req("ATM-4", "API-1")

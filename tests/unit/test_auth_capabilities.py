@@ -65,6 +65,7 @@ def test_unknown_token_is_unauthenticated() -> None:
 def test_operator_fields_need_their_capability_and_new_fields_default_by_kind() -> None:
     assert required_capability("atomise", mutation=True) == "atomise"
     assert required_capability("exportForensicBundle", mutation=True) == "export"
+    assert required_capability("exportForensicBundleTyped", mutation=True) == "export"
     assert required_capability("purge", mutation=True) == "purge"
     assert required_capability("search", mutation=False) == "read"
     assert required_capability("somethingNew", mutation=False) == "read"
