@@ -65,7 +65,7 @@ def _rebuild(args: argparse.Namespace, settings: Settings) -> int:
         report = admin.rebuild_index(
             kind, grace_s=args.grace, timeout_s=args.timeout, progress=progress
         )
-    analyzer = f" (analyzer {report.analyzers[1]})" if report.analyzers is not None else ""
+    analyzer = f" (analyzer {report.analyzer})" if report.fulltext else ""
     emit(
         args,
         report.to_json(),

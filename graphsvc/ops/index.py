@@ -79,8 +79,13 @@ class IndexRebuild:
     entries: int
     seconds: float
     populate_seconds: float
-    # The fulltext index's analyzer before and after (None: a vector index).
-    analyzers: tuple[str | None, str | None] | None = None
+    # The fulltext index's analyzer before and after the rebuild (fulltext only).
+    analyzer_before: str | None = None
+    analyzer: str | None = None
+
+    @property
+    def fulltext(self) -> bool:
+        return self.index == FULLTEXT_INDEX
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -90,8 +95,8 @@ class IndexRebuild:
             "seconds": self.seconds,
             "populateSeconds": self.populate_seconds,
         }
-        if self.analyzers is not None:
-            out["analyzerBefore"], out["analyzer"] = self.analyzers
+        if self.fulltext:
+            out["analyzerBefore"], out["analyzer"] = self.analyzer_before, self.analyzer
         return out
 
 
@@ -172,10 +177,8 @@ def rebuild_fulltext_index(
     after = fulltext_index_state(db)
     return dataclasses.replace(
         report,
-        analyzers=(
-            None if before is None else before.get("analyzer"),
-            None if after is None else after.get("analyzer"),
-        ),
+        analyzer_before=None if before is None else before.get("analyzer"),
+        analyzer=None if after is None else after.get("analyzer"),
     )
 
 

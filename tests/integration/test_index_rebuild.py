@@ -141,7 +141,7 @@ def test_rebuild_brings_the_index_back_with_the_same_hits(service: Service) -> N
     assert report.index == VECTOR_INDEX and report.started is True
     assert report.entries >= len(texts)
     assert report.seconds >= report.populate_seconds > 0
-    assert report.analyzers is None and "analyzer" not in report.to_json()
+    assert not report.fulltext and "analyzer" not in report.to_json()
     assert vector_index_state(service.db) == {"state": "ONLINE", "populationPercent": 100.0}
     assert _marker(service.db) == 0
     for atom_id, text in texts.items():
