@@ -739,13 +739,17 @@ def test_a_redeclared_ranking_knob_is_found(tmp_path: Path) -> None:
 
 # Public functions and methods of the use cases and the facades return typed values
 # (frozen dataclasses, pydantic models, typed dicts for a ranking's stored rows), never a
-# bare ``dict[str, Any]`` whose shape lives in the caller's head (issue 51); ``to_json``
-# (the JSON a surface prints) is what a typed value is for.
+# bare ``dict[str, Any]`` (or its spellings: ``Mapping``, ``object`` values, a bare
+# ``dict``, ``Any``) whose shape lives in the caller's head (issue 51); ``to_json`` (the
+# JSON a surface prints) is what a typed value is for.
+_UNTYPED_RESULT = re.compile(
+    r"\b(dict|Dict|Mapping|MutableMapping)\[str, (Any|object)\]|^(dict|Dict|Any|object)$"
+)
 
 
 def _dict_results(root: Path, packages: tuple[str, ...]) -> set[str]:
     """``module[.Class].function`` of each public module-level function or method in
-    ``packages`` whose return annotation holds ``dict[str, Any]``."""
+    ``packages`` whose return annotation holds ``dict[str, Any]`` or a spelling of it."""
     found: set[str] = set()
     for mod, path in devtools.modules(root).items():
         if not _in(mod, *packages):
@@ -764,7 +768,7 @@ def _dict_results(root: Path, packages: tuple[str, ...]) -> set[str]:
                     and not fn.name.startswith("_")
                     and fn.name != "to_json"
                     and fn.returns is not None
-                    and "dict[str, Any]" in ast.unparse(fn.returns)
+                    and _UNTYPED_RESULT.search(ast.unparse(fn.returns).strip("'\""))
                 ):
                     found.add(f"{owner}.{fn.name}")
     return found
@@ -784,10 +788,18 @@ def test_a_dict_result_is_found(tmp_path: Path) -> None:
         "def _inner() -> dict[str, Any]: ...\n"
         "class R:\n    def to_json(self) -> dict[str, Any]: ...\n"
         "    def report(self) -> list[dict[str, Any]]: ...\n"
+        "    def facts(self) -> Mapping[str, object] | None: ...\n"
+        "    def raw(self) -> dict: ...\n"
+        "    def anything(self) -> 'Any': ...\n"
+        "    def typed(self) -> dict[AtomRef, AtomView]: ...\n"
+        "    def rows(self) -> list[RankedRow]: ...\n"
     )
     assert _dict_results(tmp_path / "graphsvc", ("graphsvc.ops",)) == {
         "graphsvc.ops.purge.purge",
         "graphsvc.ops.purge.R.report",
+        "graphsvc.ops.purge.R.facts",
+        "graphsvc.ops.purge.R.raw",
+        "graphsvc.ops.purge.R.anything",
     }
 
 
