@@ -412,7 +412,7 @@ class RankingSettings(Section):
     # "out", "in" or "sym" (docs/search-quality.md).
     link_weighting: Literal["role", "out", "in", "sym"] = "in"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
-    # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
+    # off; graphsvc.core.bm25.fulltext_query): a body holding two query words close
     # together scores higher (docs/performance.md, "Ranking levers").
     lexical_proximity: Annotated[int, Range(ge=0, le=32)] = 3
     # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
