@@ -89,10 +89,10 @@ def _tree(spec: str, tmp: Path) -> tuple[Path, str]:
 class Worker:
     """One worker process reading with the graphsvc of one tree."""
 
-    def __init__(self, name: str, tree: Path, env: dict[str, str]) -> None:
+    def __init__(self, name: str, tree: Path, env: dict[str, str], script: Path = WORKER) -> None:
         self.name = name
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), str(tree)],
+            [sys.executable, str(script), str(tree)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**env, "PYTHONPATH": str(tree)},
