@@ -18,21 +18,14 @@ import time
 import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-
-def _say(payload: dict[str, Any]) -> None:
-    sys.stdout.write(json.dumps(payload) + "\n")
-    sys.stdout.flush()
+from ab_worker import graphsvc_of, say  # this script's folder: sys.path[0]
 
 
 def main() -> int:
     tree = Path(sys.argv[1]).resolve()
-    import graphsvc
-
-    where = Path(graphsvc.__file__).resolve()
-    if tree not in where.parents:
-        _say({"error": f"graphsvc imported from {where}, not from {tree}"})
+    where = graphsvc_of(tree)
+    if where is None:
         return 1
     from bench.graph_walk import set_gc, typed_walk
     from graphsvc.api.graph_ids import encode_cursor
@@ -51,7 +44,7 @@ def main() -> int:
     loop = asyncio.new_event_loop()
     loop.set_default_executor(ThreadPoolExecutor(settings.http.worker_threads))
     set_gc("frozen")  # what `graphsvc serve` runs
-    _say({"ready": True, "graphsvc": str(where)})
+    say({"ready": True, "graphsvc": str(where)})
     for line in sys.stdin:
         request = json.loads(line)
         subject = request["subject"]
@@ -62,7 +55,7 @@ def main() -> int:
         t0 = time.perf_counter()
         data = typed_walk(loop, service, schema, auth, tokens[subject], cursor, request["page"])
         ms = (time.perf_counter() - t0) * 1000
-        _say({"ms": ms, "atoms": [e["node"]["atomId"] for e in data["atoms"]["edges"]]})
+        say({"ms": ms, "atoms": [e["node"]["atomId"] for e in data["atoms"]["edges"]]})
     return 0
 
 
