@@ -27,7 +27,6 @@ import platform
 import random
 import signal
 import statistics
-import subprocess
 import sys
 import tempfile
 import uuid
@@ -40,7 +39,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.ab_read import Worker, _tree, bootstrap_ratio  # noqa: E402
+from bench.ab_read import Worker, _tree, bootstrap_ratio, drop_tree, tree_arguments  # noqa: E402
 from bench.graph_walk import load, pct  # noqa: E402
 from bench.harness import BenchNeo4j, child_env  # noqa: E402
 from graphsvc.tokenizer import get_tokenizer  # noqa: E402
@@ -85,8 +84,7 @@ def _walks(args: argparse.Namespace, trees: list[tuple[str, Path]]) -> dict[str,
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--base", required=True, help="git revision or directory of the baseline")
-    p.add_argument("--candidate", default=str(ROOT), help="directory of the candidate tree")
+    tree_arguments(p)
     p.add_argument("--atoms", type=int, default=10_000)
     p.add_argument("--page", type=int, default=100)
     p.add_argument("--walks", type=int, default=200)
@@ -101,12 +99,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         times = _walks(args, [("base", base_tree), ("candidate", cand_tree)])
     finally:
-        if not Path(args.base).is_dir():
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)],
-                check=False,
-                capture_output=True,
-            )
+        drop_tree(args.base, base_tree)
         tmp_dir.cleanup()
     report = _report(args, times, {"base": base_rev, "candidate": cand_rev})
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
