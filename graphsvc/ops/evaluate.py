@@ -238,7 +238,7 @@ def evaluate_then(
     hits: Future[SemanticHits] | None = None
     if text.strip() and ranking.head_mirror_max > 0:
         # The mirror of the subject's heads answers the vector leg in most searches:
-        # the query is asked only where it does not (semantic_later).
+        # the vector query is asked only where it does not (ops.acquisition.acquire).
         pending = embed_soon(embedder, text)
     elif text.strip():
         pending = embed_soon(embedder, text)
