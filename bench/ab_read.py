@@ -86,13 +86,29 @@ def _tree(spec: str, tmp: Path) -> tuple[Path, str]:
     return out, spec
 
 
+def tree_arguments(p: argparse.ArgumentParser) -> None:
+    """``--base`` and ``--candidate``: the two trees of an A/B."""
+    p.add_argument("--base", required=True, help="git revision or directory of the baseline")
+    p.add_argument("--candidate", default=str(ROOT), help="directory of the candidate tree")
+
+
+def drop_tree(spec: str, tree: Path) -> None:
+    """Remove the worktree :func:`_tree` checked out for ``spec`` (a directory stays)."""
+    if not Path(spec).is_dir():
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(tree)],
+            check=False,
+            capture_output=True,
+        )
+
+
 class Worker:
     """One worker process reading with the graphsvc of one tree."""
 
-    def __init__(self, name: str, tree: Path, env: dict[str, str]) -> None:
+    def __init__(self, name: str, tree: Path, env: dict[str, str], script: Path = WORKER) -> None:
         self.name = name
         self.proc = subprocess.Popen(
-            [sys.executable, str(WORKER), str(tree)],
+            [sys.executable, str(script), str(tree)],
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             env={**env, "PYTHONPATH": str(tree)},
@@ -137,8 +153,7 @@ def bootstrap_ratio(a: Sequence[float], b: Sequence[float], rounds: int = 2000) 
 
 def main(argv: Sequence[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--base", required=True, help="git revision or directory of the baseline")
-    p.add_argument("--candidate", default=str(ROOT), help="directory of the candidate tree")
+    tree_arguments(p)
     p.add_argument("--size", type=int, default=10_000)
     p.add_argument("--reads", type=int, default=300)
     p.add_argument("--warmup", type=int, default=200)
@@ -197,12 +212,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for w in workers:
             w.close()
         local.stop()
-        if not Path(args.base).is_dir():
-            subprocess.run(
-                ["git", "-C", str(ROOT), "worktree", "remove", "--force", str(base_tree)],
-                check=False,
-                capture_output=True,
-            )
+        drop_tree(args.base, base_tree)
         tmp_dir.cleanup()
 
     def arm(name: str) -> dict[str, Any]:

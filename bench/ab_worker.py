@@ -17,18 +17,27 @@ from pathlib import Path
 from typing import Any
 
 
-def _say(payload: dict[str, Any]) -> None:
+def say(payload: dict[str, Any]) -> None:
+    """One JSON line to the benchmark."""
     sys.stdout.write(json.dumps(payload) + "\n")
     sys.stdout.flush()
 
 
-def main() -> int:
-    tree = Path(sys.argv[1]).resolve()
+def graphsvc_of(tree: Path) -> Path | None:
+    """Where ``graphsvc`` was imported from; None (after saying so) when not ``tree``."""
     import graphsvc
 
     where = Path(graphsvc.__file__).resolve()
     if tree not in where.parents:
-        _say({"error": f"graphsvc imported from {where}, not from {tree}"})
+        say({"error": f"graphsvc imported from {where}, not from {tree}"})
+        return None
+    return where
+
+
+def main() -> int:
+    tree = Path(sys.argv[1]).resolve()
+    where = graphsvc_of(tree)
+    if where is None:
         return 1
     from graphsvc.core.binding import Binding
     from graphsvc.runtime import build_service
@@ -41,7 +50,7 @@ def main() -> int:
 
     built = build_service(Settings.from_env(), progress=lambda _msg: None)
     service = built[0] if isinstance(built, tuple) else built
-    _say({"ready": True, "graphsvc": str(where)})
+    say({"ready": True, "graphsvc": str(where)})
     for line in sys.stdin:
         request = json.loads(line)
         binding = Binding(request["subject"], "default", "human", "bench")
@@ -54,7 +63,7 @@ def main() -> int:
         ms = (time.perf_counter() - t0) * 1000
         selection = result.selection  # a dict in a tree from before the typed result
         tokens = selection["tokens"] if isinstance(selection, dict) else selection.tokens
-        _say({"ms": ms, "tokens": tokens})
+        say({"ms": ms, "tokens": tokens})
     return 0
 
 

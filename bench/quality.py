@@ -76,7 +76,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import BenchNeo4j  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
-from graphsvc.core.lucene import escape_term  # noqa: E402
+from graphsvc.core.bm25 import escape_term  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
 from graphsvc.embed import get_embedder  # noqa: E402
 from graphsvc.embed.models import DEFAULT_MODEL, MODELS, model_spec  # noqa: E402
@@ -608,7 +608,7 @@ def profile(
     may overlap: the vector leg and the embedding run beside the fulltext query)."""
     import contextlib
 
-    import graphsvc.core.fusion as fusion_mod
+    import graphsvc.core.acquisition as fusion_mod
     import graphsvc.ops.evaluate as evaluate_mod
     import graphsvc.store.connection as connection_mod
 

@@ -32,11 +32,11 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import read as bench_read  # noqa: E402  (bench/read.py: corpus, queries, settle)
 
-import graphsvc.embed.background as background  # noqa: E402
+import graphsvc.ops.evaluate as background  # noqa: E402
 import graphsvc.ops.evaluate as evaluate_mod  # noqa: E402
 import graphsvc.ops.read as read_mod  # noqa: E402
 import graphsvc.store.closure as closure_mod  # noqa: E402
-import graphsvc.store.expansion as expansion_mod  # noqa: E402
+import graphsvc.store.retrieval as expansion_mod  # noqa: E402
 import graphsvc.store.retrieval as retrieval_mod  # noqa: E402
 import graphsvc.store.views as views_mod  # noqa: E402
 from graphsvc.core.binding import Binding  # noqa: E402
@@ -94,7 +94,7 @@ def _instrument() -> None:
     _wrap(read_mod, "pack", "PACK")
     _wrap(read_mod, "_record", "WRITE manifest")
     _wrap(evaluate_mod, "propagate", "solve")
-    _wrap(background, "_one", "EMBED query")
+    _wrap(background, "_embed_query", "EMBED query")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -52,6 +52,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ENTITY_WEIGHTS_OFF",
+    "EXPERIMENTAL",
+    "EXPERIMENTAL_NAMES",
     "NAMES",
     "AtomiseSettings",
     "ClientSettings",
@@ -138,6 +140,12 @@ class Range:
 Positive = Annotated[int, Range(gt=0)]
 PositiveFloat = Annotated[float, Range(gt=0)]
 Weight = Annotated[float, Range(ge=0.0, le=100.0)]
+
+
+# The metadata of a field that switches on an experiment measured and not kept (its
+# default is the shipped behaviour): :data:`EXPERIMENTAL_NAMES` lists them, and
+# docs/configuration.md's "Experimental ranking settings" documents them apart.
+EXPERIMENTAL: Mapping[str, bool] = MappingProxyType({"experimental": True})
 
 
 def named(name: str) -> dict[str, str]:
@@ -407,12 +415,8 @@ class RankingSettings(Section):
     candidate_oversample: int = 2
     # "role=forward:reverse,role2=forward:reverse"; unknown roles use 1:1 (ACT-7).
     role_weights: str = ""
-    # How a link's role weight is divided by the fan of its role around it in the
-    # retrieval graph (graphsvc.core.activation.build_edges): "role" (none, ACT-7),
-    # "out", "in" or "sym" (docs/search-quality.md).
-    link_weighting: Literal["role", "out", "in", "sym"] = "in"
     # Neighbouring query terms are also asked as a sloppy phrase with this slop (0:
-    # off; graphsvc.core.lucene.fulltext_query): a body holding two query words close
+    # off; graphsvc.core.bm25.fulltext_query): a body holding two query words close
     # together scores higher (docs/performance.md, "Ranking levers").
     lexical_proximity: Annotated[int, Range(ge=0, le=32)] = 3
     # The lexical signal's BM25 statistics (graphsvc.core.bm25, docs/search-quality.md):
@@ -424,15 +428,9 @@ class RankingSettings(Section):
     # linear in the subject's size; a larger subject keeps Lucene's index-wide ones
     # (it dominates them anyway; diagnostics `lexicalStatistics: index`).
     lexical_statistics_max: Annotated[int, Range(ge=0)] = 10_000
-    # "max": lexical = score / best score among the candidates; "bound": score / the
-    # query's BM25 upper bound (needs lexical_statistics=subject).
-    lexical_normalisation: Literal["max", "bound"] = "max"
     # How many of the subject's top Lucene hits are scored (0: max_seeds); the best
     # max_seeds of them by the subject's own BM25 become the lexical candidates.
     lexical_pool: Annotated[int, Range(ge=0, le=4096)] = 256
-    # "hits": only the lexical candidates get a lexical score; "candidates": every
-    # candidate whose body is read (the semantic ones too), with subject statistics.
-    lexical_scope: Literal["hits", "candidates"] = "candidates"
     # A subject with at most this many current bodies is scanned exactly by the vector
     # leg instead of asking the shared (approximate) index: its semantic candidates are
     # then its own, whatever other subjects hold (0: always the index first).
@@ -453,12 +451,9 @@ class RankingSettings(Section):
     # weighs entity_weight (a declared link weighs 1); an entity passes what reaches it
     # on to the heads that mention it, evenly, and one mentioned by more than
     # entity_max_degree heads is not traversed at all (it names too much to say
-    # anything). An entity the query names (an exact key of one of its word n-grams,
-    # graphsvc.core.entity_keys.query_keys) starts with entity_query_weight × the best
-    # candidate's base activation. Both weights 0: ranking is exactly §5.
+    # anything). The three entity weights 0 (ENTITY_WEIGHTS_OFF): ranking is exactly §5.
     entity_weight: Weight = 4.0
     entity_max_degree: Positive = 24
-    entity_query_weight: Weight = 0.0
     # Anchor entities (pseudo-relevance feedback through the index): each entity
     # mentioned by one of the entity_anchors best-matching candidates (by base
     # activation) and by at least one other head of the retrieval graph starts with
@@ -468,10 +463,31 @@ class RankingSettings(Section):
     # their gain on LoCoMo (docs/search-quality.md#anchor-entities).
     entity_anchors: Annotated[int, Range(ge=0, le=64)] = 3
     entity_anchor_weight: Weight = 1.0
-    # Derived edges of a second kind, measured and off (docs/search-quality.md): each
-    # seed's this many most similar heads by stored embedding, linked with this weight.
-    similar_heads: Annotated[int, Range(ge=0, le=64)] = 0
-    similar_weight: Weight = 1.0
+
+    # ---- Experimental: measured and switched off. Each default is the shipped
+    # ranking; another value turns on an alternative that was measured and not kept
+    # (docs/configuration.md, "Experimental ranking settings", links each one's
+    # figures). Kept so those figures can be reproduced; not tuned for production.
+    # How a link's role weight is divided by the fan of its role around it in the
+    # retrieval graph (graphsvc.core.activation.build_edges): "in" ships; "role" (none:
+    # ACT-7 as written), "out" and "sym" were measured against it.
+    link_weighting: Literal["role", "out", "in", "sym"] = field(default="in", metadata=EXPERIMENTAL)
+    # "max" ships: lexical = score / best score among the candidates; "bound": score /
+    # the query's BM25 upper bound (needs lexical_statistics=subject).
+    lexical_normalisation: Literal["max", "bound"] = field(default="max", metadata=EXPERIMENTAL)
+    # "candidates" ships: every candidate whose body is read (the semantic ones too) gets
+    # a lexical score, with subject statistics; "hits": only the lexical candidates.
+    lexical_scope: Literal["hits", "candidates"] = field(
+        default="candidates", metadata=EXPERIMENTAL
+    )
+    # An entity the query names (an exact key of one of its word n-grams,
+    # graphsvc.core.entity_keys.query_keys) starts with this × the best candidate's base
+    # activation (0 ships: off).
+    entity_query_weight: Weight = field(default=0.0, metadata=EXPERIMENTAL)
+    # Derived edges of a second kind: each seed's this many most similar heads by
+    # stored embedding, linked with this weight (0 heads ships: off).
+    similar_heads: Annotated[int, Range(ge=0, le=64)] = field(default=0, metadata=EXPERIMENTAL)
+    similar_weight: Weight = field(default=1.0, metadata=EXPERIMENTAL)
 
     def check(self) -> None:
         self.role_table  # noqa: B018  (parsed now: a malformed entry fails at start)
@@ -727,6 +743,15 @@ def _names() -> dict[str, tuple[str, str]]:
 
 # The one map from the flat ``GRAPHSVC_*`` names to the sections.
 NAMES: Mapping[str, tuple[str, str]] = _names()
+
+# The settings that switch on an experiment measured and not kept (field metadata
+# EXPERIMENTAL), by name.
+EXPERIMENTAL_NAMES: frozenset[str] = frozenset(
+    name
+    for name, (section, name_in_section) in NAMES.items()
+    for f in dataclasses.fields(get_type_hints(Settings)[section])
+    if f.name == name_in_section and f.metadata.get("experimental")
+)
 
 # Every weight by which the entity index takes part in ranking, at 0
 # (``settings.with_(**ENTITY_WEIGHTS_OFF)``): ranking is exactly SPEC §5 on a database

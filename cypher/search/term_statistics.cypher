@@ -2,7 +2,7 @@
 // of its current bodies, their total length in space-separated words
 // (graphsvc.core.bm25.body_length), and for each query
 // term the number of its bodies that hold it. $terms are [term, lucene] pairs, the
-// Lucene query naming one word and the subject (graphsvc.core.lucene.term_query),
+// Lucene query naming one word and the subject (graphsvc.core.bm25.term_query),
 // so each count is the subject's own, whatever other subjects hold.
 // Cost: the length sum reads every current body of the subject, and each count
 // every body of the subject holding the term (linear in the subject's size), so a

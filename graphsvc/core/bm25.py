@@ -1,4 +1,5 @@
-"""The lexical signal's BM25, scored with one subject's own statistics (ACT-1).
+"""The lexical signal's BM25, scored with one subject's own statistics (ACT-1), and the
+fulltext query asked of Lucene for the same text (:func:`fulltext_query`).
 
 Lucene scores a fulltext hit with the statistics of the whole index (every
 subject's bodies together): the number of bodies, each term's document frequency
@@ -11,7 +12,7 @@ word tokens, possessive ``'s`` removed, lower case, Lucene's English stop set
 dropped with its position kept, Porter stemming).
 
 Neighbouring query terms also count as a sloppy phrase (the proximity clause of
-:func:`graphsvc.core.lucene.fulltext_query`): its idf is the sum of its two
+:func:`graphsvc.core.bm25.fulltext_query`): its idf is the sum of its two
 terms' idfs (as Lucene's phrase weight) and its frequency the sum of
 ``1 / (1 + distance)`` over the body's matches within ``slop`` positions.
 
@@ -20,12 +21,18 @@ words included), for the body and for the subject's average alike: the average i
 then one aggregate over the subject's stored texts (Cypher's ``split(text, ' ')``
 splits the same way), without analysing them.
 
+**The Lucene query.** User text never becomes Lucene syntax: each whitespace-separated
+term is lower-cased (so AND/OR/NOT are terms, not operators) and escaped; the terms are
+OR-ed over the ``text`` field and, when a subject is given, the subject is a required
+phrase on the ``subject`` field.
+
 Pure: no I/O, no clock.
 """
 
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -47,11 +54,15 @@ __all__ = [
     "analyse",
     "bm25_idf",
     "body_length",
+    "escape_term",
+    "fulltext_query",
     "indexed",
     "query_terms",
     "score_bodies",
     "sloppy_freq",
+    "term_query",
 ]
+
 
 # The Lucene analyzer :func:`analyse` mimics: a fulltext index with another one (a
 # database from before graphsvc switched to it) is scored by Lucene instead.
@@ -235,3 +246,48 @@ def score_bodies(
                 score += (idf[x] + idf[y]) * freq / (freq + norm)
         scores.append(score)
     return scores, bound
+
+
+_SPECIAL = set('+-&|!(){}[]^"~*?:\\/')
+_MAX_TERMS = 64
+
+
+def escape_term(term: str) -> str:
+    """Backslash-escape Lucene's special characters in one term."""
+    return "".join("\\" + c if c in _SPECIAL else c for c in term)
+
+
+def fulltext_query(text: str, subject: str | None, proximity: int = 0) -> str | None:
+    """The Lucene query for ``text`` (within ``subject`` unless None), or None when no term remains.
+
+    Scores are the same with or without the subject clause (its boost is 0 and
+    Lucene's statistics are index-wide), so a caller may filter a subject-free
+    top-k by subject afterwards and get the subject's own top hits.
+
+    With ``proximity`` > 0 every pair of neighbouring query terms is also asked as a
+    sloppy phrase (``"a b"~proximity``): a body holding both terms within that many
+    positions scores higher than one holding them far apart (still one BM25 score
+    of the body, ACT-1).
+    """
+    terms = [escape_term(t) for t in text.lower().split() if t.strip()][:_MAX_TERMS]
+    terms = [t for t in terms if t.strip("\\")]
+    if not terms:
+        return None
+    clause = " ".join(terms)
+    if proximity > 0 and len(terms) > 1:
+        # Inside a phrase only the quote needs escaping beyond what escape_term did.
+        pairs = [f'"{a} {b}"~{int(proximity)}' for a, b in itertools.pairwise(terms)]
+        clause = f"{clause} {' '.join(pairs)}"
+    if subject is None:
+        return f"text:({clause})"
+    quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
+    # The subject clause filters only: boost 0 keeps it out of the score.
+    return f'text:({clause}) AND subject:"{quoted_subject}"^0'
+
+
+def term_query(word: str, subject: str) -> str:
+    """The Lucene query for the bodies of ``subject`` holding ``word`` (one analysed
+    word, e.g. :attr:`graphsvc.core.bm25.QueryTerms.surface`): counts a document
+    frequency within the subject."""
+    quoted_subject = subject.replace("\\", "\\\\").replace('"', '\\"')
+    return f'text:({escape_term(word)}) AND subject:"{quoted_subject}"'

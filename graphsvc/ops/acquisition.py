@@ -10,15 +10,16 @@ read-committed, so nothing is lost by that): the vector query, started by the ca
 as soon as the embedding is ready, the subject's term statistics and the index's
 analyzer, the entity hop and the similar heads, and the second half of a big frontier.
 
-The reads are :mod:`graphsvc.store.retrieval`, :mod:`graphsvc.store.expansion` and
+The reads are :mod:`graphsvc.store.retrieval`, :mod:`graphsvc.store.retrieval` and
 :mod:`graphsvc.process_state.term_statistics`; what is kept, fused and admitted is decided by
-the pure :mod:`graphsvc.core.acquisition` and :mod:`graphsvc.core.fusion`. The
+the pure :mod:`graphsvc.core.acquisition` and :mod:`graphsvc.core.acquisition`. The
 evaluation that follows is computed once from these facts and frozen (RD-1).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -26,6 +27,7 @@ from typing import Any, Protocol
 from graphsvc.core.acquisition import (
     Acquired,
     EntityHop,
+    Fusion,
     HeadFacts,
     SimilarRow,
     Usage,
@@ -34,50 +36,57 @@ from graphsvc.core.acquisition import (
     admit_level,
     admit_similar,
     covered_by,
+    fuse,
     has_word,
+    keep_lexical,
     lexical_semantic,
     node_facts,
     take_lexical,
 )
-from graphsvc.core.bm25 import ANALYZER, SubjectStats, query_terms
-from graphsvc.core.fusion import Fusion, fuse, keep_lexical
+from graphsvc.core.bm25 import ANALYZER, SubjectStats, fulltext_query, query_terms
 from graphsvc.core.head_mirror import HeadMirror
-from graphsvc.core.lucene import fulltext_query
-from graphsvc.process_state.fulltext_analyzer import keep_analyzer, kept_analyzer
-from graphsvc.process_state.head_mirrors import mirror_shelf
+from graphsvc.errors import PurgePendingError
+from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.process_state.head_mirrors import (
+    keep_analyzer,
+    kept_analyzer,
+    mirror_shelf,
+    usage_shelf,
+)
 from graphsvc.process_state.term_statistics import (
     Generation,
     generation_of,
     statistics_cache,
     subject_stats_soon,
 )
-from graphsvc.process_state.usage_states import usage_shelf
 from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
-from graphsvc.store.expansion import (
+from graphsvc.store.head_mirror import mirror_state
+from graphsvc.store.retrieval import (
     Edges,
+    SemanticHits,
+    embeddings_of,
     entity_hop_soon,
     expand_level,
     expand_two_levels,
-    similar_heads_soon,
-    usage_states,
-)
-from graphsvc.store.head_mirror import mirror_state
-from graphsvc.store.retrieval import (
-    SemanticHits,
-    embeddings_of,
     fulltext_analyzer_soon,
     fulltext_candidates,
+    semantic_candidates,
+    similar_heads_soon,
     subject_state,
+    usage_states,
 )
 
 __all__ = [
     "AcquireQuery",
+    "Acquisition",
     "CandidateSource",
     "IndexSource",
     "MirrorSource",
     "acquire",
     "candidate_source",
+    "index_generation",
+    "semantic_hits",
     "walk",
     "walk_mirror",
 ]
@@ -96,6 +105,8 @@ class AcquireQuery:
     depth: int
     include_archived: bool
     ranking: RankingSettings
+    # The embedding model's name, part of the index generation (index_generation).
+    embedding_model: str = ""
     # The entity keys the query names (graphsvc.core.entity_keys.query_keys), asked
     # only when the query-entity weight takes part.
     query_keys: tuple[str, ...] = ()
@@ -118,29 +129,88 @@ class AcquireQuery:
         return self.ranking.lexical_statistics == "subject"
 
 
+@dataclass
+class Acquisition(Acquired):
+    """The facts of one acquisition and where they came from: the subject's mirror
+    (None: the indexes answered), whose views the hits then show
+    (graphsvc.store.views.load_views). Kept here, not in the pure
+    :class:`graphsvc.core.acquisition.Acquired`: the mirror is process state."""
+
+    mirror: HeadMirror | None = None
+    # The index generation the subject's state said (index_generation), which the
+    # evaluation's cursors are bound to.
+    generation: str = ""
+
+
+def index_generation(state: Mapping[str, Any], model_name: str) -> str:
+    """The index generation from a ``search/subject_state`` row: what an evaluation
+    was computed at, and what its cursors check (graphsvc.ops.cursors).
+
+    Raises:
+        PurgePendingError: the row says a purge of the subject has not finished (LNK-6).
+    """
+    if state["pending"]:
+        raise PurgePendingError(PURGE_PENDING)
+    return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
+
+
+def semantic_hits(
+    db: Database, subject: str, vector: list[float], ranking: RankingSettings, archived: bool
+) -> SemanticHits:
+    """The subject's vector candidates for ``vector`` (the vector leg's one read)."""
+    return semantic_candidates(
+        db,
+        subject=subject,
+        vector=vector,
+        k=ranking.max_seeds * ranking.candidate_oversample,
+        limit=ranking.max_seeds,
+        include_archived=archived,
+        exact_max=ranking.vector_exact_max,
+    )
+
+
 def acquire(
     tx: Tx,
     db: Database,
     q: AcquireQuery,
     *,
-    embedding: Callable[[], list[float] | None],
-    semantic: Callable[[], SemanticHits | None],
-    check_state: Callable[[dict[str, Any]], None],
-) -> tuple[Acquired, Fusion]:
+    embedding: Future[list[float]] | None,
+    semantic: Future[SemanticHits] | None,
+) -> tuple[Acquisition, Fusion]:
     """Read candidates, fuse them, and read the retrieval graph and node facts for
     ``q`` in ``tx``: one path, whichever :class:`CandidateSource` answers.
 
-    ``check_state(row)`` gets the subject's state (the columns of
-    ``search/subject_state``, read with the fulltext candidates) before anything
-    else is read, and raises to stop (a purge pending). ``embedding()`` returns the
-    query embedding (or None) and ``semantic()`` the vector hits (or None without
-    an embedding), each waiting for it if still running; they are called after the
-    fulltext query. ``db`` runs the reads beside the transaction.
+    The subject's state (the columns of ``search/subject_state``, read with the
+    fulltext candidates or the mirror's state) is checked before anything else is
+    read (:func:`index_generation`). ``embedding`` is the query embedding being computed
+    (None: no query text) and ``semantic`` the vector hits started beside the
+    transaction (None: asked here when the indexes answer); each is waited for after
+    the fulltext query. ``db`` runs the reads beside the transaction.
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
     """
-    acq = Acquired()
+    acq = Acquisition()
     head_facts: HeadFacts = {}
     usage = Usage(q.policy, q.model_id)
-    with candidate_source(tx, db, q, usage, embedding, semantic, check_state) as source:
+
+    def check_state(state: Mapping[str, Any]) -> None:
+        acq.generation = index_generation(state, q.embedding_model)
+
+    def vector() -> list[float] | None:
+        return None if embedding is None else embedding.result()
+
+    def hits() -> SemanticHits | None:
+        if semantic is not None:
+            return semantic.result()
+        query = vector()
+        return (
+            None
+            if query is None
+            else semantic_hits(db, q.subject, query, q.ranking, q.include_archived)
+        )
+
+    with candidate_source(tx, db, q, usage, vector, hits, check_state) as source:
         acq.mirror = source.mirror
         source.candidates(acq, head_facts)
         fusion = fuse(acq, q.text, q.ranking)
@@ -192,7 +262,7 @@ def candidate_source(
     usage: Usage,
     embedding: Callable[[], list[float] | None],
     semantic: Callable[[], SemanticHits | None],
-    check_state: Callable[[dict[str, Any]], None],
+    check_state: Callable[[Mapping[str, Any]], None],
 ) -> Iterator[CandidateSource]:
     """The subject's mirror where it answers (held until the block ends), else Neo4j's
     indexes."""
@@ -215,7 +285,7 @@ class IndexSource:
     usage: Usage
     embedding: Callable[[], list[float] | None]
     semantic: Callable[[], SemanticHits | None]
-    check_state: Callable[[dict[str, Any]], None]
+    check_state: Callable[[Mapping[str, Any]], None]
     mirror: HeadMirror | None = None
 
     def candidates(self, acq: Acquired, head_facts: HeadFacts) -> None:
@@ -266,7 +336,7 @@ class IndexSource:
 class MirrorSource:
     """Candidates, links and entities from the process's mirror of the subject's
     heads (no round trip), held at the subject's generation; usage states kept at its
-    usage generation (:mod:`graphsvc.process_state.usage_states`)."""
+    usage generation (:mod:`graphsvc.process_state.head_mirrors`)."""
 
     tx: Tx
     db: Database
@@ -316,7 +386,7 @@ def _mirror_of(
     db: Database,
     q: AcquireQuery,
     embedding: Callable[[], list[float] | None],
-    check_state: Callable[[dict[str, Any]], None],
+    check_state: Callable[[Mapping[str, Any]], None],
 ) -> Iterator[tuple[HeadMirror, dict[str, Any], list[float] | None] | None]:
     """The process's mirror of the subject's heads (:mod:`graphsvc.process_state.head_mirrors`)
     at the subject's current generation, held (no other search of the subject moves

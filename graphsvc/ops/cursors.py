@@ -17,7 +17,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 from graphsvc.core.binding import Binding
 from graphsvc.core.frozen_payload import decode_payload, encode_payload
 from graphsvc.core.mac import open_sealed, seal
-from graphsvc.errors import CursorExpiredError, PurgePendingError
-from graphsvc.ops.guards import PURGE_PENDING
+from graphsvc.errors import CursorExpiredError
+from graphsvc.ops.acquisition import index_generation
 from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
 from graphsvc.telemetry.request_scope import remaining_s
@@ -40,7 +40,6 @@ __all__ = [
     "OpenedCursor",
     "Pager",
     "digest",
-    "generation_of",
     "ranking_hash",
 ]
 
@@ -76,17 +75,6 @@ def digest(doc: Any) -> str:
 def ranking_hash(settings: Settings) -> str:
     """The hash of the settings a ranking depends on (a cursor binds it)."""
     return digest({f: getattr(settings.ranking, f) for f in _RANKING_FIELDS})
-
-
-def generation_of(state: Mapping[str, Any], model_name: str) -> str:
-    """The index generation from a ``search/subject_state`` row.
-
-    Raises:
-        PurgePendingError: the row says a purge of the subject has not finished (LNK-6).
-    """
-    if state["pending"]:
-        raise PurgePendingError(PURGE_PENDING)
-    return f"{state['schemaVersion']}:{model_name}:{state['purgeEpoch']}"
 
 
 log = logging.getLogger("graphsvc.cursors")
@@ -151,7 +139,7 @@ class Pager:
         Raises:
             PurgePendingError: a purge in the subject has not finished (LNK-6).
         """
-        return generation_of(store.subject_state(self.db, subject), self.model_name)
+        return index_generation(store.subject_state(self.db, subject), self.model_name)
 
     def frozen(
         self, binding: Binding, payload: dict[str, Any], generation: str

@@ -15,42 +15,58 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, TypeVar, cast
 
 import numpy as np
 
-from graphsvc.core.acquisition import Acquired
+from graphsvc.core.acquisition import Acquired, Fusion
 from graphsvc.core.activation import (
     ActivationResult,
     PropagationTable,
     RoleWeights,
     build_edges,
+    entity_graph,
+    entity_inflow,
+    head_scores,
     propagate,
     usage_boost,
 )
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
-from graphsvc.core.entity_graph import entity_graph, entity_inflow, head_scores
 from graphsvc.core.entity_keys import query_keys
-from graphsvc.core.fusion import Fusion
 from graphsvc.core.head_mirror import HeadMirror
-from graphsvc.embed.background import embed_soon
+from graphsvc.embed.sentence import embed_query
 from graphsvc.errors import InvalidInputError
-from graphsvc.ops.acquisition import AcquireQuery, acquire
-from graphsvc.ops.cursors import generation_of
+from graphsvc.ops.acquisition import AcquireQuery, acquire, semantic_hits
 from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
-from graphsvc.store.retrieval import SemanticHits, semantic_candidates
+from graphsvc.store.retrieval import SemanticHits
 
 if TYPE_CHECKING:
-    from graphsvc.embed import Embedder
+    from graphsvc.embed.sentence import Embedder
     from graphsvc.ops.ranked_rows import RankedRow, ScoreBreakdown
 
 __all__ = ["Evaluation", "evaluate", "evaluate_then", "propagation_table"]
 
 T = TypeVar("T")
+
+# The query embedding runs in a worker thread beside the first database round trips
+# (the fulltext query and the purge check do not need it; torch releases the GIL while
+# it computes, Neo4j is another process). Two workers: a concurrent request never
+# queues behind another's embedding for long.
+_EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-embed")
+
+
+def _embed_query(embedder: Embedder, text: str) -> list[float]:
+    return embed_query(embedder, text)
+
+
+def embed_soon(embedder: Embedder, text: str) -> Future[list[float]]:
+    """Start embedding the query ``text``; ``.result()`` waits for it (and re-raises
+    its error)."""
+    return _EMBED_POOL.submit(_embed_query, embedder, text)
 
 
 @dataclass
@@ -227,33 +243,21 @@ def evaluate_then(
     hits: Future[SemanticHits] | None = None
     if text.strip() and ranking.head_mirror_max > 0:
         # The mirror of the subject's heads answers the vector leg in most searches:
-        # the query is asked only where it does not (semantic_later).
+        # the vector query is asked only where it does not (ops.acquisition.acquire).
         pending = embed_soon(embedder, text)
     elif text.strip():
         pending = embed_soon(embedder, text)
         embedded = pending
         hits = db.soon(
-            lambda: semantic_candidates(
-                db,
-                subject=binding.subject,
-                vector=embedded.result(),
-                k=ranking.max_seeds * ranking.candidate_oversample,
-                limit=ranking.max_seeds,
-                include_archived=include_archived,
-                exact_max=ranking.vector_exact_max,
+            lambda: semantic_hits(
+                db, binding.subject, embedded.result(), ranking, include_archived
             ),
             label="vector candidates",
         )
     request = _Request(db, ranking, binding, text, depth, include_archived, now, pending, hits)
 
     def work(tx: Tx) -> tuple[Evaluation, T]:
-        generations: list[str] = []
-
-        def check_state(state: dict[str, Any]) -> None:
-            generations.append(generation_of(state, embedder.model_name))  # purge
-
-        ev = _evaluate_in(tx, request, check_state)
-        ev.generation = generations[-1]
+        ev = _evaluate_in(tx, request, embedder.model_name)
         return ev, then(tx, ev)
 
     try:
@@ -266,28 +270,12 @@ def evaluate_then(
                 future.cancel()
 
 
-def _evaluate_in(
-    tx: Tx, req: _Request, check_state: Callable[[dict[str, Any]], None]
-) -> Evaluation:
+def _evaluate_in(tx: Tx, req: _Request, embedding_model: str) -> Evaluation:
     """Acquire in ``tx``, then score: usage boost and propagation over the graph."""
     lim = req.ranking
     model = AdaptiveUseModel()
-    embedded: list[list[float] | None] = []
-
-    def embedding() -> list[float] | None:
-        if not embedded:
-            embedded.append(None if req.pending is None else req.pending.result())
-        return embedded[0]
-
-    query = _acquire_query(req, model.id)
-    acq, fusion = acquire(
-        tx,
-        req.db,
-        query,
-        embedding=embedding,
-        semantic=lambda: _semantic(req),
-        check_state=check_state,
-    )
+    query = _acquire_query(req, model.id, embedding_model)
+    acq, fusion = acquire(tx, req.db, query, embedding=req.pending, semantic=req.hits)
     fused = fusion.fused
     hidden = {
         a
@@ -308,7 +296,7 @@ def _evaluate_in(
     b = usage_boost(np.array(m, dtype=np.float64), np.array(usage, dtype=np.float64), lim.beta)
     result, inflow, entity_diag = _propagate(lim, acq, atom_ids, b)
     diagnostics = _diagnostics(
-        req, acq, fusion, atom_ids, m, len(hidden), embedding() is not None, result, model.id
+        req, acq, fusion, atom_ids, m, len(hidden), req.pending is not None, result, model.id
     )
     if lim.entity_hops:
         diagnostics["evaluation"]["entities"] = entity_diag
@@ -328,29 +316,11 @@ def _evaluate_in(
         diagnostics=diagnostics,
         entity_inflow=inflow,
         mirror=acq.mirror,
+        generation=acq.generation,
     )
 
 
-def _semantic(req: _Request) -> SemanticHits | None:
-    """The vector hits: started beside the transaction, or asked now where the mirror
-    was expected to answer and did not (a subject above its bound)."""
-    if req.hits is not None:
-        return req.hits.result()
-    if req.pending is None:
-        return None
-    lim = req.ranking
-    return semantic_candidates(
-        req.db,
-        subject=req.binding.subject,
-        vector=req.pending.result(),
-        k=lim.max_seeds * lim.candidate_oversample,
-        limit=lim.max_seeds,
-        include_archived=req.include_archived,
-        exact_max=lim.vector_exact_max,
-    )
-
-
-def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
+def _acquire_query(req: _Request, model_id: str, embedding_model: str) -> AcquireQuery:
     """What ``acquire`` reads for ``req``: its text and walk, and the ranking settings."""
     ranking = req.ranking
     return AcquireQuery(
@@ -361,6 +331,7 @@ def _acquire_query(req: _Request, model_id: str) -> AcquireQuery:
         depth=req.depth,
         include_archived=req.include_archived,
         ranking=ranking,
+        embedding_model=embedding_model,
         query_keys=tuple(query_keys(req.text))
         if ranking.entity_hops and ranking.entity_query_weight > 0 and req.depth > 0
         else (),

@@ -21,34 +21,63 @@ What it holds is derived from stored text, like the BM25 analysis cache: process
 memory only, never stored or queryable; a purge moves the epoch, so the next search
 drops the purged text. Memory is bounded by the heads held over all subjects
 (least recently searched subjects go first).
+
+**The callers' usage states** (:class:`UsageShelf`), kept at the subject's usage
+generation. A search answered from the mirror needs the caller's usage state (AV-3) of
+every node of its retrieval graph. Few atoms have one, and they change only when a use
+is recorded or reset (``usage/write_states``, ``usage/reset``), which move the
+subject's usage generation (``SubjectState.usageGeneration``) in the same transaction;
+a purge moves the purge epoch. ``search/mirror_state``, read at the start of every
+mirror search, returns both, so the states of a subject, policy and model are read
+once (``search/usage_states_all``) and kept until one of them moves: a use recorded
+here, in another serving process or on a replica is seen by the next search anywhere.
+States are read after the generation that labels them, so a copy can only be newer
+than its label (a use committed in between), never older: the next search sees the
+moved generation and reads again. A subject with more states than
+:data:`KEPT_STATES_MAX` for one policy is not kept; its searches read the states of
+their nodes as before (``search/usage_states``). A search whose state is older than
+the copy (read before another search read newer states) uses the newer copy.
+
+**The fulltext index's analyzer** (:func:`kept_analyzer`), which the mirror must score
+like, as this process last read it, kept with the index generation it was read at: the
+index changes only by ``graphsvc index rebuild --fulltext``, which moves the
+generation (``search/fulltext_candidates`` returns it). The indexes' path checks it
+too before it scores with the subject's own statistics.
 """
 
 from __future__ import annotations
 
 import threading
 from collections import OrderedDict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
 from graphsvc.core.head_mirror import HeadMirror
-from graphsvc.process_state.usage_states import forget_usage
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.head_mirror import mirror_changes, mirror_heads
+from graphsvc.store.retrieval import usage_states, usage_states_all
 
 __all__ = [
+    "KEPT_STATES_MAX",
     "MirrorGeneration",
     "MirrorShelf",
+    "UsageShelf",
     "forget_mirrors",
+    "forget_usage",
     "generation_of_state",
+    "keep_analyzer",
+    "kept_analyzer",
     "mirror_shelf",
+    "usage_shelf",
 ]
+
 
 # More changes than this since the mirror's sequence: read every head again (one
 # query over the subject) rather than the feed's records one by one.
 _FOLLOW_MAX = 512
-_FACT = "headMirrors"
+_MIRROR_FACT = "headMirrors"
 
 
 @dataclass(frozen=True)
@@ -163,9 +192,9 @@ class MirrorShelf:
 def mirror_shelf(db: Database, max_heads: int) -> MirrorShelf:
     """The process's shelf of mirrors for ``db`` (made on first use), holding at most
     ``max_heads`` heads over all subjects."""
-    shelf: MirrorShelf | None = db.facts.get(_FACT)
+    shelf: MirrorShelf | None = db.facts.get(_MIRROR_FACT)
     if shelf is None:
-        shelf = db.facts.setdefault(_FACT, MirrorShelf(max_heads))
+        shelf = db.facts.setdefault(_MIRROR_FACT, MirrorShelf(max_heads))
     shelf.max_heads = max_heads
     return shelf
 
@@ -173,6 +202,97 @@ def mirror_shelf(db: Database, max_heads: int) -> MirrorShelf:
 def forget_mirrors(db: Database) -> None:
     """Drop this process's mirrors: after an edit that bypasses graphsvc's writes (an
     operator's Cypher, a test simulating a crash's leftovers) moves no generation;
-    the usage states kept beside them (graphsvc.process_state.usage_states) go too."""
-    db.facts.pop(_FACT, None)
+    the usage states kept beside them (graphsvc.process_state.head_mirrors) go too."""
+    db.facts.pop(_MIRROR_FACT, None)
     forget_usage(db)
+
+
+# Above this many states for one subject, policy and model, read per search instead.
+KEPT_STATES_MAX = 20_000
+# Kept (subject, policy, model) copies; least recently used go first.
+_KEPT_COPIES = 256
+_USAGE_FACT = "usageStates"
+
+_Key = tuple[str, str, str]
+_Generation = tuple[int, int, Any]
+_States = dict[tuple[str, int], str]
+
+
+class UsageShelf:
+    """Usage states per subject, policy and model, each at the generation read."""
+
+    def __init__(self) -> None:
+        self._copies: OrderedDict[_Key, tuple[_Generation, _States | None]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def states(
+        self,
+        tx: Tx,
+        state: dict[str, Any],
+        key: _Key,
+        atom_ids: Iterable[str],
+    ) -> _States:
+        """The caller's states of ``atom_ids`` ((atomId, rev) -> state) at ``state``'s
+        generation (a ``search/mirror_state`` row), read in ``tx`` when not kept."""
+        wanted = list(atom_ids)
+        generation: _Generation = (
+            int(state.get("usageGeneration") or 0),
+            int(state.get("purgeEpoch") or 0),
+            state.get("schemaVersion"),
+        )
+        with self._lock:
+            kept = self._copies.get(key)
+            if kept is not None:
+                self._copies.move_to_end(key)
+        if kept is None or not _covers(kept[0], generation):
+            kept = (generation, usage_states_all(tx, *key, max_states=KEPT_STATES_MAX))
+            with self._lock:
+                self._copies[key] = kept
+                self._copies.move_to_end(key)
+                while len(self._copies) > _KEPT_COPIES:
+                    self._copies.popitem(last=False)
+        copy = kept[1]
+        if copy is None:  # too many to keep
+            subject, policy, model_id = key
+            return usage_states(tx, subject, policy, model_id, wanted) if wanted else {}
+        ids = set(wanted)
+        return {ref: s for ref, s in copy.items() if ref[0] in ids}
+
+    def kept(self) -> int:
+        """How many copies are kept (tests and diagnostics)."""
+        with self._lock:
+            return len(self._copies)
+
+
+def _covers(kept: _Generation, asked: _Generation) -> bool:
+    """Whether states kept at ``kept`` hold ``asked``'s or later ones (a search whose
+    state was read before another search read newer states uses those)."""
+    return kept[1:] == asked[1:] and kept[0] >= asked[0]
+
+
+def usage_shelf(db: Database) -> UsageShelf:
+    """The process's usage shelf for ``db`` (made on first use)."""
+    shelf: UsageShelf | None = db.facts.get(_USAGE_FACT)
+    if shelf is None:
+        shelf = db.facts.setdefault(_USAGE_FACT, UsageShelf())
+    return shelf
+
+
+def forget_usage(db: Database) -> None:
+    """Drop this process's kept states (``forget_mirrors`` drops them with the
+    mirrors)."""
+    db.facts.pop(_USAGE_FACT, None)
+
+
+_ANALYZER_FACT = "fulltextAnalyzer"
+
+
+def kept_analyzer(db: Database) -> tuple[int, str | None] | None:
+    """(index generation, analyzer) as this process last read them, if it did."""
+    kept: tuple[int, str | None] | None = db.facts.get(_ANALYZER_FACT)
+    return kept
+
+
+def keep_analyzer(db: Database, generation: int, analyzer: str | None) -> None:
+    """Keep the analyzer read at index ``generation`` for later evaluations."""
+    db.facts[_ANALYZER_FACT] = (generation, analyzer)

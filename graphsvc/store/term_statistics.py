@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from graphsvc.core.lucene import term_query
+from graphsvc.core.bm25 import term_query
 from graphsvc.store.connection import Database
 
 __all__ = ["term_statistics"]

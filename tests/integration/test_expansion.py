@@ -1,7 +1,7 @@
 """The retrieval-graph walk: two levels per query and split frontiers change nothing.
 
 ``ops.acquisition.walk`` fetches two BFS levels per round trip and splits big
-frontiers into halves that run side by side (``store.expansion``). Its result must be
+frontiers into halves that run side by side (``store.retrieval``). Its result must be
 exactly that of the plain walk — one ``search/expand_level`` query per level over the whole
 frontier, edges examined in frontier order under the node and edge caps (ACT-3:
 the retrieval graph is the permitted, current links).
@@ -22,7 +22,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.ops.acquisition import walk
 from graphsvc.service import Service
 from graphsvc.store.connection import run
-from graphsvc.store.expansion import SPLIT_LEVEL_AT
+from graphsvc.store.retrieval import SPLIT_LEVEL_AT
 
 ATOMS = 130
 

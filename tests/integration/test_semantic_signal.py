@@ -14,7 +14,7 @@ import pytest
 
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.binding import Binding
-from graphsvc.core.lucene import fulltext_query
+from graphsvc.core.bm25 import fulltext_query
 from graphsvc.inputs.models import parse_changes
 from graphsvc.service import Service
 from graphsvc.store.connection import Database

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from graphsvc.core.acquisition import (
+    LUCENE_MAX,
     Acquired,
     EntityHop,
     SimilarRow,
@@ -19,10 +20,11 @@ from graphsvc.core.acquisition import (
     admit_level,
     admit_similar,
     covered_by,
+    fuse,
+    keep_lexical,
     node_facts,
     take_lexical,
 )
-from graphsvc.core.fusion import LUCENE_MAX, fuse, keep_lexical
 from graphsvc.settings import RankingSettings
 
 Graph = dict[str, list[list[Any]]]

@@ -17,8 +17,8 @@ from graphsvc.core.bm25 import (
     indexed,
     query_terms,
     score_bodies,
+    term_query,
 )
-from graphsvc.core.lucene import term_query
 from graphsvc.errors import InvalidInputError
 
 

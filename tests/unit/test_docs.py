@@ -14,11 +14,12 @@ from pathlib import Path
 import pytest
 from graphql import build_schema, parse, validate
 
-from graphsvc.settings import NAMES, Settings
+from graphsvc.settings import EXPERIMENTAL_NAMES, NAMES, Settings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = ROOT / "README.md"
 CONFIGURATION = ROOT / "docs" / "configuration.md"
+EXPERIMENTAL_HEADING = "Experimental ranking settings"
 DOCS = sorted((ROOT / "docs").glob("*.md"))
 
 
@@ -29,11 +30,11 @@ def _section(text: str, heading: str) -> str:
     return match.group(1)
 
 
-def _config_rows() -> list[tuple[str, list[str], list[str]]]:
-    """(section, variables, default literals) of each row of docs/configuration.md's
-    table."""
+def _config_rows(heading: str = "Settings") -> list[tuple[str, list[str], list[str]]]:
+    """(section, variables, default literals) of each row of the table under
+    ``heading`` in docs/configuration.md."""
     rows = []
-    for line in _section(CONFIGURATION.read_text(encoding="utf-8"), "Settings").splitlines():
+    for line in _section(CONFIGURATION.read_text(encoding="utf-8"), heading).splitlines():
         cells = [c.strip() for c in line.strip().strip("|").split("|")]
         if not line.startswith("|") or len(cells) < 4 or not cells[1].startswith("`GRAPHSVC_"):
             continue
@@ -78,7 +79,8 @@ def test_configuration_page_lists_every_setting_with_its_default(
 ) -> None:
     defaults = _defaults(monkeypatch, tmp_path)
     rows = _config_rows()
-    documented = [name for _, names, _ in rows for name in names]
+    experimental = _config_rows(EXPERIMENTAL_HEADING)
+    documented = [name for _, names, _ in rows + experimental for name in names]
     missing = sorted(set(defaults) - set(documented))
     unknown = sorted(set(documented) - set(defaults))
     twice = sorted({n for n in documented if documented.count(n) > 1})
@@ -88,7 +90,7 @@ def test_configuration_page_lists_every_setting_with_its_default(
     order = [f.name for f in fields(Settings)]
     sections = [section for section, _, _ in rows]
     assert sections == sorted(sections, key=order.index), "rows in the order of the sections"
-    for section, names, literals in rows:
+    for section, names, literals in rows + experimental:
         assert len(names) == len(literals), f"row {names}: one default per variable"
         for name, literal in zip(names, literals, strict=True):
             assert NAMES[name][0] == section, f"GRAPHSVC_{name.upper()} is in {NAMES[name][0]}"
@@ -96,6 +98,26 @@ def test_configuration_page_lists_every_setting_with_its_default(
                 f"GRAPHSVC_{name.upper()}: docs/configuration.md says {literal!r}, "
                 f"settings.py says {defaults[name]!r}"
             )
+
+
+def test_experimental_settings_are_listed_apart_and_ship_off(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    """The measured-off switches (issue 51) are one table of their own, exactly the
+    settings marked EXPERIMENTAL, each row linking its figures; the main table holds
+    none of them; and the settings' defaults leave every experiment off."""
+    experimental = _config_rows(EXPERIMENTAL_HEADING)
+    listed = {name for _, names, _ in experimental for name in names}
+    assert listed == set(EXPERIMENTAL_NAMES)
+    assert not listed & {name for _, names, _ in _config_rows() for name in names}
+    section = _section(CONFIGURATION.read_text(encoding="utf-8"), EXPERIMENTAL_HEADING)
+    for line in section.splitlines():
+        if line.startswith("| `ranking`"):
+            assert re.search(r"\]\([\w-]+\.md#[\w-]+\)", line), f"no figures linked: {line}"
+    defaults = _defaults(monkeypatch, tmp_path)
+    off = {"link_weighting": "in", "lexical_normalisation": "max", "lexical_scope": "candidates",
+           "entity_query_weight": 0.0, "similar_heads": 0, "similar_weight": 1.0}  # fmt: skip
+    assert {n: defaults[n] for n in EXPERIMENTAL_NAMES} == off
 
 
 def test_readme_short_configuration_table_agrees_with_the_settings(

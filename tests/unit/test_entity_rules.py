@@ -6,8 +6,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from graphsvc.core.activation import build_edges, propagate
-from graphsvc.core.entity_graph import entity_graph, entity_inflow, head_scores
+from graphsvc.core.activation import (
+    build_edges,
+    entity_graph,
+    entity_inflow,
+    head_scores,
+    propagate,
+)
 from graphsvc.core.entity_keys import entity_key, fold_entity, merge_mentions, query_keys
 from graphsvc.core.entity_rules import extract_rules
 from graphsvc.errors import InvalidInputError

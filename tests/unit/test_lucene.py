@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from graphsvc.core.lucene import escape_term, fulltext_query
+from graphsvc.core.bm25 import escape_term, fulltext_query
 
 
 def test_terms_are_lower_cased_and_or_ed_over_the_text_field() -> None:
