@@ -190,7 +190,10 @@ class _Handlers:
 
                 def work() -> dict[str, Any]:
                     _check_size(raw, self.limit)
-                    return tool.run(Call(self.service, binding, raw, session_id))
+                    call = Call(self.service, binding, raw, session_id)
+                    result = tool.run(call)
+                    call.settle()
+                    return result
 
                 result = await asyncio.to_thread(work)
             except GraphsvcError as exc:
