@@ -10,6 +10,7 @@ Service) revises and purges; what the session wrote is checked with ``inspect``
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -437,5 +438,27 @@ def test_purge_takes_the_purged_atoms_out_of_every_session_window(
         declared = {a["atomId"] for a in after["derivedFrom"]["atoms"]}
         assert kept in declared and gone not in declared
         assert read["manifestId"] not in after["derivedFrom"]["manifests"]
+    finally:
+        session.close()
+
+
+# ------------------------------------------------------------------- instants
+
+UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def test_mcp_answers_instants_in_z_and_takes_either_spelling(place: Place) -> None:
+    session = http_session(place.url, place.token, "instants")
+    try:
+        result = session.call("changes", {"first": 50})
+        feed = result.structured_content["changes"]
+        times = [c["committedAt"] for c in feed]
+        assert times and all(UTC_Z.fullmatch(t) for t in times), times
+        # The text the model reads says the same as the structured answer.
+        assert json.loads(result.content[0].text)["changes"][0]["committedAt"] == times[0]
+        # `since` takes Z and an offset alike (the first record is at or after it).
+        for since in (times[0], times[0].replace("Z", "+00:00")):
+            again = session.ok("changes", {"since": since, "first": 1})["changes"]
+            assert again[0]["sequence"] == feed[0]["sequence"], (since, again)
     finally:
         session.close()
