@@ -7,7 +7,6 @@ of the test session, with a real API token per caller.
 from __future__ import annotations
 
 import json
-import re
 import uuid
 from typing import Any
 
@@ -487,46 +486,6 @@ def _holders_with_cited_targets(service: Service, human: Binding, n: int) -> Non
             for i in range(n)
         ],
     )
-
-
-UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
-
-
-@pytest.mark.req("API-6")
-def test_instants_leave_in_z_in_typed_fields_and_json_answers(
-    service: Service, human: Binding
-) -> None:
-    rule = service_with(service, curator="rule")
-    parent = create(rule, human, THREE_SENTENCES)
-    # A JSON answer (the JSON scalar): the atomise outcome's archivedAt.
-    done = gql_ok(
-        rule,
-        human,
-        "mutation($id: ID!) { atomise(atomId: $id, maxAtomTokens: 50) }",
-        id=parent.atom_id,
-    )["atomise"]
-    assert UTC_Z.fullmatch(done["archivedAt"]), done
-    q = """query($id: ID!) {
-      atom(atomId: $id) { createdAt head { createdAt archivedAt } }
-      lineageGraph(atomId: $id) { nodes { archivedAt } edges { kind signedAt } }
-    }"""
-    data = gql_ok(rule, human, q, id=parent.atom_id)
-    head = data["atom"]["head"]
-    assert head["archivedAt"] == done["archivedAt"]
-    signed = [e["signedAt"] for e in data["lineageGraph"]["edges"] if e["kind"] == "DERIVES_FROM"]
-    archived = [n["archivedAt"] for n in data["lineageGraph"]["nodes"] if n["archivedAt"]]
-    stamps = [data["atom"]["createdAt"], head["createdAt"], *signed, *archived]
-    assert len(signed) == len(done["atomIds"]) and archived, data
-    assert all(UTC_Z.fullmatch(t) for t in stamps), stamps
-    # An instant given back (asOf) is taken in the Z form.
-    then = gql_ok(
-        rule,
-        human,
-        "query($id: ID!, $t: DateTime) { atom(atomId: $id, asOf: $t) { head { rev } } }",
-        id=parent.atom_id,
-        t=data["atom"]["createdAt"],
-    )
-    assert then["atom"]["head"]["rev"] == 1
 
 
 def test_three_level_query_over_100_atoms_runs_a_bounded_number_of_round_trips(
