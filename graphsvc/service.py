@@ -349,10 +349,18 @@ class Service:
 
         return touch(self.db, self.clock, self._session_limits(), binding, session_id)
 
+    def mcp_session_live(self, binding: Binding, session_id: str) -> bool:
+        """Whether ``session_id`` is a live MCP session of ``binding`` (a read; the
+        tool call's :meth:`mcp_session_present` restarts its idle time)."""
+        from graphsvc.ops.mcp_sessions import live
+
+        return live(self.db, self.clock, binding, session_id)
+
     def mcp_session_present(
         self, binding: Binding, session_id: str, shown: Sequence[Shown]
     ) -> bool:
-        """Add what a call showed to the session's window (MCP-1)."""
+        """End a tool call of the session: one write checks it, restarts its idle
+        time and adds what the call showed to its window (MCP-1)."""
         from graphsvc.ops.mcp_sessions import present
 
         return present(self.db, self.clock, self._session_limits(), binding, session_id, shown)

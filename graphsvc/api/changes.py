@@ -19,7 +19,7 @@ from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_ids import decode_cursor, encode_cursor
 from graphsvc.api.graph_types import Actor, ActorKind, Connection, Edge, PageInfo
 from graphsvc.api.types import AtomRef
-from graphsvc.core.instants import as_of_instant
+from graphsvc.core.instants import as_of_instant, utc_z
 from graphsvc.core.views import ChangeRecord
 from graphsvc.core.write_models import AtomRef as StoredRef
 
@@ -72,7 +72,7 @@ def _change(r: ChangeRecord) -> Change:
         actor=None
         if r.actor_kind is None
         else Actor(kind=ActorKind(r.actor_kind), id=r.actor_id or ""),
-        committed_at=r.at,
+        committed_at=utc_z(r.at),
         created=_refs(r.created),
         revised=_refs(r.revised),
         retired=_refs(r.retired),

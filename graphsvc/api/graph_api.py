@@ -41,7 +41,7 @@ from graphsvc.api.graph_types import (
     revision_from_row,
     source_from_row,
 )
-from graphsvc.core.instants import as_of_instant
+from graphsvc.core.instants import as_of_instant, utc_z
 from graphsvc.errors import InvalidInputError
 
 if TYPE_CHECKING:
@@ -124,7 +124,7 @@ def _lineage_graph(view: LineageGraphView, as_of: str | None = None) -> LineageG
                 kind=LineageNodeKind(n.kind),
                 level=n.level,
                 atomised_into=n.atomised_into,
-                archived_at=n.archived_at,
+                archived_at=utc_z(n.archived_at),
                 as_of=as_of,
             )
             for n in view.nodes
@@ -137,7 +137,7 @@ def _lineage_graph(view: LineageGraphView, as_of: str | None = None) -> LineageG
                 from_rev=e.from_rev,
                 to_rev=e.to_rev,
                 key_id=e.key_id,
-                signed_at=e.signed_at,
+                signed_at=utc_z(e.signed_at),
                 signature_status=SignatureStatus(e.signature_status)
                 if e.signature_status
                 else None,

@@ -27,7 +27,7 @@ from graphsvc.api.graph_ids import decode_cursor, encode_cursor, encode_id
 from graphsvc.api.graph_loaders import MISSING, GraphLoaders, cached, loaders_for, loaders_of, then
 from graphsvc.api.graph_lookahead import wants_target_citations
 from graphsvc.core.entity_keys import ENTITY_TYPES
-from graphsvc.core.instants import as_of_instant
+from graphsvc.core.instants import as_of_instant, utc_z
 from graphsvc.core.signing import signature_status
 from graphsvc.errors import NotFoundError
 
@@ -485,12 +485,12 @@ def revision_from_row(row: Row) -> Revision:
         text=row.get("text") or "",
         tokens=row.get("tokens"),
         digest=row.get("digest"),
-        created_at=row.get("createdAt"),
+        created_at=utc_z(row.get("createdAt")),
         actor=None if kind is None else Actor(kind=ActorKind(kind), id=row.get("actorId") or ""),
         operation_id=strawberry.ID(row["operationId"]) if row.get("operationId") else None,
         head=bool(row.get("head")),
         atomised_into=row.get("atomisedInto"),
-        archived_at=row.get("archivedAt"),
+        archived_at=utc_z(row.get("archivedAt")),
         row=row,
     )
 
@@ -500,7 +500,7 @@ def atom_from_row(row: Row) -> Atom:
         id=strawberry.ID(encode_id("Atom", row["atomId"])),
         atom_id=strawberry.ID(row["atomId"]),
         state=AtomState(row["head"]["state"]),
-        created_at=row.get("createdAt"),
+        created_at=utc_z(row.get("createdAt")),
         head=revision_from_row(row["head"]),
         row=row,
     )
@@ -596,7 +596,7 @@ async def _derivations(info: Info, revision: Revision, side: str) -> list[Deriva
         status = await _status(info, edge)
         out.append(
             Derivation(
-                signed_at=edge["signedAt"],
+                signed_at=utc_z(edge["signedAt"]),
                 key_id=edge["keyId"],
                 signature=edge.get("signature") or "",
                 signature_status=status,

@@ -13,6 +13,7 @@ import strawberry
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.core.instants import utc_z
 from graphsvc.core.jobs import JobRow
 from graphsvc.errors import InvalidInputError
 
@@ -83,8 +84,8 @@ def _job(row: JobRow) -> BackgroundJob:
         attempts=row.attempts,
         outcome=row.outcome,
         last_error=row.last_error,
-        created_at=row.created_at,
-        updated_at=row.updated_at,
+        created_at=utc_z(row.created_at),
+        updated_at=utc_z(row.updated_at),
     )
 
 

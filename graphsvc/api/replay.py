@@ -15,6 +15,7 @@ from strawberry.types import Info
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.graph_types import Actor, ActorKind, AtomState
 from graphsvc.api.types import AtomRef
+from graphsvc.core.instants import utc_z
 from graphsvc.core.views import ManifestReplay, PresentedRevision
 
 __all__ = ["ReplayQuery"]
@@ -111,8 +112,8 @@ def _presented(p: PresentedRevision) -> PresentedRevisionType:
 def _replay(m: ManifestReplay) -> ManifestReplayType:
     return ManifestReplayType(
         manifest_id=strawberry.ID(m.manifest_id),
-        created_at=m.created_at,
-        expires_at=m.expires_at,
+        created_at=utc_z(m.created_at),
+        expires_at=utc_z(m.expires_at),
         expired=m.expired,
         actor=None
         if m.actor_kind is None

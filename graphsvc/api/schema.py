@@ -8,12 +8,14 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, cast
 
 import strawberry
 from strawberry.extensions import MaxTokensLimiter
 from strawberry.scalars import JSON
+from strawberry.schema.types.scalar import DEFAULT_SCALAR_REGISTRY
 from strawberry.types import Info
 
 from graphsvc.api.atomise import AtomiseMutation, AtomiseQuery
@@ -31,6 +33,7 @@ from graphsvc.api.search import SearchQuery
 from graphsvc.api.usage import UsageMutation
 from graphsvc.api.write import WriteMutation
 from graphsvc.api.write_limits import WriteBatchGate
+from graphsvc.core.instants import with_utc_z
 from graphsvc.service import Service
 from graphsvc.settings import Settings
 
@@ -81,6 +84,13 @@ class Mutation(WriteMutation, UsageMutation, PurgeMutation, AtomiseMutation):
     """The feature modules' mutations, merged (like the query types)."""
 
 
+# The JSON scalar as strawberry defines it (name, description), except that the
+# instants a JSON answer holds leave in the Z form (docs/agents.md, "Vocabulary").
+_JSON = dataclasses.replace(
+    DEFAULT_SCALAR_REGISTRY[JSON], serialize=with_utc_z, implementation=None
+)
+
+
 def build_schema(settings: Settings) -> strawberry.Schema:
     """The schema with abuse limits (API-3) and error codes."""
     limits = DocumentLimits.from_settings(settings)
@@ -92,4 +102,6 @@ def build_schema(settings: Settings) -> strawberry.Schema:
         lambda: DocumentGate(limits=limits),
         lambda: WriteBatchGate(limits=Service.write_limits(settings)),
     ]
-    return strawberry.Schema(query=Query, mutation=Mutation, extensions=extensions)
+    return strawberry.Schema(
+        query=Query, mutation=Mutation, extensions=extensions, scalar_overrides={JSON: _JSON}
+    )

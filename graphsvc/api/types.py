@@ -14,6 +14,7 @@ import strawberry
 from strawberry.scalars import JSON
 
 from graphsvc.api.enums import LinkAt
+from graphsvc.core.instants import utc_z
 from graphsvc.core.write_models import AtomView
 
 __all__ = ["AtomLink", "AtomRef", "AtomRefInput", "AtomViewType", "atom_view"]
@@ -91,5 +92,5 @@ def atom_view(view: AtomView) -> AtomViewType:
         sources=cast(JSON, list(view.sources)),
         atom_of=strawberry.ID(view.atom_of) if view.atom_of else None,
         atomised_into=view.atomised_into,
-        archived_at=view.archived_at,
+        archived_at=utc_z(view.archived_at),
     )

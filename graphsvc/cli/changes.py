@@ -14,6 +14,7 @@ from typing import Any
 
 from graphsvc.cli.common import add_binding_args, binding_from_args, connected_service, instant
 from graphsvc.cli.output import command, emit
+from graphsvc.core.instants import with_utc_z
 from graphsvc.settings import Settings
 
 __all__ = ["register"]
@@ -42,7 +43,7 @@ def _run(args: argparse.Namespace, settings: Settings) -> int:
             page = service.changes(
                 binding, since=args.since, until=args.until, after=after, first=100
             )
-            found.extend(r.to_json() for r in page.records)
+            found.extend(with_utc_z(r.to_json()) for r in page.records)
             if not page.has_next or not page.records:
                 break
             after = page.records[-1].seq

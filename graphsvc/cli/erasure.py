@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from graphsvc.cli.output import command, emit, progress
+from graphsvc.core.instants import with_utc_z
 from graphsvc.errors import InvalidInputError
 from graphsvc.settings import Settings
 
@@ -89,7 +90,7 @@ def _state(settings: Settings) -> dict[str, Any]:
 
 @command
 def _status(args: argparse.Namespace, settings: Settings) -> int:
-    state = _state(settings)
+    state = with_utc_z(_state(settings))
     code = EXIT_ERASED if state["erased"] else EXIT_OVERDUE if state["overdue"] else EXIT_PENDING
     if args.scan:
         scan = _scan(args, settings)

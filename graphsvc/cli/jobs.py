@@ -23,6 +23,7 @@ from typing import Any
 from graphsvc.cli.common import int_in
 from graphsvc.cli.exit_codes import EXIT_INFORMATIONAL, EXIT_OK
 from graphsvc.cli.output import command, emit, progress
+from graphsvc.core.instants import utc_z
 from graphsvc.errors import InvalidInputError, NotFoundError
 from graphsvc.settings import Settings
 
@@ -69,7 +70,7 @@ def _list(args: argparse.Namespace, settings: Settings) -> int:
     lines = [" ".join(f"{k} {v}" for k, v in counts.items())]
     lines += [
         f"{r.job_id}  {r.state:<7} {r.kind:<7} {r.subject}/{r.atom_id}@{r.rev}  "
-        f"attempts {r.attempts}  {r.outcome or r.last_error or ''}  {r.updated_at}"
+        f"attempts {r.attempts}  {r.outcome or r.last_error or ''}  {utc_z(r.updated_at)}"
         for r in rows
     ]
     emit(args, payload, "\n".join(lines))

@@ -1,7 +1,8 @@
 """The one printer of the command line: results, progress and errors.
 
 - a result is one JSON document on stdout with ``--json`` (exact: JSON escapes
-  every control character), else human text, in which every control character of
+  every control character; instants in UTC with ``Z``), else human text (its
+  instants in the same form), in which every control character of
   stored text is shown escaped (:func:`terminal_safe`): an atom's text can hold
   ``ESC ] 0 ; … BEL`` and must not retitle or repaint the reader's terminal;
 - progress goes to stderr, one line per step;
@@ -23,6 +24,7 @@ from collections.abc import Callable
 from typing import Any
 
 from graphsvc.cli.exit_codes import exit_code_for
+from graphsvc.core.instants import with_utc_z
 from graphsvc.errors import GraphsvcError
 from graphsvc.settings import Settings
 
@@ -50,9 +52,10 @@ def terminal_safe(text: str) -> str:
 
 
 def emit(args: argparse.Namespace, payload: Any, text: str | None = None) -> None:
-    """Print ``payload`` as JSON with ``--json``, else ``text`` (or indented JSON)."""
+    """Print ``payload`` as JSON with ``--json``, else ``text`` (or indented JSON);
+    its instants in the Z form (:func:`graphsvc.core.instants.with_utc_z`)."""
     if getattr(args, "json", False) or text is None:
-        print(json.dumps(payload, indent=2, sort_keys=True, default=str))
+        print(json.dumps(with_utc_z(payload), indent=2, sort_keys=True, default=str))
     else:
         print(terminal_safe(text))
 

@@ -11,7 +11,9 @@ Management"):
   carries its id in ``Mcp-Session-Id`` (a refused ``initialize`` closes it again);
 - any other ``POST``: it must name a live session of the caller's binding: none is
   400 (BAD_REQUEST), an ended, expired or another binding's is 404 (NOT_FOUND; the
-  client starts a new session);
+  client starts a new session); a ``tools/call`` is checked with a read, the one
+  write that ends the call restarting the session's idle time
+  (:meth:`graphsvc.mcp_api.session.Call.settle`), any other request restarts it here;
 - ``DELETE`` with ``Mcp-Session-Id``: the session ends (its window is deleted);
 - ``GET``: 405 (METHOD_NOT_ALLOWED, ``Allow: POST, DELETE``): graphsvc sends no
   server-initiated messages, so it offers no event stream;
@@ -123,19 +125,22 @@ class SessionGate:
         if version in MODERN_PROTOCOL_VERSIONS:
             raise UnsupportedEraError(version)
         profile = _profile(scope)
-        if session_id is not None:
-            await self._live(binding, session_id)
-            if method == "DELETE":
-                await asyncio.to_thread(self._service.mcp_session_close, binding, session_id)
-                return Admitted(session_id, receive, ended=True)
-            return Admitted(session_id, receive, profile=profile)
+        if session_id is not None and method == "DELETE":
+            await self._live(binding, session_id, self._service.mcp_session_touch)
+            await asyncio.to_thread(self._service.mcp_session_close, binding, session_id)
+            return Admitted(session_id, receive, ended=True)
         if method == "DELETE":
             raise BadRequestError("DELETE /mcp names the session to end (Mcp-Session-Id)")
         body, replay = await _buffered(receive, self._limit)
+        if session_id is not None:
+            tool_call = _method(body) == "tools/call"
+            check = self._service.mcp_session_live if tool_call else self._service.mcp_session_touch
+            await self._live(binding, session_id, check)
+            return Admitted(session_id, replay, profile=profile)
         if len(body) > self._limit:
             # The manager refuses a body over the limit (413) without reading it.
             return Admitted(None, replay)
-        if not _is_initialize(body):
+        if _method(body) != "initialize":
             raise BadRequestError(
                 "missing Mcp-Session-Id: open a session with initialize, then send its id"
             )
@@ -146,10 +151,10 @@ class SessionGate:
 
         return Admitted(new_id, replay, opened=True, close=close, profile=profile)
 
-    async def _live(self, binding: Binding, session_id: str) -> None:
-        live = len(session_id) <= _MAX_ID and await asyncio.to_thread(
-            self._service.mcp_session_touch, binding, session_id
-        )
+    async def _live(
+        self, binding: Binding, session_id: str, check: Callable[[Binding, str], bool]
+    ) -> None:
+        live = len(session_id) <= _MAX_ID and await asyncio.to_thread(check, binding, session_id)
         if not live:
             raise NotFoundError("no such MCP session (ended or expired): initialize a new one")
 
@@ -170,12 +175,13 @@ def _profile(scope: Scope) -> str | None:
     return value
 
 
-def _is_initialize(body: bytes) -> bool:
+def _method(body: bytes) -> object:
+    """The JSON-RPC method of a one-message body (None when it is not one)."""
     try:
         message = json.loads(body)
     except (ValueError, UnicodeDecodeError):
-        return False
-    return isinstance(message, dict) and message.get("method") == "initialize"
+        return None
+    return message.get("method") if isinstance(message, dict) else None
 
 
 async def _buffered(receive: Receive, limit: int) -> tuple[bytes, Receive]:

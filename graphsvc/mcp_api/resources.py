@@ -15,6 +15,7 @@ import re
 import mcp_types as types
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.instants import with_utc_z
 from graphsvc.core.requests import InspectRequest
 from graphsvc.errors import InvalidInputError
 from graphsvc.service import Service
@@ -63,7 +64,7 @@ def read_resource(service: Service, binding: Binding, uri: str) -> types.ReadRes
         )
     rev = int(m["rev"]) if m["rev"] else None
     result = service.inspect(binding, InspectRequest(m["atom_id"], rev=rev, limit=0))
-    view = result.atom.to_json()
+    view = with_utc_z(result.atom.to_json())
     return types.ReadResourceResult(
         contents=[
             types.TextResourceContents(

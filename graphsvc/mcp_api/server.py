@@ -38,6 +38,7 @@ from mcp.server import Server
 from mcp.server.context import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 
+from graphsvc.core.instants import with_utc_z
 from graphsvc.errors import BudgetExceededError, GraphsvcError, InvalidInputError
 from graphsvc.keys.auth import Grant
 from graphsvc.mcp_api.resources import TEMPLATES, read_resource
@@ -190,7 +191,10 @@ class _Handlers:
 
                 def work() -> dict[str, Any]:
                     _check_size(raw, self.limit)
-                    return tool.run(Call(self.service, binding, raw, session_id))
+                    call = Call(self.service, binding, raw, session_id)
+                    result = tool.run(call)
+                    call.settle()
+                    return result
 
                 result = await asyncio.to_thread(work)
             except GraphsvcError as exc:
@@ -252,8 +256,10 @@ def _tool(t: Tool) -> types.Tool:
     )
 
 
-def _result(tool: Tool, result: dict[str, Any]) -> types.CallToolResult:
+def _result(tool: Tool, answer: dict[str, Any]) -> types.CallToolResult:
     content: list[types.ContentBlock]
+    # Instants leave in the Z form, as on every surface (docs/agents.md, "Vocabulary").
+    result = with_utc_z(answer)
     if tool.name == "read":
         # The model-facing text on its own, then what the host keeps (refs, manifest id).
         rest = {k: v for k, v in result.items() if k != "text"}

@@ -5,7 +5,9 @@ caller's Binding, the arguments as received and the MCP session the call belongs
 to (a stdio process's one session, or the ``Mcp-Session-Id`` of an HTTP request,
 :mod:`graphsvc.mcp_api.http`). Through it a tool
 
-- records what its answer shows the model (:meth:`Call.show`, MCP-1), and
+- records what its answer shows the model (:meth:`Call.show`, MCP-1), kept until
+  :meth:`Call.settle` ends the call with one write to the session (checked, its
+  idle time restarted, the window merged), and
 - gets the InputToken of a change it makes (:meth:`Call.token`, MCP-2): issued by
   the server from the session's window, with the digest of the call's own
   arguments as ``payloadDigest``; only an agent binding's changes carry one
@@ -16,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mcp.server.context import ServerRequestContext
@@ -40,10 +42,18 @@ class Call:
     binding: Binding
     raw: dict[str, Any]
     session_id: str | None
+    # What the call's answer shows, until settle() writes it (most recent first).
+    pending: list[Shown] = field(default_factory=list)
 
     def show(self, shown: Sequence[Shown]) -> None:
-        """Add what this call's answer shows the model to the session's window."""
-        if self.session_id is not None and shown:
+        """Keep what this call's answer shows the model, for :meth:`settle`."""
+        self.pending[:0] = shown
+
+    def settle(self) -> None:
+        """End the call in its session with one write: the session's idle time
+        restarts and what the call showed goes in front of its window (MCP-1)."""
+        if self.session_id is not None:
+            shown, self.pending[:] = list(self.pending), []
             self.service.mcp_session_present(self.binding, self.session_id, shown)
 
     def token(self) -> SessionToken | None:
@@ -60,6 +70,9 @@ class Call:
             raise TokenInvalidError(
                 "an agent's change over MCP needs an MCP session (initialize first)"
             )
+        if self.pending:
+            # What this call showed before its change is declared with it.
+            self.settle()
         digest = arguments_digest(self.raw)
         return self.service.mcp_session_token(self.binding, self.session_id, digest)
 

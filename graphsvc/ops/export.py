@@ -47,6 +47,7 @@ from pathlib import Path
 from typing import IO, Any, Final, Literal, Protocol, TypeVar
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.instants import with_utc_z
 from graphsvc.core.signing import signature_status
 from graphsvc.core.views import EXPORT_FORMATS, ExportReport
 from graphsvc.errors import InvalidInputError
@@ -321,13 +322,15 @@ class _Counted:
         self.sink = sink
         self.report = report
 
+    # Instants leave in the Z form, as on every surface (docs/agents.md, "Vocabulary").
     def node(self, node_id: str, attrs: dict[str, Any]) -> None:
         self.report.nodes += 1
-        self.sink.node(node_id, {k: v for k, v in attrs.items() if v is not None})
+        self.sink.node(node_id, with_utc_z({k: v for k, v in attrs.items() if v is not None}))
 
     def edge(self, src: str, dst: str, key: str, attrs: dict[str, Any]) -> None:
         self.report.edges += 1
-        self.sink.edge(src, dst, key, {k: v for k, v in attrs.items() if v is not None})
+        kept = {k: v for k, v in attrs.items() if v is not None}
+        self.sink.edge(src, dst, key, with_utc_z(kept))
 
 
 def _plain(value: Any) -> Any:
@@ -421,7 +424,7 @@ def export_graph(
     }
     # Only when asked for: a plain export's header stays as it was.
     attrs.update({k: v for k, v in (("asOf", window.as_of), ("since", window.since)) if v})
-    sink = _open_sink(fmt, target, attrs)
+    sink = _open_sink(fmt, target, with_utc_z(attrs))
     report = ExportReport(format=fmt, subject=subject)
     writer = _Writer(
         db, subject, _Counted(sink, report), _Checker(subject, public_keys), page_size, window

@@ -30,6 +30,7 @@ __all__ = [
     "SessionLimits",
     "close_session",
     "discard_token",
+    "live",
     "open_session",
     "present",
     "session_token",
@@ -65,6 +66,12 @@ def touch(
     return store.touch_session(db, binding, session_id, clock(), limits.mcp_session_idle_s)
 
 
+def live(db: Database, clock: Callable[[], float], binding: Binding, session_id: str) -> bool:
+    """Whether ``session_id`` is a live session of ``binding``, read only: a tool call
+    restarts its idle time with the one write of :func:`present` that ends it."""
+    return store.window(db, binding, session_id, clock()) is not None
+
+
 def present(
     db: Database,
     clock: Callable[[], float],
@@ -73,8 +80,9 @@ def present(
     session_id: str,
     shown: Iterable[Shown],
 ) -> bool:
-    """Add what a call showed to the session's window (MCP-1); False when the session
-    has ended."""
+    """End a tool call of the session with one write: the session is checked, its
+    idle time restarts and what the call showed goes in front of its window (MCP-1);
+    False when the session has ended."""
     return store.record_shown(
         db,
         binding,

@@ -38,7 +38,8 @@ marker's ``step``, so a crash resumes at the right place:
    the purged revisions and atoms, the affected Inputs (their tokens now fail as
    purged, TOK-3), Sources of ``atom:<purged id>`` and sources only purged records
    cited, usage states of purged atoms, manifests that presented a purged
-   revision, and every frozen evaluation of the subject.
+   revision, and every frozen evaluation of the subject; every MCP session window
+   of the subject forgets the purged atoms and the deleted manifests (MCP-1).
 4. ``tombstone`` — idempotency records whose result names a purged atom keep only
    ``{scopeKey, subject, state: 'purged'}``: no fingerprint, result or operation id
    (a fingerprint would let someone confirm guessed text). A replay is refused

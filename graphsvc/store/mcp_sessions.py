@@ -14,7 +14,7 @@ from collections.abc import Iterable
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.session_window import Shown, merged
-from graphsvc.store.connection import Database, Tx, run
+from graphsvc.store.connection import Database
 
 __all__ = [
     "close_session",
@@ -63,20 +63,17 @@ def record_shown(
     idle_s: float,
     bound: int,
 ) -> bool:
-    """Put ``shown`` in front of the session's window (most recent first, at most
-    ``bound`` entries); False when the session is gone."""
-    entries = list(shown)
-    params = _bound(binding, session_id, now)
-
-    def work(tx: Tx) -> bool:
-        rows = run(tx, "mcp/lock_window", **params)
-        if not rows:
-            return False
-        keys = merged(entries, rows[0]["shown"] or [], bound)
-        run(tx, "mcp/set_window", **params, shown=keys, expiresAt=now + idle_s)
-        return True
-
-    return db.write_tx(work, label="mcp_window")
+    """Check the session, restart its idle time and put ``shown`` in front of its
+    window (most recent first, at most ``bound`` entries), in one query; False when
+    the session is gone."""
+    rows = db.write(
+        "mcp/present",
+        **_bound(binding, session_id, now),
+        keys=merged(shown, [], bound),
+        bound=bound,
+        expiresAt=now + idle_s,
+    )
+    return bool(rows)
 
 
 def window(db: Database, binding: Binding, session_id: str, now: float) -> list[str] | None:

@@ -162,3 +162,5 @@ def erase(tx: Tx, subject: str, plan: PurgePlan) -> None:
     run(tx, "purge/delete_atoms", subject=subject, atomIds=atoms)
     entities.refresh(tx, subject, touched)
     run(tx, "purge/delete_evaluations", subject=subject)
+    # MCP session windows: no later change of a session declares what is gone.
+    run(tx, "purge/forget_in_sessions", subject=subject, atomIds=atoms)

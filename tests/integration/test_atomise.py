@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import threading
 import uuid
 from typing import Any
@@ -687,7 +688,31 @@ def _gql(svc: Service, binding: Binding, query: str, **variables: Any) -> dict[s
     return result.data
 
 
-@pytest.mark.req("API-1", "API-5", "ATM-8", "SIG-3")
+UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def _instants_leave_with_z(rule: Service, human: Binding, atom_id: str, done: Any) -> None:
+    """GraphQL's instants, in JSON answers (the atomise outcome) and typed fields
+    alike, are UTC with six fraction digits and Z; one given back is taken."""
+    assert UTC_Z.fullmatch(done["archivedAt"]), done
+    q = """query($id: ID!) {
+      atom(atomId: $id) { createdAt head { createdAt archivedAt } }
+      lineageGraph(atomId: $id) { nodes { archivedAt } edges { kind signedAt } }
+    }"""
+    data = _gql(rule, human, q, id=atom_id)
+    head = data["atom"]["head"]
+    assert head["archivedAt"] == done["archivedAt"]
+    signed = [e["signedAt"] for e in data["lineageGraph"]["edges"] if e["kind"] == "DERIVES_FROM"]
+    archived = [n["archivedAt"] for n in data["lineageGraph"]["nodes"] if n["archivedAt"]]
+    stamps = [data["atom"]["createdAt"], head["createdAt"], *signed, *archived]
+    assert len(signed) == len(done["atomIds"]) and archived, data
+    assert all(UTC_Z.fullmatch(t) for t in stamps), stamps
+    q = "query($id: ID!, $t: DateTime) { atom(atomId: $id, asOf: $t) { head { rev } } }"
+    then = _gql(rule, human, q, id=atom_id, t=data["atom"]["createdAt"])
+    assert then["atom"]["head"]["rev"] == 1
+
+
+@pytest.mark.req("API-1", "API-5", "API-6", "ATM-8", "SIG-3")
 def test_graphql_atomise_lineage_policy_and_bundle_in_process(
     rule: Service, human: Binding
 ) -> None:
@@ -699,6 +724,7 @@ def test_graphql_atomise_lineage_policy_and_bundle_in_process(
         id=parent.atom_id,
     )["atomise"]
     assert done["sourceId"] == parent.atom_id and done["atomCount"] == 3
+    _instants_leave_with_z(rule, human, parent.atom_id, done)
     again = _gql(rule, human, "mutation($id: ID!) { atomise(atomId: $id) }", id=parent.atom_id)
     assert again["atomise"]["alreadyAtomised"] is True
     assert again["atomise"]["atomIds"] == done["atomIds"]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import re
 import subprocess
 import sys
 import threading
@@ -25,7 +26,10 @@ from write_support import frozen_clock, new, ref, retire, revise, write
 
 from graphsvc.bulk.bulk_import import import_file
 from graphsvc.core.binding import Binding
+from graphsvc.core.instants import utc_z
 from graphsvc.service import Service
+
+UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
 
 CHANGES = """
 query($first: Int, $after: String, $since: DateTime, $until: DateTime) {
@@ -103,6 +107,9 @@ def test_every_write_path_records_its_operation_once_in_order(
     assert _refs(atomised, "archived") == [(parent.atom_id, 2)]
     assert (feed[7]["purged"], feed[7]["created"], feed[7]["revised"]) == (1, [], [])
     times = [n["committedAt"] for n in feed]
+    # One spelling of an instant on every surface: UTC, microseconds, Z (and string
+    # order is time order).
+    assert all(UTC_Z.fullmatch(t) for t in times), times
     assert times == sorted(times)
     # A window by time: records committed at or after the retire's time.
     since = _all(live_server, token, first=5, since=feed[2]["committedAt"])
@@ -198,7 +205,9 @@ def test_changes_cli_and_export_as_of_and_since(
     atoms = {n: d for n, d in then.nodes(data=True) if d["kind"] == "atom"}
     assert set(atoms) == {a["a"].atom_id, a["b"].atom_id}
     assert (atoms[a["a"].atom_id]["rev"], atoms[a["a"].atom_id]["text"]) == (1, "A one")
-    assert then.graph.get("asOf") == at[0]
+    assert then.graph.get("asOf") == utc_z(at[0]) == at[0].replace("+00:00", ".000000Z")
+    created = [d["createdAt"] for _, d in then.nodes(data=True) if d["kind"] == "atom"]
+    assert created and all(UTC_Z.fullmatch(t) for t in created), created
     since = _export(service, human, since=at[0])
     changed = {n: d for n, d in since.nodes(data=True) if d["kind"] == "atom"}
     assert set(changed) == {a["a"].atom_id, c.atom_id}
@@ -208,8 +217,9 @@ def test_changes_cli_and_export_as_of_and_since(
 
     cmd = [sys.executable, "-m", "graphsvc", "changes", "--subject", human.subject]
     env = _cli_env(service, tmp_path)
+    # Inputs take either spelling: an offset (--since) or Z (--until).
     done = subprocess.run(
-        [*cmd, "--since", at[0], "--until", at[2], "--json"],
+        [*cmd, "--since", at[0], "--until", utc_z(at[2]), "--json"],
         env=env,
         capture_output=True,
         text=True,
@@ -223,7 +233,11 @@ def test_changes_cli_and_export_as_of_and_since(
         ("write", []),
     ]
     assert listed[1]["created"] == [{"atomId": c.atom_id, "rev": 1}]
+    assert [x["committedAt"] for x in listed] == [
+        datetime.fromtimestamp(base + s, UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ") for s in (20, 30)
+    ]
     plain = subprocess.run(
         [*cmd, "--since", at[1]], env=env, capture_output=True, text=True, timeout=120, check=False
     )
     assert plain.returncode == 0 and c.atom_id in plain.stdout and "write" in plain.stdout
+    assert utc_z(datetime.fromtimestamp(base + 30, UTC).isoformat()) in plain.stdout

@@ -10,8 +10,10 @@ Service) revises and purges; what the session wrote is checked with ``inspect``
 from __future__ import annotations
 
 import json
+import re
 import uuid
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,15 +27,18 @@ from mcp_support import (
     stdio_session,
     write_auth_file,
 )
+from neo4j import RoutingControl
 from serve_support import serving
 
 from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest
+from graphsvc.core.session_window import Shown
 from graphsvc.core.write_models import AtomRef, Change
 from graphsvc.http.app import create_app
 from graphsvc.keys.auth import AuthTable
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store.mcp_sessions import window as store_window
 from graphsvc.tokenizer import get_tokenizer
 
 CORPUS = {
@@ -335,5 +340,125 @@ def test_the_compact_tool_list_fits_its_token_budget(place: Place) -> None:
         count = get_tokenizer().count(text)
         print(f"compact tools/list: {len(listed)} tools, {count} cl100k tokens")
         assert count <= 2500
+    finally:
+        session.close()
+
+
+# ------------------------------------------------- the window in one query, purge
+
+
+def _windows(service: Service, subject: str) -> list[list[str]]:
+    """Every stored window of the subject's MCP sessions (straight from Neo4j)."""
+    records, _, _ = service.db.driver.execute_query(
+        "MATCH (s:McpSession {subject: $s}) RETURN s.shown AS shown",
+        {"s": subject},
+        database_=service.db.database,
+        routing_=RoutingControl.READ,
+    )
+    return [list(r["shown"] or []) for r in records]
+
+
+def _stored(service: Service, binding: Binding, session_id: str) -> list[str]:
+    window = store_window(service.db, binding, session_id, service.clock())
+    assert window is not None
+    return window
+
+
+@pytest.mark.req("MCP-1")
+def test_one_query_merges_the_window_newest_first_bounded_and_under_concurrency(
+    place: Place, service: Service
+) -> None:
+    sid = service.mcp_session_open(place.agent)
+    try:
+        a1, b2 = Shown("revision", "a", 1, True), Shown("revision", "b", 2, True)
+        assert service.mcp_session_present(place.agent, sid, [a1, b2])
+        assert _stored(service, place.agent, sid) == ["r:h:1:a", "r:h:2:b"]
+        # The newer form of a revision wins and moves to the front; a manifest joins.
+        seen = [Shown("manifest", "m1"), Shown("revision", "b", 2, False)]
+        assert service.mcp_session_present(place.agent, sid, seen)
+        assert _stored(service, place.agent, sid) == ["m:m1", "r:o:2:b", "r:h:1:a"]
+        # A call that showed nothing keeps the window (and restarts the idle time).
+        assert service.mcp_session_present(place.agent, sid, [])
+        assert _stored(service, place.agent, sid) == ["m:m1", "r:o:2:b", "r:h:1:a"]
+        # Calls of one session at once: each one's entry is kept (no lost update).
+        many = [Shown("revision", f"c{i}", 1, True) for i in range(24)]
+        with ThreadPoolExecutor(max_workers=8) as pool:
+            done = list(
+                pool.map(lambda s: service.mcp_session_present(place.agent, sid, [s]), many)
+            )
+        assert all(done)
+        assert set(_stored(service, place.agent, sid)) == {s.key() for s in many} | {
+            "m:m1",
+            "r:o:2:b",
+            "r:h:1:a",
+        }
+        # Another binding's call finds no session and changes nothing.
+        assert not service.mcp_session_present(place.human, sid, [Shown("revision", "z", 1)])
+        assert "r:o:1:z" not in _stored(service, place.agent, sid)
+    finally:
+        service.mcp_session_close(place.agent, sid)
+    assert not service.mcp_session_present(place.agent, sid, [])
+
+
+@pytest.mark.slow
+@pytest.mark.req("MCP-1", "MCP-3", "LNK-5", "LNK-6")
+def test_purge_takes_the_purged_atoms_out_of_every_session_window(
+    place: Place, service: Service
+) -> None:
+    texts = {
+        "gone": "The ferry to the lighthouse island is cancelled in autumn gales.",
+        "kept": "The lighthouse island ferry runs hourly in summer from pier four.",
+    }
+    outcome = service.write(
+        place.human,
+        [Change(id=k, op="create", text=t, links=(), sources=()) for k, t in texts.items()],
+        None,
+    )
+    gone, kept = (outcome.changes[k].atom_id for k in ("gone", "kept"))
+    session = http_session(place.url, place.token, "purged-window")
+    try:
+        hits = session.ok("search", {"query": "lighthouse island ferry", "limit": 5})["hits"]
+        assert {gone, kept} <= {h["atom"]["atomId"] for h in hits}
+        read = session.ok(
+            "read", {"query": "lighthouse island ferry gales", "memoryTokenBudget": 300}
+        )
+        assert gone in {i["ref"]["atomId"] for i in read["items"]}
+        mine = [w for w in _windows(service, place.subject) if f"m:{read['manifestId']}" in w]
+        assert len(mine) == 1 and any(k.endswith(f":{gone}") for k in mine[0])
+
+        service.purge(place.human, gone)
+
+        windows = _windows(service, place.subject)
+        assert not [k for w in windows for k in w if k.endswith(f":{gone}")]
+        # The read presented the purged atom: its manifest is deleted, and its entry.
+        assert not [w for w in windows if f"m:{read['manifestId']}" in w]
+        assert [w for w in windows if f"r:h:1:{kept}" in w], windows
+        # A later change of the session declares what is left, nothing purged.
+        after = session.ok("remember", {"text": "Take the summer ferry instead."})
+        declared = {a["atomId"] for a in after["derivedFrom"]["atoms"]}
+        assert kept in declared and gone not in declared
+        assert read["manifestId"] not in after["derivedFrom"]["manifests"]
+    finally:
+        session.close()
+
+
+# ------------------------------------------------------------------- instants
+
+UTC_Z = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+
+
+def test_mcp_answers_instants_in_z_and_takes_either_spelling(place: Place) -> None:
+    session = http_session(place.url, place.token, "instants")
+    try:
+        result = session.call("changes", {"first": 50})
+        feed = result.structured_content["changes"]
+        times = [c["committedAt"] for c in feed]
+        assert times and all(UTC_Z.fullmatch(t) for t in times), times
+        # The text the model reads says the same as the structured answer.
+        assert json.loads(result.content[0].text)["changes"][0]["committedAt"] == times[0]
+        # `since` takes Z and an offset alike (the first record is at or after it).
+        for since in (times[0], times[0].replace("Z", "+00:00")):
+            again = session.ok("changes", {"since": since, "first": 1})["changes"]
+            assert again[0]["sequence"] == feed[0]["sequence"], (since, again)
     finally:
         session.close()

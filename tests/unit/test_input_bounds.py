@@ -10,7 +10,7 @@ import pytest
 
 from graphsvc.cli.output import emit, print_error, terminal_safe
 from graphsvc.core.input_bounds import excerpt, first_wide_int, int64_literal_ok, is_int64
-from graphsvc.core.instants import as_of_instant
+from graphsvc.core.instants import as_of_instant, utc_z, with_utc_z
 from graphsvc.errors import GraphsvcError, InvalidInputError, NotFoundError
 from graphsvc.inputs.text_input import check_json_values
 
@@ -48,6 +48,44 @@ def test_an_instant_outside_the_datetime_range_is_invalid_input(text: str) -> No
     assert as_of_instant(datetime.fromisoformat("0001-01-01T01:00:00+01:00")) == (
         "0001-01-01T00:00:00.000000+00:00"
     )
+
+
+def test_stored_instants_leave_with_z_fixed_width_in_time_order() -> None:
+    stored = ["2026-12-07T14:25:05+00:00", "2026-12-07T14:25:05.000001+00:00"]
+    assert [utc_z(t) for t in stored] == [
+        "2026-12-07T14:25:05.000000Z",
+        "2026-12-07T14:25:05.000001Z",
+    ]
+    # Stored order and time order agree, and so does the order of what leaves.
+    assert sorted(utc_z(t) for t in reversed(stored)) == [utc_z(t) for t in stored]
+    # Both spellings read back as the same instant (inputs take either).
+    assert all(datetime.fromisoformat(utc_z(t)) == datetime.fromisoformat(t) for t in stored)
+    for other in (None, 3.5, "observed", "2026-12-07T14:25:05+01:00", "x2026-12-07T14:25:05+00:00"):
+        assert utc_z(other) == other
+
+
+def test_a_json_answer_changes_instants_under_time_keys_only() -> None:
+    t = "2026-12-07T14:25:05.5+00:00"
+    doc = {
+        "createdAt": t,
+        "asOf": t,
+        "dueBy": t,
+        "text": t,
+        "links": [{"at": "observed", "role": "cites"}],
+        "changes": [{"at": t, "committedAt": None, "evaluatedAt": 1.5}],
+    }
+    out = with_utc_z(doc)
+    z = "2026-12-07T14:25:05.500000Z"
+    assert (out["createdAt"], out["asOf"], out["dueBy"], out["text"]) == (z, z, z, t)
+    assert out["links"] == doc["links"]
+    assert out["changes"] == [{"at": z, "committedAt": None, "evaluatedAt": 1.5}]
+    assert doc["createdAt"] == t  # the given document is left as it was
+
+
+@pytest.mark.req("API-4")
+def test_cli_json_prints_instants_with_z(capsys: pytest.CaptureFixture[str]) -> None:
+    emit(argparse.Namespace(json=True), {"lastCompactAt": "2026-12-07T14:25:05+00:00"}, "x")
+    assert json.loads(capsys.readouterr().out) == {"lastCompactAt": "2026-12-07T14:25:05.000000Z"}
 
 
 @pytest.mark.req("API-3")
