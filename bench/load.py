@@ -256,6 +256,39 @@ def time_breakdown(
     return sorted(table, key=lambda row: -row["msPerRequest"])
 
 
+async def scrape_stages(client: httpx.AsyncClient) -> dict[tuple[str, str], float]:
+    """The stage timer's totals (``GRAPHSVC_STAGE_TIMER=on``): CPU seconds by
+    (operation, stage) and requests by (operation, ``requests``)."""
+    r = await client.get("/metrics")
+    out: dict[tuple[str, str], float] = {}
+    for line in r.text.splitlines():
+        if not line.startswith(
+            ("graphsvc_stage_cpu_seconds_total{", "graphsvc_stage_requests_total{")
+        ):
+            continue
+        labels = dict(
+            part.split("=", 1) for part in line.split("{", 1)[1].split("}", 1)[0].split(",")
+        )
+        op = labels["operation"].strip('"')
+        name = labels.get("stage", '"requests"').strip('"')
+        out[(op, name)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def stage_table(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
+) -> dict[str, dict[str, float]]:
+    """CPU milliseconds per request by operation and stage over the timed run."""
+    delta = {key: value - before.get(key, 0.0) for key, value in after.items()}
+    table: dict[str, dict[str, float]] = {}
+    for (op, name), value in sorted(delta.items()):
+        requests = delta.get((op, "requests"), 0.0)
+        if name == "requests" or requests <= 0:
+            continue
+        table.setdefault(op, {})[name] = round(1000 * value / requests, 2)
+    return table
+
+
 async def run_load(
     url: str,
     token: str,
@@ -349,6 +382,7 @@ async def run_load(
                 )
 
         times0 = await scrape_times(client)
+        stages0 = await scrape_stages(client)
         started = time.monotonic()
         cpu0 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         tasks = [prober(), *(one_client(k) for k in range(args.clients))]
@@ -358,6 +392,7 @@ async def run_load(
         elapsed = time.monotonic() - started
         cpu1 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         times1 = await scrape_times(client)
+        stages1 = await scrape_stages(client)
     ok = sum(len(v) for v in latencies.values())
     # Where the two cores went: CPU seconds of the serving processes, of Neo4j and of
     # these clients, per ok request.
@@ -382,6 +417,8 @@ async def run_load(
         "cpuMsPerRequest": cpu,
         # Wall time inside each named query (waits for Neo4j included), per request.
         "queryTimes": time_breakdown(times0, times1, ok),
+        # Serve CPU per request by operation and stage (--stages), this process's share.
+        "stageCpuMsPerRequest": stage_table(stages0, stages1),
         "healthz": {
             "idleP50Ms": pct([a for a, _ in idle], 0.5),
             "loadP50Ms": pct([a for a, _ in probes], 0.5),
@@ -475,7 +512,16 @@ def main() -> int:
     )
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
-    p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
+    p.add_argument(
+        "--mix",
+        default="20,60,10,10",
+        help="read,search,inspect,write percentages; several mixes separated by ; run in turn",
+    )
+    p.add_argument(
+        "--stages",
+        action="store_true",
+        help="serve with GRAPHSVC_STAGE_TIMER=on and print CPU per request by operation and stage",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument(
         "--sample",
@@ -493,8 +539,8 @@ def main() -> int:
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
     args = p.parse_args()
     args.serve_pid, args.neo4j_pid = None, None
-    args.mix = [int(x) for x in args.mix.split(",")]
-    if len(args.mix) != 4 or min(args.mix) < 0 or sum(args.mix) == 0:
+    mixes = [[int(x) for x in mix.split(",")] for mix in args.mix.split(";")]
+    if any(len(mix) != 4 or min(mix) < 0 or sum(mix) == 0 for mix in mixes):
         p.error("--mix is four non-negative percentages: read,search,inspect,write")
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         p.error("--clients must be in 1..256 and --seconds in (0, 600]")
@@ -509,7 +555,8 @@ def main() -> int:
         except ValueError as exc:
             p.error(f"--variants: {exc}")
     configs = [
-        (int(procs), int(threads), runtime, variant, kind)
+        (int(procs), int(threads), runtime, variant, kind, mix)
+        for mix in mixes
         for procs in args.processes.split(",")
         for threads in args.workers.split(",")
         for runtime in runtimes
@@ -542,8 +589,11 @@ def main() -> int:
             }
         auth = state / "auth.json"
         auth.write_text(json.dumps({"tokens": tokens}))
-        for procs, n, runtime, (variant, assigned), kind in configs:
+        for procs, n, runtime, (variant, assigned), kind, mix in configs:
+            args.mix = mix
             name = f"processes={procs} threads={n}"
+            if len(mixes) > 1:
+                name = f"mix={','.join(map(str, mix))} {name}"
             if len(runtimes) > 1:
                 name += f" http={runtime}"
             if variant:
@@ -557,6 +607,7 @@ def main() -> int:
                 **serve_env(settings, state, auth),
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_HTTP_RUNTIME": runtime,
+                **({"GRAPHSVC_STAGE_TIMER": "on"} if args.stages else {}),
                 **assigned,
             }
             log = Path(tempfile.gettempdir()) / f"graphsvc-load-serve-{port}.log"
@@ -588,6 +639,9 @@ def main() -> int:
                     f"{row['msPerRequest']:7.1f} ms per request ({row['msPerCall']} ms per call)",
                     flush=True,
                 )
+            for op, row in out["stageCpuMsPerRequest"].items():
+                cells = ", ".join(f"{k} {v}" for k, v in row.items())
+                print(f"  {op:<8} serve CPU ms per request by stage: {cells}", flush=True)
             print(
                 f"{name}: {out['throughputPerSecond']} req/s; {ops}; "
                 f"errors {out['errors'] or 'none'}; CPU ms per request {out['cpuMsPerRequest']}; "

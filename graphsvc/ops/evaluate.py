@@ -43,6 +43,7 @@ from graphsvc.ops.cursors import generation_of
 from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.retrieval import SemanticHits, semantic_candidates
+from graphsvc.telemetry.stages import stage
 
 if TYPE_CHECKING:
     from graphsvc.embed import Embedder
@@ -247,7 +248,8 @@ def evaluate_then(
         def check_state(state: dict[str, Any]) -> None:
             generations.append(generation_of(state, embedder.model_name))  # purge
 
-        ev = _evaluate_in(tx, request, check_state)
+        with stage("ranking"):
+            ev = _evaluate_in(tx, request, check_state)
         ev.generation = generations[-1]
         return ev, then(tx, ev)
 

@@ -18,6 +18,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from graphsvc.telemetry.stages import exposition_lines as stage_lines
+
 __all__ = [
     "CONTENT_TYPE",
     "REGISTRY",
@@ -129,8 +131,11 @@ def timed_query(name: str) -> Iterator[None]:
 
 
 def exposition() -> bytes:
-    """The text exposition format of every graphsvc metric."""
-    return generate_latest(REGISTRY)
+    """The text exposition format of every graphsvc metric (and the stage timer's
+    totals while it is on: :mod:`graphsvc.telemetry.stages`)."""
+    extra = stage_lines()
+    body = generate_latest(REGISTRY)
+    return body + "".join(f"{line}\n" for line in extra).encode() if extra else body
 
 
 class TimedEmbedder:
@@ -157,6 +162,16 @@ class TimedEmbedder:
             vector: list[float] = encode(text) if encode else self._inner.embed([text])[0]
         EMBED_TEXTS.inc()
         return vector
+
+    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
+        """Several queries' vectors in one call where the inner embedder batches."""
+        batch = getattr(self._inner, "embed_queries", None)
+        if batch is None:
+            return [self.embed_query(t) for t in texts]
+        with EMBED_SECONDS.time():
+            vectors: list[list[float]] = batch(texts)
+        EMBED_TEXTS.inc(len(texts))
+        return vectors
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
