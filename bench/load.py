@@ -7,8 +7,8 @@ Run::
                                    [--client raw,httpx] [--variants "K=V;K=V"]
                                    [--write-elsewhere]
                                    [--atoms 300]
-                                   [--mix 20,60,10,10] [--warmup 15] [--sample S]
-                                   [--top-queries N]
+                                   [--mix 20,60,10,10[;100,0,0,0...]] [--warmup 15]
+                                   [--sample S] [--top-queries N] [--stages] [--py-spy N]
                                    [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
@@ -40,7 +40,14 @@ seconds of the timed run, the requests/s of that interval and the resident memor
 the serving processes (with their children) and of the managed Neo4j. The JSON's
 ``queryTimes`` (and ``--top-queries N`` on stdout) breaks the timed run down by named
 Cypher query and the embedder, from the server's ``/metrics``: calls and
-milliseconds per request, waits included.
+milliseconds per request, waits included. Several ``--mix`` values (separated by
+``;``) run in turn, each a configuration (``100,0,0,0``: reads alone, for Neo4j's and
+the server's CPU per read). ``--stages`` serves with ``GRAPHSVC_STAGE_TIMER=on`` and
+prints the serving process's CPU per request by operation and stage
+(:mod:`graphsvc.telemetry.stages`; ``stageCpuMsPerRequest`` in the JSON);
+``--py-spy N`` samples the serving processes with py-spy during each timed run and
+prints the busy samples by library and the N functions with the most own samples
+(``pySpy``).
 """
 
 from __future__ import annotations
@@ -434,6 +441,57 @@ async def run_load(
     }
 
 
+def start_py_spy(pid: int, seconds: float, path: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling ``pid`` and its children for ``seconds`` (raw collapsed stacks
+    to ``path``, without pausing them), or None when py-spy is not installed."""
+    exe = Path(sys.executable).with_name("py-spy")
+    if not exe.is_file():
+        print("--py-spy: py-spy is not installed (pip install py-spy)", file=sys.stderr)
+        return None
+    cmd = [str(exe), "record", "--pid", str(pid), "--subprocesses", "--nonblocking"]
+    cmd += ["--format", "raw", "--rate", "200", "--duration", str(int(seconds))]
+    return subprocess.Popen(
+        [*cmd, "--output", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _frame_name(frame: str) -> str:
+    """``func (path/to/module.py:12)`` as ``module.py:func``."""
+    func, _, where = frame.partition(" (")
+    return f"{where.rsplit('/', 1)[-1].split(':', 1)[0]}:{func}"
+
+
+def _library(frame: str) -> str:
+    where = frame.partition(" (")[2]
+    if "/graphsvc/" in where:
+        return "graphsvc." + where.split("/graphsvc/", 1)[1].split("/", 1)[0].split(".", 1)[0]
+    if "site-packages/" in where:
+        return where.split("site-packages/", 1)[1].split("/", 1)[0].split(".", 1)[0]
+    return "python"
+
+
+def py_spy_summary(path: Path, top: int) -> dict[str, Any]:
+    """Busy samples' share by the library of the innermost frame, and the ``top``
+    functions by their own samples (a profile summary per configuration)."""
+    own: Counter[str] = Counter()
+    libraries: Counter[str] = Counter()
+    total = 0
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit() or not stack:
+            continue
+        leaf = stack.rsplit(";", 1)[-1]
+        own[_frame_name(leaf)] += int(count)
+        libraries[_library(leaf)] += int(count)
+        total += int(count)
+    share = max(total, 1)
+    return {
+        "samples": total,
+        "byLibrary": {k: round(v / share, 3) for k, v in libraries.most_common(12)},
+        "topFunctions": {k: round(v / share, 3) for k, v in own.most_common(top)},
+    }
+
+
 def tree_rss_mb(pid: int | None) -> float:
     """Resident memory of ``pid`` and its descendants (MB; 0 when unknown)."""
     if pid is None:
@@ -516,6 +574,14 @@ def main() -> int:
         "--mix",
         default="20,60,10,10",
         help="read,search,inspect,write percentages; several mixes separated by ; run in turn",
+    )
+    p.add_argument(
+        "--py-spy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="sample the serving processes with py-spy during each timed run and print "
+        "the busy samples by library and the N functions with the most own samples",
     )
     p.add_argument(
         "--stages",
@@ -619,7 +685,12 @@ def main() -> int:
                 if args.warmup > 0:
                     # Untimed: the JVM compiles its hot paths, caches fill, per server.
                     asyncio.run(run_load(url, token, args, args.warmup, atoms, kind))
+                spy_out = Path(tempfile.gettempdir()) / f"graphsvc-load-py-spy-{port}.txt"
+                spy = start_py_spy(proc.pid, args.seconds, spy_out) if args.py_spy else None
                 out = asyncio.run(run_load(url, token, args, args.seconds, atoms, kind))
+                if spy is not None:
+                    spy.wait(timeout=60)
+                    out["pySpy"] = py_spy_summary(spy_out, args.py_spy)
             finally:
                 stop_server(proc)
             results[name] = out
@@ -639,6 +710,8 @@ def main() -> int:
                     f"{row['msPerRequest']:7.1f} ms per request ({row['msPerCall']} ms per call)",
                     flush=True,
                 )
+            for key, shares in out.get("pySpy", {}).items():
+                print(f"  py-spy {key}: {shares}", flush=True)
             for op, row in out["stageCpuMsPerRequest"].items():
                 cells = ", ".join(f"{k} {v}" for k, v in row.items())
                 print(f"  {op:<8} serve CPU ms per request by stage: {cells}", flush=True)

@@ -535,11 +535,9 @@ class EmbeddingSettings(Section):
     # the same recall: docs/performance.md, "The query encoder"), or "fp32". Bodies
     # are always embedded in fp32.
     query_precision: Literal["int8", "fp32"] = "int8"
-    # Query vectors a serving process keeps per model, by text (0: none), and the
-    # most waiting queries embedded in one call (1: each alone); batches run only
-    # where they give each text its own vector to the bit (graphsvc/embed/background.py).
+    # Query vectors a serving process keeps per model, by text (0: none): a repeated
+    # query is not embedded again (graphsvc/embed/background.py).
     query_cache: Annotated[int, Range(ge=0)] = 1024
-    query_batch: Annotated[int, Range(ge=1, le=256)] = 16
 
 
 @dataclass(frozen=True)

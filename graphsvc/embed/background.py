@@ -1,23 +1,22 @@
-"""Query embeddings computed beside the first database round trips, kept and batched.
+"""Query embeddings computed beside the first database round trips, and kept.
 
 A read's fulltext query and purge check do not need the query embedding, so the
 embedding runs in a worker thread meanwhile (onnxruntime releases the GIL while it
 computes; Neo4j is another process). Two workers: a concurrent request never
 queues behind another's embedding for long.
 
-**Kept**: the last ``cache_size`` query vectors of each embedder are kept by text
-(the embedder is the key's model: a vector is a function of the model, its query
-precision and the text alone, so a kept one is the one the model would give). A
-kept vector answers at once; nothing else about it is seen by the caller, which
-gets its own copy. What the cache holds is vectors of texts, not whose they were.
+**Kept**: the last ``cache_size`` query vectors of each embedder are kept by model
+and text (a query vector is a function of the model, its query precision and the
+text alone, so a kept one is the one the model would give). A kept vector answers
+at once; the caller gets its own copy, and nothing but the time it took tells a
+kept vector from a new one. The cache holds vectors of texts, not who asked.
 
-**Batched**: asks wait in one queue; a worker takes every waiting ask (at most
-``batch_max``) and embeds them in one call of the embedder's ``embed_queries``
-where it has one. There is no waiting window: under load the queue fills while
-the workers are busy, and an idle server embeds each ask at once. The embedder
-decides what it may run together without changing a vector (equal-length texts on
-the fp32 graph; the int8 graph quantises its activations over the whole batch, so it
-runs each text alone: :meth:`~graphsvc.embed.onnx_only.OnnxOnlyEmbedder.embed_queries`).
+**Not batched**: each query runs alone. Waiting queries encoded in one batch would
+cost a third of the CPU, but not give the same vectors: the int8 graph quantises its
+activations with one scale over the whole batch (up to ~0.03 per component apart),
+and the fp32 graph's matrix kernels change with the batch's shape (~1e-7 apart for
+some token lengths); a search's ranking must not depend on what else was asked at
+the same time (docs/performance.md, "Requests per second").
 """
 
 from __future__ import annotations
@@ -25,9 +24,8 @@ from __future__ import annotations
 import threading
 import time
 import weakref
-from collections import OrderedDict, deque
+from collections import OrderedDict
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
 
 from graphsvc.embed.sentence import Embedder, embed_query
 from graphsvc.telemetry.request_scope import RequestScope, current
@@ -37,46 +35,39 @@ __all__ = ["configure", "embed_soon"]
 
 _POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-embed")
 _LOCK = threading.Lock()
-# GRAPHSVC_QUERY_CACHE and GRAPHSVC_QUERY_BATCH (graphsvc.settings.EmbeddingSettings).
-_LIMITS = {"cache_size": 1024, "batch_max": 16}
-
-
-@dataclass(frozen=True)
-class _Ask:
-    embedder: Embedder
-    text: str
-    future: Future[list[float]]
-    scope: RequestScope | None
-
-
-_WAITING: deque[_Ask] = deque()
+# GRAPHSVC_QUERY_CACHE (graphsvc.settings.EmbeddingSettings).
+_SIZE = [1024]
 # Per embedder: (model name, text) → vector, least recently used first.
 _KEPT: weakref.WeakKeyDictionary[Embedder, OrderedDict[tuple[str, str], tuple[float, ...]]] = (
     weakref.WeakKeyDictionary()
 )
 
 
-def configure(cache_size: int, batch_max: int) -> None:
-    """Set the cache's size per embedder (0: none) and the most texts per batch (1:
-    each alone); the serving process's settings."""
+def configure(cache_size: int) -> None:
+    """Keep at most ``cache_size`` query vectors per embedder (0: none); the serving
+    process's settings."""
     with _LOCK:
-        _LIMITS["cache_size"] = max(0, cache_size)
-        _LIMITS["batch_max"] = max(1, batch_max)
-        if not _LIMITS["cache_size"]:
+        _SIZE[0] = max(0, cache_size)
+        if not _SIZE[0]:
             _KEPT.clear()
 
 
 def embed_soon(embedder: Embedder, text: str) -> Future[list[float]]:
     """Start embedding ``text``; ``.result()`` waits for it (and re-raises its error)."""
-    future: Future[list[float]] = Future()
     kept = _kept(embedder, text)
     if kept is not None:
+        future: Future[list[float]] = Future()
         future.set_result(list(kept))
         return future
-    with _LOCK:
-        _WAITING.append(_Ask(embedder, text, future, current()))
-    _POOL.submit(_drain)
-    return future
+    return _POOL.submit(_one, embedder, text, current())
+
+
+def _one(embedder: Embedder, text: str, sc: RequestScope | None) -> list[float]:
+    t0 = time.thread_time_ns()
+    vector = embed_query(embedder, text)
+    add_stage(sc, "embed", time.thread_time_ns() - t0)
+    _keep(embedder, text, vector)
+    return vector
 
 
 def _kept(embedder: Embedder, text: str) -> tuple[float, ...] | None:
@@ -93,10 +84,10 @@ def _kept(embedder: Embedder, text: str) -> tuple[float, ...] | None:
 
 
 def _keep(embedder: Embedder, text: str, vector: list[float]) -> None:
-    size = _LIMITS["cache_size"]
-    if not size:
-        return
     with _LOCK:
+        size = _SIZE[0]
+        if not size:
+            return
         try:
             kept = _KEPT.setdefault(embedder, OrderedDict())
         except TypeError:
@@ -106,40 +97,3 @@ def _keep(embedder: Embedder, text: str, vector: list[float]) -> None:
         kept.move_to_end(key)
         while len(kept) > size:
             kept.popitem(last=False)
-
-
-def _drain() -> None:
-    """Embed every waiting ask (at most ``batch_max``), one call per embedder."""
-    with _LOCK:
-        asks = [_WAITING.popleft() for _ in range(min(len(_WAITING), _LIMITS["batch_max"]))]
-    live = [a for a in asks if a.future.set_running_or_notify_cancel()]
-    by_embedder: dict[int, list[_Ask]] = {}
-    for ask in live:
-        by_embedder.setdefault(id(ask.embedder), []).append(ask)
-    for group in by_embedder.values():
-        _embed_group(group)
-
-
-def _embed_group(group: list[_Ask]) -> None:
-    embedder = group[0].embedder
-    t0 = time.thread_time_ns()
-    try:
-        vectors = _embed_queries(embedder, [a.text for a in group])
-    except BaseException as exc:  # each waiting caller re-raises it
-        for ask in group:
-            ask.future.set_exception(exc)
-        return
-    share = (time.thread_time_ns() - t0) // len(group)
-    for ask, vector in zip(group, vectors, strict=True):
-        _keep(embedder, ask.text, vector)
-        add_stage(ask.scope, "embed", share)
-        ask.future.set_result(vector)
-
-
-def _embed_queries(embedder: Embedder, texts: list[str]) -> list[list[float]]:
-    """The query vectors of ``texts``: in one call where the embedder batches them."""
-    batch = getattr(embedder, "embed_queries", None)
-    if batch is not None and len(texts) > 1:
-        vectors: list[list[float]] = batch(texts)
-        return vectors
-    return [embed_query(embedder, t) for t in texts]

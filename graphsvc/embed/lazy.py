@@ -75,15 +75,6 @@ class LazyEmbedder:
         ``graphsvc search`` answer at once; :func:`~graphsvc.embed.sentence.get_embedder`)."""
         return embed_query(self.load(), text)
 
-    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
-        """Several queries' vectors, batched where the real embedder batches them."""
-        real = self.load()
-        batch = getattr(real, "embed_queries", None)
-        if batch is not None:
-            vectors: list[list[float]] = batch(texts)
-            return vectors
-        return [embed_query(real, t) for t in texts]
-
     def embed(self, texts: Sequence[str]) -> list[list[float]]:
         """Normalised embeddings, one per text; an empty list loads nothing."""
         if not texts:

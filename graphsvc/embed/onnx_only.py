@@ -142,29 +142,6 @@ class OnnxOnlyEmbedder:
         out = self._pool(self._query_session.run(None, self._feed(self._prefix + text))[0][0])
         return [float(x) for x in out]
 
-    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
-        """The query vectors of ``texts``, in order, each the one :meth:`embed_query`
-        gives. On the fp32 graph texts of equal token length run as one batch (no
-        padding: the same vector to the bit, fewer runs); the int8 graph quantises
-        its activations with one scale over the whole input, so a batch would move
-        each text's vector (by up to ~0.03 per component): there each runs alone.
-        """
-        feeds = [self._feed(self._prefix + t) for t in texts]
-        if self._query_session is not self._session:
-            return [self._vector(self._query_session.run(None, f)[0][0]) for f in feeds]
-        by_length: dict[int, list[int]] = {}
-        for i, feed in enumerate(feeds):
-            by_length.setdefault(int(feed[self._inputs[0]].shape[1]), []).append(i)
-        out: list[list[float]] = [[] for _ in texts]
-        for rows in by_length.values():
-            batch = {k: np.concatenate([feeds[i][k] for i in rows]) for k in self._inputs}
-            for i, row in zip(rows, self._session.run(None, batch)[0], strict=True):
-                out[i] = self._vector(row)
-        return out
-
-    def _vector(self, row: np.ndarray) -> list[float]:
-        return [float(x) for x in self._pool(row)]
-
     def _pool(self, out: np.ndarray) -> np.ndarray:
         """A graph's output for one text as its unit embedding (a mean-pooled graph
         pools and normalises inside; a CLS model's first token state is normalised

@@ -367,7 +367,7 @@ def create_app(
     settings = service.settings
     instrument(service)  # the root wraps the embedder and counts the jobs
     enable_stages(settings.http.stage_timer == "on")
-    configure_queries(settings.embedding.query_cache, settings.embedding.query_batch)
+    configure_queries(settings.embedding.query_cache)
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)

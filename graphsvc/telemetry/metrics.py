@@ -163,15 +163,5 @@ class TimedEmbedder:
         EMBED_TEXTS.inc()
         return vector
 
-    def embed_queries(self, texts: Sequence[str]) -> list[list[float]]:
-        """Several queries' vectors in one call where the inner embedder batches."""
-        batch = getattr(self._inner, "embed_queries", None)
-        if batch is None:
-            return [self.embed_query(t) for t in texts]
-        with EMBED_SECONDS.time():
-            vectors: list[list[float]] = batch(texts)
-        EMBED_TEXTS.inc(len(texts))
-        return vectors
-
     def __getattr__(self, name: str) -> Any:
         return getattr(self._inner, name)
