@@ -448,7 +448,9 @@ def start_py_spy(pid: int, seconds: float, path: Path) -> subprocess.Popen[bytes
     if not exe.is_file():
         print("--py-spy: py-spy is not installed (pip install py-spy)", file=sys.stderr)
         return None
-    cmd = [str(exe), "record", "--pid", str(pid), "--subprocesses", "--nonblocking"]
+    # --gil: only samples of a thread that holds the GIL (Python running, not waiting);
+    # native work that releases it (onnxruntime) is in the stage timer's figures.
+    cmd = [str(exe), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
     cmd += ["--format", "raw", "--rate", "200", "--duration", str(int(seconds))]
     return subprocess.Popen(
         [*cmd, "--output", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
@@ -456,39 +458,44 @@ def start_py_spy(pid: int, seconds: float, path: Path) -> subprocess.Popen[bytes
 
 
 def _frame_name(frame: str) -> str:
-    """``func (path/to/module.py:12)`` as ``module.py:func``."""
+    """``func (path/to/module.py:12)`` as ``path/to/module.py:func``."""
     func, _, where = frame.partition(" (")
-    return f"{where.rsplit('/', 1)[-1].split(':', 1)[0]}:{func}"
+    return f"{where.rsplit(':', 1)[0]}:{func}"
 
 
 def _library(frame: str) -> str:
-    where = frame.partition(" (")[2]
-    if "/graphsvc/" in where:
-        return "graphsvc." + where.split("/graphsvc/", 1)[1].split("/", 1)[0].split(".", 1)[0]
-    if "site-packages/" in where:
-        return where.split("site-packages/", 1)[1].split("/", 1)[0].split(".", 1)[0]
-    return "python"
+    """The package of a frame (``graphsvc.ops``, ``neo4j``, ``threading``)."""
+    parts = frame.partition(" (")[2].rsplit(":", 1)[0].removesuffix(".py").split("/")
+    return ".".join(parts[:2]) if parts[0] == "graphsvc" and len(parts) > 2 else parts[0]
 
 
 def py_spy_summary(path: Path, top: int) -> dict[str, Any]:
-    """Busy samples' share by the library of the innermost frame, and the ``top``
-    functions by their own samples (a profile summary per configuration)."""
+    """Samples holding the GIL: their share by the package of the innermost frame,
+    the ``top`` functions by own samples and the ``top`` graphsvc functions by
+    samples under them (a profile summary per configuration)."""
     own: Counter[str] = Counter()
+    under: Counter[str] = Counter()
     libraries: Counter[str] = Counter()
     total = 0
     for line in path.read_text().splitlines() if path.is_file() else []:
         stack, _, count = line.rpartition(" ")
         if not count.isdigit() or not stack:
             continue
-        leaf = stack.rsplit(";", 1)[-1]
-        own[_frame_name(leaf)] += int(count)
-        libraries[_library(leaf)] += int(count)
-        total += int(count)
+        frames = stack.split(";")[1:]  # the first names the process
+        if not frames:
+            continue
+        n = int(count)
+        own[_frame_name(frames[-1])] += n
+        libraries[_library(frames[-1])] += n
+        for name in {_frame_name(f) for f in frames if " (graphsvc/" in f}:
+            under[name] += n
+        total += n
     share = max(total, 1)
     return {
         "samples": total,
-        "byLibrary": {k: round(v / share, 3) for k, v in libraries.most_common(12)},
-        "topFunctions": {k: round(v / share, 3) for k, v in own.most_common(top)},
+        "byPackage": {k: round(v / share, 3) for k, v in libraries.most_common(12)},
+        "topOwn": {k: round(v / share, 3) for k, v in own.most_common(top)},
+        "topGraphsvc": {k: round(v / share, 3) for k, v in under.most_common(top)},
     }
 
 
