@@ -20,23 +20,11 @@ from graphsvc.embed.onnx_only import OnnxOnlyEmbedder, open_onnx_embedder
 from graphsvc.embed.sentence import SentenceEmbedder
 from graphsvc.settings import default_cache_dir
 
-_WORDS = [
-    "light",
-    "leaf",
-    "root",
-    "water",
-    "carbon",
-    "energy",
-    "cell",
-    "sugar",
-    "oxygen",
-    "soil",
-    "seed",
-]
+_WORDS = "amber basalt cedar delta ember fjord garnet harbor iris jasper kelp".split()  # noqa: SIM905
 # Equal and unequal token lengths, a repeat, an empty text, one past max_seq_length.
 _QUERIES = [
     *(f"{a} {b} {c}" for a, b, c in zip(_WORDS, _WORDS[1:], _WORDS[2:], strict=False)),
-    "light leaf root",
+    "amber basalt cedar",
     "Wer hat die Kühe gemolken? 牛",
     "",
     "kiln " * 400,
@@ -82,7 +70,7 @@ def test_concurrent_asks_get_the_vectors_asked_alone(embedder: OnnxOnlyEmbedder)
 @pytest.mark.req("ACT-1")
 def test_a_kept_vector_is_the_models_and_the_callers_own(embedder: OnnxOnlyEmbedder) -> None:
     configure(4)
-    text = "carbon energy cell"
+    text = "ember fjord garnet"
     first = embed_soon(embedder, text).result(timeout=60)
     kept = background._kept(embedder, text)
     assert kept is not None and list(kept) == first == embedder.embed_query(text)
@@ -98,6 +86,6 @@ def test_a_kept_vector_is_the_models_and_the_callers_own(embedder: OnnxOnlyEmbed
 @pytest.mark.req("ACT-1")
 def test_no_cache_keeps_nothing(embedder: OnnxOnlyEmbedder) -> None:
     configure(0)
-    text = "seed soil oxygen"
+    text = "kelp jasper iris"
     assert embed_soon(embedder, text).result(timeout=60) == embedder.embed_query(text)
     assert background._kept(embedder, text) is None
