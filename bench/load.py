@@ -7,8 +7,8 @@ Run::
                                    [--client raw,httpx] [--variants "K=V;K=V"]
                                    [--write-elsewhere]
                                    [--atoms 300]
-                                   [--mix 20,60,10,10] [--warmup 15] [--sample S]
-                                   [--top-queries N]
+                                   [--mix 20,60,10,10[;100,0,0,0...]] [--warmup 15]
+                                   [--sample S] [--top-queries N] [--stages] [--py-spy N]
                                    [--json PATH]
 
 It starts the managed Neo4j (or uses ``GRAPHSVC_NEO4J_URI``), writes ``--atoms``
@@ -40,7 +40,14 @@ seconds of the timed run, the requests/s of that interval and the resident memor
 the serving processes (with their children) and of the managed Neo4j. The JSON's
 ``queryTimes`` (and ``--top-queries N`` on stdout) breaks the timed run down by named
 Cypher query and the embedder, from the server's ``/metrics``: calls and
-milliseconds per request, waits included.
+milliseconds per request, waits included. Several ``--mix`` values (separated by
+``;``) run in turn, each a configuration (``100,0,0,0``: reads alone, for Neo4j's and
+the server's CPU per read). ``--stages`` serves with ``GRAPHSVC_STAGE_TIMER=on`` and
+prints the serving process's CPU per request by operation and stage
+(:mod:`graphsvc.telemetry.stages`; ``stageCpuMsPerRequest`` in the JSON);
+``--py-spy N`` samples the serving processes with py-spy during each timed run and
+prints the busy samples by library and the N functions with the most own samples
+(``pySpy``).
 """
 
 from __future__ import annotations
@@ -256,6 +263,39 @@ def time_breakdown(
     return sorted(table, key=lambda row: -row["msPerRequest"])
 
 
+async def scrape_stages(client: httpx.AsyncClient) -> dict[tuple[str, str], float]:
+    """The stage timer's totals (``GRAPHSVC_STAGE_TIMER=on``): CPU seconds by
+    (operation, stage) and requests by (operation, ``requests``)."""
+    r = await client.get("/metrics")
+    out: dict[tuple[str, str], float] = {}
+    for line in r.text.splitlines():
+        if not line.startswith(
+            ("graphsvc_stage_cpu_seconds_total{", "graphsvc_stage_requests_total{")
+        ):
+            continue
+        labels = dict(
+            part.split("=", 1) for part in line.split("{", 1)[1].split("}", 1)[0].split(",")
+        )
+        op = labels["operation"].strip('"')
+        name = labels.get("stage", '"requests"').strip('"')
+        out[(op, name)] = float(line.rsplit(" ", 1)[1])
+    return out
+
+
+def stage_table(
+    before: dict[tuple[str, str], float], after: dict[tuple[str, str], float]
+) -> dict[str, dict[str, float]]:
+    """CPU milliseconds per request by operation and stage over the timed run."""
+    delta = {key: value - before.get(key, 0.0) for key, value in after.items()}
+    table: dict[str, dict[str, float]] = {}
+    for (op, name), value in sorted(delta.items()):
+        requests = delta.get((op, "requests"), 0.0)
+        if name == "requests" or requests <= 0:
+            continue
+        table.setdefault(op, {})[name] = round(1000 * value / requests, 2)
+    return table
+
+
 async def run_load(
     url: str,
     token: str,
@@ -349,6 +389,7 @@ async def run_load(
                 )
 
         times0 = await scrape_times(client)
+        stages0 = await scrape_stages(client)
         started = time.monotonic()
         cpu0 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         tasks = [prober(), *(one_client(k) for k in range(args.clients))]
@@ -358,6 +399,7 @@ async def run_load(
         elapsed = time.monotonic() - started
         cpu1 = (tree_cpu_s(args.serve_pid), tree_cpu_s(args.neo4j_pid), time.process_time())
         times1 = await scrape_times(client)
+        stages1 = await scrape_stages(client)
     ok = sum(len(v) for v in latencies.values())
     # Where the two cores went: CPU seconds of the serving processes, of Neo4j and of
     # these clients, per ok request.
@@ -382,6 +424,8 @@ async def run_load(
         "cpuMsPerRequest": cpu,
         # Wall time inside each named query (waits for Neo4j included), per request.
         "queryTimes": time_breakdown(times0, times1, ok),
+        # Serve CPU per request by operation and stage (--stages), this process's share.
+        "stageCpuMsPerRequest": stage_table(stages0, stages1),
         "healthz": {
             "idleP50Ms": pct([a for a, _ in idle], 0.5),
             "loadP50Ms": pct([a for a, _ in probes], 0.5),
@@ -394,6 +438,64 @@ async def run_load(
         },
         "loadAverage": [round(x, 2) for x in os.getloadavg()],
         "timeline": timeline(done_at, samples, started, args.sample),
+    }
+
+
+def start_py_spy(pid: int, seconds: float, path: Path) -> subprocess.Popen[bytes] | None:
+    """py-spy sampling ``pid`` and its children for ``seconds`` (raw collapsed stacks
+    to ``path``, without pausing them), or None when py-spy is not installed."""
+    exe = Path(sys.executable).with_name("py-spy")
+    if not exe.is_file():
+        print("--py-spy: py-spy is not installed (pip install py-spy)", file=sys.stderr)
+        return None
+    # --gil: only samples of a thread that holds the GIL (Python running, not waiting);
+    # native work that releases it (onnxruntime) is in the stage timer's figures.
+    cmd = [str(exe), "record", "--pid", str(pid), "--subprocesses", "--nonblocking", "--gil"]
+    cmd += ["--format", "raw", "--rate", "200", "--duration", str(int(seconds))]
+    return subprocess.Popen(
+        [*cmd, "--output", str(path)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+
+
+def _frame_name(frame: str) -> str:
+    """``func (path/to/module.py:12)`` as ``path/to/module.py:func``."""
+    func, _, where = frame.partition(" (")
+    return f"{where.rsplit(':', 1)[0]}:{func}"
+
+
+def _library(frame: str) -> str:
+    """The package of a frame (``graphsvc.ops``, ``neo4j``, ``threading``)."""
+    parts = frame.partition(" (")[2].rsplit(":", 1)[0].removesuffix(".py").split("/")
+    return ".".join(parts[:2]) if parts[0] == "graphsvc" and len(parts) > 2 else parts[0]
+
+
+def py_spy_summary(path: Path, top: int) -> dict[str, Any]:
+    """Samples holding the GIL: their share by the package of the innermost frame,
+    the ``top`` functions by own samples and the ``top`` graphsvc functions by
+    samples under them (a profile summary per configuration)."""
+    own: Counter[str] = Counter()
+    under: Counter[str] = Counter()
+    libraries: Counter[str] = Counter()
+    total = 0
+    for line in path.read_text().splitlines() if path.is_file() else []:
+        stack, _, count = line.rpartition(" ")
+        if not count.isdigit() or not stack:
+            continue
+        frames = stack.split(";")[1:]  # the first names the process
+        if not frames:
+            continue
+        n = int(count)
+        own[_frame_name(frames[-1])] += n
+        libraries[_library(frames[-1])] += n
+        for name in {_frame_name(f) for f in frames if " (graphsvc/" in f}:
+            under[name] += n
+        total += n
+    share = max(total, 1)
+    return {
+        "samples": total,
+        "byPackage": {k: round(v / share, 3) for k, v in libraries.most_common(12)},
+        "topOwn": {k: round(v / share, 3) for k, v in own.most_common(top)},
+        "topGraphsvc": {k: round(v / share, 3) for k, v in under.most_common(top)},
     }
 
 
@@ -475,7 +577,24 @@ def main() -> int:
     )
     p.add_argument("--warmup", type=float, default=15.0, help="untimed seconds per server")
     p.add_argument("--atoms", type=int, default=300)
-    p.add_argument("--mix", default="20,60,10,10", help="read,search,inspect,write")
+    p.add_argument(
+        "--mix",
+        default="20,60,10,10",
+        help="read,search,inspect,write percentages; several mixes separated by ; run in turn",
+    )
+    p.add_argument(
+        "--py-spy",
+        type=int,
+        default=0,
+        metavar="N",
+        help="sample the serving processes with py-spy during each timed run and print "
+        "the busy samples by library and the N functions with the most own samples",
+    )
+    p.add_argument(
+        "--stages",
+        action="store_true",
+        help="serve with GRAPHSVC_STAGE_TIMER=on and print CPU per request by operation and stage",
+    )
     p.add_argument("--seed", type=int, default=7)
     p.add_argument(
         "--sample",
@@ -493,8 +612,8 @@ def main() -> int:
     p.add_argument("--json", default=str(ROOT / "bench" / "results" / "load.json"))
     args = p.parse_args()
     args.serve_pid, args.neo4j_pid = None, None
-    args.mix = [int(x) for x in args.mix.split(",")]
-    if len(args.mix) != 4 or min(args.mix) < 0 or sum(args.mix) == 0:
+    mixes = [[int(x) for x in mix.split(",")] for mix in args.mix.split(";")]
+    if any(len(mix) != 4 or min(mix) < 0 or sum(mix) == 0 for mix in mixes):
         p.error("--mix is four non-negative percentages: read,search,inspect,write")
     if not 1 <= args.clients <= 256 or not 0 < args.seconds <= 600:
         p.error("--clients must be in 1..256 and --seconds in (0, 600]")
@@ -509,7 +628,8 @@ def main() -> int:
         except ValueError as exc:
             p.error(f"--variants: {exc}")
     configs = [
-        (int(procs), int(threads), runtime, variant, kind)
+        (int(procs), int(threads), runtime, variant, kind, mix)
+        for mix in mixes
         for procs in args.processes.split(",")
         for threads in args.workers.split(",")
         for runtime in runtimes
@@ -542,8 +662,11 @@ def main() -> int:
             }
         auth = state / "auth.json"
         auth.write_text(json.dumps({"tokens": tokens}))
-        for procs, n, runtime, (variant, assigned), kind in configs:
+        for procs, n, runtime, (variant, assigned), kind, mix in configs:
+            args.mix = mix
             name = f"processes={procs} threads={n}"
+            if len(mixes) > 1:
+                name = f"mix={','.join(map(str, mix))} {name}"
             if len(runtimes) > 1:
                 name += f" http={runtime}"
             if variant:
@@ -557,6 +680,7 @@ def main() -> int:
                 **serve_env(settings, state, auth),
                 "GRAPHSVC_WORKER_THREADS": str(n),
                 "GRAPHSVC_HTTP_RUNTIME": runtime,
+                **({"GRAPHSVC_STAGE_TIMER": "on"} if args.stages else {}),
                 **assigned,
             }
             log = Path(tempfile.gettempdir()) / f"graphsvc-load-serve-{port}.log"
@@ -568,7 +692,12 @@ def main() -> int:
                 if args.warmup > 0:
                     # Untimed: the JVM compiles its hot paths, caches fill, per server.
                     asyncio.run(run_load(url, token, args, args.warmup, atoms, kind))
+                spy_out = Path(tempfile.gettempdir()) / f"graphsvc-load-py-spy-{port}.txt"
+                spy = start_py_spy(proc.pid, args.seconds, spy_out) if args.py_spy else None
                 out = asyncio.run(run_load(url, token, args, args.seconds, atoms, kind))
+                if spy is not None:
+                    spy.wait(timeout=60)
+                    out["pySpy"] = py_spy_summary(spy_out, args.py_spy)
             finally:
                 stop_server(proc)
             results[name] = out
@@ -588,6 +717,11 @@ def main() -> int:
                     f"{row['msPerRequest']:7.1f} ms per request ({row['msPerCall']} ms per call)",
                     flush=True,
                 )
+            for key, shares in out.get("pySpy", {}).items():
+                print(f"  py-spy {key}: {shares}", flush=True)
+            for op, row in out["stageCpuMsPerRequest"].items():
+                cells = ", ".join(f"{k} {v}" for k, v in row.items())
+                print(f"  {op:<8} serve CPU ms per request by stage: {cells}", flush=True)
             print(
                 f"{name}: {out['throughputPerSecond']} req/s; {ops}; "
                 f"errors {out['errors'] or 'none'}; CPU ms per request {out['cpuMsPerRequest']}; "

@@ -32,7 +32,6 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 import read as bench_read  # noqa: E402  (bench/read.py: corpus, queries, settle)
 
-import graphsvc.ops.evaluate as background  # noqa: E402
 import graphsvc.ops.evaluate as evaluate_mod  # noqa: E402
 import graphsvc.ops.read as read_mod  # noqa: E402
 import graphsvc.store.closure as closure_mod  # noqa: E402
@@ -94,7 +93,7 @@ def _instrument() -> None:
     _wrap(read_mod, "pack", "PACK")
     _wrap(read_mod, "_record", "WRITE manifest")
     _wrap(evaluate_mod, "propagate", "solve")
-    _wrap(background, "_embed_query", "EMBED query")
+    _wrap(evaluate_mod, "query_vector", "EMBED query")
 
 
 def main(argv: list[str] | None = None) -> int:

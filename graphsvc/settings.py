@@ -282,6 +282,9 @@ class HttpSettings(Section):
     # "json" (one object per line) or "text"; level as in logging.
     log_format: Literal["json", "text"] = "json"
     log_level: str = "INFO"
+    # Benchmarks only: CPU per request by operation and stage in /metrics
+    # (graphsvc/telemetry/stages.py, bench/load.py --stages); off, nothing is timed.
+    stage_timer: Literal["off", "on"] = "off"
 
 
 @dataclass(frozen=True)
@@ -548,6 +551,9 @@ class EmbeddingSettings(Section):
     # the same recall: docs/performance.md, "The query encoder"), or "fp32". Bodies
     # are always embedded in fp32.
     query_precision: Literal["int8", "fp32"] = "int8"
+    # Query vectors a serving process keeps per model, by text (0: none): a repeated
+    # query is not embedded again (graphsvc/embed/background.py).
+    query_cache: Annotated[int, Range(ge=0)] = 1024
 
 
 @dataclass(frozen=True)

@@ -32,6 +32,7 @@ from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager, asynccontextmanager, nullcontext
 from typing import Any, cast
 
+import orjson
 import strawberry
 from cross_web import HTTPException
 from starlette.applications import Starlette
@@ -44,6 +45,7 @@ from strawberry.asgi import GraphQL
 from graphsvc.api.context import Context
 from graphsvc.api.document_limits import DocumentLimits
 from graphsvc.api.schema import build_schema
+from graphsvc.embed.query_vectors import configure as configure_queries
 from graphsvc.http.explore_page import explore_route
 from graphsvc.http.front_door import FrontDoor, Refusal
 from graphsvc.http.gc_policy import apply_gc_policy
@@ -57,6 +59,9 @@ from graphsvc.runtime import instrument
 from graphsvc.service import Service
 from graphsvc.telemetry.metrics import CONTENT_TYPE, exposition, observe_request
 from graphsvc.telemetry.request_scope import RequestScope, current, new_request_id, scope
+from graphsvc.telemetry.stages import enable as enable_stages
+from graphsvc.telemetry.stages import finish as finish_stages
+from graphsvc.telemetry.stages import stage, timed
 
 __all__ = ["create_app", "http_status_for"]
 
@@ -123,6 +128,15 @@ class _GraphQL(GraphQL[Context, None]):
         # GraphiQL from graphsvc's own vendored assets (works offline).
         return html_page(graphiql_html())
 
+    def encode_json(self, data: object) -> bytes:
+        # Once, with orjson (a fraction of json.dumps's CPU); what orjson refuses
+        # (a lone surrogate, a key that is not a string) goes the standard way.
+        with stage("serialise"):
+            try:
+                return orjson.dumps(data)
+            except TypeError:
+                return json.dumps(data, separators=(",", ":")).encode()
+
     def create_response(self, response_data: Any, sub_response: Response) -> Response:
         response = super().create_response(response_data, sub_response)
         answers = response_data if isinstance(response_data, list) else [response_data]
@@ -150,6 +164,14 @@ def _json_response(status: int, errors: list[dict[str, Any]]) -> Response:
     return Response(
         json.dumps({"errors": errors}), status_code=status, media_type="application/json"
     )
+
+
+class ResolverPool(ThreadPoolExecutor):
+    """The resolvers' threads (the loop's default executor, ``asyncio.to_thread``):
+    each call timed as stage ``resolve`` while the stage timer is on."""
+
+    def submit(self, fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        return super().submit(timed("resolve", fn), *args, **kwargs)
 
 
 class _TooLarge(Exception):
@@ -210,6 +232,7 @@ class _Http:
                 code = sc.codes[0] if sc.codes else "ok"
                 seconds = time.perf_counter() - started
                 observe_request(operation, code, seconds)
+                finish_stages(sc)
                 access_log.info(
                     "request",
                     extra={
@@ -343,6 +366,8 @@ def create_app(
     """
     settings = service.settings
     instrument(service)  # the root wraps the embedder and counts the jobs
+    enable_stages(settings.http.stage_timer == "on")
+    configure_queries(settings.embedding.query_cache)
     # graphsvc.api.errors logs every GraphQL error once (client errors without a
     # traceback); strawberry's logger would log each again with one.
     logging.getLogger("strawberry.execution").setLevel(logging.CRITICAL)
@@ -372,9 +397,7 @@ def create_app(
     async def lifespan(_: Starlette) -> AsyncIterator[None]:
         # Resolvers run in asyncio.to_thread, i.e. the loop's default executor: sized
         # here on purpose instead of Python's min(32, cores + 4).
-        pool = ThreadPoolExecutor(
-            settings.http.worker_threads, thread_name_prefix="graphsvc-worker"
-        )
+        pool = ResolverPool(settings.http.worker_threads, thread_name_prefix="graphsvc-worker")
         asyncio.get_running_loop().set_default_executor(pool)
         # Everything is loaded now (the model too): keep it out of later collections.
         apply_gc_policy(settings.http.gc_policy)

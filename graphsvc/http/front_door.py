@@ -88,6 +88,7 @@ from graphsvc.errors import (
 )
 from graphsvc.inputs.text_input import check_json_values
 from graphsvc.keys.auth import AuthTable
+from graphsvc.telemetry.stages import stage, timed
 
 __all__ = ["FrontDoor", "Refusal", "status_of"]
 
@@ -300,7 +301,10 @@ class FrontDoor:
         known = authorization is not None
         size = len(body) + len(query_string) + len(authorization or b"")
         if size <= self._inline_bytes:
-            answer = self._admit(method, headers, query_string, body, kept_only=True, known=known)
+            with stage("front_door"):
+                answer = self._admit(
+                    method, headers, query_string, body, kept_only=True, known=known
+                )
             if not isinstance(answer, _NotKept):
                 self.inline += 1
                 return answer
@@ -311,8 +315,9 @@ class FrontDoor:
         try:
             loop = asyncio.get_running_loop()
             call = contextvars.copy_context().run
+            admit = timed("front_door", self._admit)
             checked = await loop.run_in_executor(
-                self._pool, call, self._admit, method, headers, query_string, body, False, known
+                self._pool, call, admit, method, headers, query_string, body, False, known
             )
         finally:
             self._held -= 1

@@ -37,12 +37,14 @@ from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.entity_keys import query_keys
 from graphsvc.core.head_mirror import HeadMirror
-from graphsvc.embed.sentence import embed_query
+from graphsvc.embed.query_vectors import query_vector
 from graphsvc.errors import InvalidInputError
 from graphsvc.ops.acquisition import AcquireQuery, acquire, semantic_hits
 from graphsvc.settings import RankingSettings
 from graphsvc.store.connection import Database, Tx
 from graphsvc.store.retrieval import SemanticHits
+from graphsvc.telemetry.request_scope import current
+from graphsvc.telemetry.stages import stage
 
 if TYPE_CHECKING:
     from graphsvc.embed.sentence import Embedder
@@ -59,14 +61,10 @@ T = TypeVar("T")
 _EMBED_POOL = ThreadPoolExecutor(max_workers=2, thread_name_prefix="graphsvc-embed")
 
 
-def _embed_query(embedder: Embedder, text: str) -> list[float]:
-    return embed_query(embedder, text)
-
-
 def embed_soon(embedder: Embedder, text: str) -> Future[list[float]]:
     """Start embedding the query ``text``; ``.result()`` waits for it (and re-raises
     its error)."""
-    return _EMBED_POOL.submit(_embed_query, embedder, text)
+    return _EMBED_POOL.submit(query_vector, embedder, text, current())
 
 
 @dataclass
@@ -257,7 +255,8 @@ def evaluate_then(
     request = _Request(db, ranking, binding, text, depth, include_archived, now, pending, hits)
 
     def work(tx: Tx) -> tuple[Evaluation, T]:
-        ev = _evaluate_in(tx, request, embedder.model_name)
+        with stage("ranking"):
+            ev = _evaluate_in(tx, request, embedder.model_name)
         return ev, then(tx, ev)
 
     try:

@@ -18,6 +18,8 @@ from prometheus_client import CollectorRegistry, Counter, Histogram, generate_la
 from prometheus_client.core import GaugeMetricFamily
 from prometheus_client.exposition import CONTENT_TYPE_LATEST
 
+from graphsvc.telemetry.stages import exposition_lines as stage_lines
+
 __all__ = [
     "CONTENT_TYPE",
     "REGISTRY",
@@ -129,8 +131,11 @@ def timed_query(name: str) -> Iterator[None]:
 
 
 def exposition() -> bytes:
-    """The text exposition format of every graphsvc metric."""
-    return generate_latest(REGISTRY)
+    """The text exposition format of every graphsvc metric (and the stage timer's
+    totals while it is on: :mod:`graphsvc.telemetry.stages`)."""
+    extra = stage_lines()
+    body = generate_latest(REGISTRY)
+    return body + "".join(f"{line}\n" for line in extra).encode() if extra else body
 
 
 class TimedEmbedder:

@@ -32,6 +32,8 @@ class RequestScope:
     # What the HTTP front door prepared for the GraphQL layer (the parsed, validated
     # document: graphsvc.api.document_limits.Prepared), or None.
     prepared: object | None = None
+    # CPU per stage while ``GRAPHSVC_STAGE_TIMER`` is on (graphsvc.telemetry.stages).
+    stage_ns: list[tuple[str, int]] = field(default_factory=list)
 
 
 _CURRENT: ContextVar[RequestScope | None] = ContextVar("graphsvc_request", default=None)
