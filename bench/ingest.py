@@ -437,10 +437,13 @@ def neo4j_version(db: Any) -> str:
 def start_neo4j(version: str | None, java21: str) -> BenchNeo4j:
     """The managed Neo4j of ``version`` (the settings' default when None)."""
     overrides: dict[str, Any] = {}
-    if version:
+    if version and version.startswith("5."):
+        # The exact version, as the settings' default names it (Maven Central's
+        # version list, which a range needs, can lag a 5.26 patch).
+        overrides["neo4j_version_range"] = version
+    elif version:
         overrides["neo4j_version_range"] = f"[{version}]"
-        if not version.startswith("5."):
-            overrides["java_home"] = java21
+        overrides["java_home"] = java21
     return BenchNeo4j("ingest", heap="2g", pagecache="1g", **overrides)
 
 
