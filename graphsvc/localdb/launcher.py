@@ -281,6 +281,7 @@ class LocalNeo4j:
             f"-Xms{self.settings.neo4j.heap}",
             f"-Xmx{self.settings.neo4j.heap}",
             *_JVM_FLAGS,
+            *vector_api_flags(java),
             "-cp",
             f"{lib}/*",
             entry_point(lib, version),
@@ -580,6 +581,30 @@ def _find_java(home: str) -> str:
             "Java 17 or 21 is needed to run Neo4j 5.26; install OpenJDK 17 or set JAVA_HOME"
         )
     return java
+
+
+def java_major(java: str) -> int | None:
+    """The feature release of the JDK that ``java`` belongs to (its ``release`` file's
+    ``JAVA_VERSION``), None when it cannot be read."""
+    release = Path(java).resolve().parent.parent / "release"
+    try:
+        text = release.read_text(encoding="utf-8")
+    except OSError:
+        return None
+    found = re.search(r'^JAVA_VERSION="(\d+)', text, re.MULTILINE)
+    return int(found.group(1)) if found else None
+
+
+def vector_api_flags(java: str) -> list[str]:
+    """``--add-modules=jdk.incubator.vector`` on Java 21 and later, else nothing.
+
+    Lucene computes the vector index's HNSW distances with the JDK's vector API (SIMD)
+    when that module is present on Java 21+, in scalar code otherwise; the HNSW
+    insert is most of an import's Neo4j CPU (docs/performance.md#bulk-import). On
+    Java 17 Lucene does not use the module, so it is not added there.
+    """
+    major = java_major(java)
+    return ["--add-modules=jdk.incubator.vector"] if major is not None and major >= 21 else []
 
 
 def _free_port() -> int:
