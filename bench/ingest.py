@@ -392,7 +392,7 @@ def populate_after_load(db: Any, loaded: dict[str, Any]) -> dict[str, Any]:
     entries = 0
     for kind in (VECTOR, FULLTEXT):
         report = rebuild_index(db, kind, grace_s=0.0, poll_s=0.2)
-        entries = max(entries, int(report["entries"] or 0))
+        entries = max(entries, report.entries)
     seconds = time.perf_counter() - started
     rate = entries / seconds if seconds > 0 else 0.0
     total = loaded["seconds"] + loaded["atoms"] / rate if rate else 0.0
@@ -497,7 +497,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         embedder.embed(corpus[:256])  # warm the model up (first calls allocate)
         print(
             f"ingest benchmark, Neo4j {version}, {args.atoms} atoms "
-            f"({n_embed} with real embeddings), batch {args.batch}:",
+            f"({n_embed} with real embeddings by {embedder.model_name}), batch {args.batch}:",
             flush=True,
         )
 
@@ -692,6 +692,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "neo4jHeap": settings.neo4j.heap,
             "neo4jPagecache": settings.neo4j.pagecache,
             "neo4jVersion": version,
+            "embeddingModel": settings.embedding.model,
             "externalNeo4j": neo.local is None,
             "note": "shared machine: other jobs run alongside; see load per phase",
         },
