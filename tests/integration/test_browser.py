@@ -423,7 +423,19 @@ def test_explorer_draws_entities_by_type_and_colours_atoms_by_them(
     )
     assert page.inner_text("#side-meta").startswith("entity · identifier · key inc-2230")
     assert "mentioned ×1 by" in page.inner_text("#side-in")
+    # An entity has no revisions, citations, lineage or links of its own: no empty
+    # headings stand for them, and its atoms are under "Mentioned by".
+    assert page.inner_text("#side-in-head") == "Mentioned by"
+    for hidden in ("#side-cites", "#side-lineage-head", "#side-out", "#side-entities"):
+        assert not page.is_visible(hidden), hidden
     w.shot("explore-entity-panel")
+    # Opening an atom again brings its sections back.
+    page.evaluate("(id) => window.graphsvcExplorer.cy.getElementById(id).emit('tap')", inc)
+    page.wait_for_function(
+        "() => document.getElementById('side-in-head').textContent === 'Incoming links'",
+        timeout=15_000,
+    )
+    assert page.is_visible("#side-out") and page.is_visible("#side-lineage-head")
     assert w.errors == [], w.errors
     assert w.failed == [], w.failed
     w.close()

@@ -1436,8 +1436,17 @@
     return btn;
   }
 
+  // An entity or an unavailable link target has no revisions, citations, lineage or
+  // links of its own: those headings go with them rather than stand empty.
+  function showAtomSections(shown, incomingHead) {
+    for (const el of document.querySelectorAll("#side-body .atom-only")) el.hidden = !shown;
+    $("side-in-head").textContent = incomingHead;
+    $("side-in-head").hidden = incomingHead === "";
+  }
+
   function showGhost(node) {
     selectedId = null;
+    showAtomSections(false, "");
     $("side-empty").hidden = true;
     $("side-body").hidden = false;
     $("side-title").textContent = "Unavailable link target";
@@ -1453,6 +1462,7 @@
   }
 
   function fillAtom(result) {
+    showAtomSections(true, "Incoming links");
     const a = result.atom;
     $("side-title").textContent = shortText(a.text, 80);
     $("side-meta").textContent =
@@ -1555,6 +1565,7 @@
     }
     $("side-empty").hidden = true;
     $("side-body").hidden = false;
+    showAtomSections(false, "Mentioned by");
     $("side-title").textContent = e.name;
     $("side-meta").textContent =
       "entity · " + (ENTITY_WORDS[e.type] || e.type) + " · key " + e.key + " · mentioned by " +
