@@ -130,13 +130,16 @@ def collect_bundle(
     subject = binding.subject
     walk = walk_lineage(db, binding, atom_id, depth=None if include_atomisation_chain else 1)
     members = list(walk.depth_of) if include_atomisation_chain else [atom_id]
+    # The heads are read after the walk (as lineage's graph does): a member purged or
+    # retired in between has none, and its memory says so (None) instead of failing.
+    heads: dict[str, Any] = dict(walk.heads)
     memories = [
         {
             "atomId": aid,
-            "atomisedInto": walk.heads[aid].get("atomisedInto"),
-            "archivedAt": walk.heads[aid].get("archivedAt"),
+            "atomisedInto": heads.get(aid, {}).get("atomisedInto"),
+            "archivedAt": heads.get(aid, {}).get("archivedAt"),
             "atomIds": walk.children_of(aid),
-            "atomOf": walk.heads[aid].get("atomOf"),
+            "atomOf": heads.get(aid, {}).get("atomOf"),
         }
         for aid in sorted(members)
     ]
