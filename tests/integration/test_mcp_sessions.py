@@ -184,7 +184,7 @@ def test_remembered_in_a_session_shown_nothing_never_goes_stale(
         session.close()
 
 
-@pytest.mark.req("MCP-1", "MCP-3", "TOK-5")
+@pytest.mark.req("MCP-3", "MCP-1", "TOK-5")
 def test_two_sessions_of_one_token_are_independent(place: Place, service: Service) -> None:
     one = http_session(place.url, place.token, "one")
     two = http_session(place.url, place.token, "two")
