@@ -37,6 +37,7 @@ __all__ = [
     "ScoreBreakdown",
     "UsageInfo",
     "UsageState",
+    "WatchedQuery",
     "diagnostics_list",
     "inspect_receipt",
     "manifest_info",
@@ -80,7 +81,17 @@ class ManifestRange:
     unit: str | None = strawberry.field(description="byte, char or line.")
 
 
-@strawberry.type(description="The read's manifest (observation record, SPEC §9), typed.")
+@strawberry.type(description="A query observation a read watches (MAN-1).")
+class WatchedQuery:
+    query: str = strawberry.field(description="The query text.")
+    evaluated_at: float = strawberry.field(description="When it was evaluated (epoch s).")
+
+
+@strawberry.type(
+    description="The read's manifest (observation record, SPEC §9), typed. The JSON's "
+    "generation and acknowledgement are null in a read's answer (observe, write and "
+    "recordUse fill them later), so they have no field here."
+)
 class ManifestInfo:
     id: strawberry.ID = strawberry.field(description="Manifest id (for observe/recordUse).")
     contract_version: int = strawberry.field(description="Manifest contract version (2).")
@@ -93,6 +104,12 @@ class ManifestInfo:
     ranges: list[ManifestRange] = strawberry.field(description="Cited ranges presented.")
     watched_heads: list[_AtomRef] = strawberry.field(
         description="Heads whose movement makes this read stale."
+    )
+    versions: list[str] = strawberry.field(
+        description="The revisions acquisition touched, `atomId@rev` (acquisition.versions)."
+    )
+    watched_queries: list[WatchedQuery] = strawberry.field(
+        description="Query observations whose currency the read depends on (watches.queries)."
     )
 
 
@@ -177,6 +194,11 @@ def manifest_info(doc: Any) -> ManifestInfo:
             for r in pres.get("ranges") or []
         ],
         watched_heads=_refs(watches.get("heads")),
+        versions=[str(v) for v in acq.get("versions") or []],
+        watched_queries=[
+            WatchedQuery(query=str(q["query"]), evaluated_at=float(q["evaluatedAt"]))
+            for q in watches.get("queries") or []
+        ],
     )
 
 
