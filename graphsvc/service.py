@@ -46,9 +46,8 @@ if TYPE_CHECKING:
     from graphsvc.forensics.bundle import VerifyReport
     from graphsvc.forensics.export import BundleParts
 
-    # Result types the edges name in annotations (`X as X`, here and above), re-exported
-    # so that an edge imports the facade and never the use case
-    # (tests/unit/test_architecture.py).
+    # Result types the edges name in annotations, re-exported here so that an edge
+    # imports the facade and never the use case (tests/unit/test_architecture.py).
     from graphsvc.forensics.export import ForensicExport as ForensicExport
     from graphsvc.ops.changes import ChangesPage
     from graphsvc.ops.graph import GraphReader as GraphReader

@@ -69,18 +69,20 @@ def test_health_typed_says_what_health_says_without_a_token(live_server: LiveSer
     assert typed["status"] == "ok" and typed["embedding"]["dimension"] > 0
 
 
+def _manifest(server: LiveServer, token: str) -> dict[str, Any]:
+    """The manifest of one read of the small graph."""
+    query = 'query { read(query: "alpha handbook", memoryTokenBudget: 2000) { manifest } }'
+    manifest: dict[str, Any] = _ok(server, token, query)["read"]["manifest"]
+    return manifest
+
+
 @pytest.mark.req("API-6", "AV-4", "INS-2", "LNK-3")
 def test_record_use_and_inspect_siblings_say_what_their_json_says(
     service: Service, human: Binding, live_server: LiveServer
 ) -> None:
     g = small_graph(service, human)
     token = live_server.token_for(human)
-    read = _ok(
-        live_server,
-        token,
-        'query { read(query: "alpha handbook", memoryTokenBudget: 2000) { manifest } }',
-    )["read"]
-    manifest = read["manifest"]
+    manifest = _manifest(live_server, token)
     record = "mutation($e: ID!, $m: JSON!) { recordUse(eventId: $e, manifest: $m) }"
     typed = (
         "mutation($e: ID!, $m: JSON!) { recordUseTyped(eventId: $e, manifest: $m) "
@@ -145,11 +147,7 @@ def test_inspect_siblings_cover_usage_citations_and_ineligibility(
     citation has a range, a superseded revision is not eligible."""
     g = small_graph(service, human)
     token = live_server.token_for(human)
-    manifest = _ok(
-        live_server,
-        token,
-        'query { read(query: "alpha handbook", memoryTokenBudget: 2000) { manifest } }',
-    )["read"]["manifest"]
+    manifest = _manifest(live_server, token)
     _ok(
         live_server,
         token,
