@@ -33,8 +33,9 @@ from graphsvc.tokenizer import Tokenizer
 if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.lineage import Lineage
-    from graphsvc.atomise.policy import NamespacePolicy
-    from graphsvc.atomise.usecase import AtomiseDeps, AtomiseOutcome
+    from graphsvc.atomise.policy import NamespacePolicy as NamespacePolicy
+    from graphsvc.atomise.usecase import AtomiseDeps
+    from graphsvc.atomise.usecase import AtomiseOutcome as AtomiseOutcome
     from graphsvc.atomise.worker import JobWorker
     from graphsvc.bulk.import_rows import ImportFile
     from graphsvc.core.import_report import ImportProgress, ImportSummary
@@ -53,10 +54,10 @@ if TYPE_CHECKING:
     from graphsvc.ops.inspect import InspectResult as InspectResult
     from graphsvc.ops.inspect import Via as Via
     from graphsvc.ops.mcp_sessions import SessionLimits
-    from graphsvc.ops.purge import PurgeOutcome
+    from graphsvc.ops.purge import PurgeOutcome as PurgeOutcome
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
-    from graphsvc.ops.usage import UseRecorded
+    from graphsvc.ops.usage import UseRecorded as UseRecorded
     from graphsvc.ops.write import WriteDeps, WriteOutcome
     from graphsvc.store.meta import Readiness
     from graphsvc.store.write_steps import NewRevision

@@ -97,7 +97,7 @@ __all__ = [
 
 LIST_ESTIMATE: Final = 10
 # Root fields anyone may ask for without a token (GraphiQL loads the schema first).
-PUBLIC_ROOT_FIELDS: Final = frozenset({"health", "__schema", "__type", "__typename"})
+PUBLIC_ROOT_FIELDS: Final = frozenset({"health", "healthTyped", "__schema", "__type", "__typename"})
 _OPEN = frozenset({TokenKind.BRACE_L, TokenKind.PAREN_L, TokenKind.BRACKET_L})
 _CLOSE = frozenset({TokenKind.BRACE_R, TokenKind.PAREN_R, TokenKind.BRACKET_R})
 _META_TYPES: Final = {"__schema": "__Schema", "__type": "__Type"}
@@ -359,7 +359,9 @@ def root_work(
             return 100 + 50 * (len(changes) if isinstance(changes, list) else 1)
         heavy = {
             "purge": 2_000,
+            "purgeTyped": 2_000,
             "atomise": 5_000,
+            "atomiseTyped": 5_000,
             "exportForensicBundle": 5_000,
             "exportForensicBundleTyped": 5_000,
         }
@@ -386,7 +388,7 @@ def root_work(
         return 5 * (len(ids) if isinstance(ids, list) else LIST_ESTIMATE)
     if name.startswith("__"):
         return 0
-    return {"health": 1, "atom": 5, "node": 5}.get(name, 20)
+    return {"health": 1, "healthTyped": 1, "atom": 5, "node": 5}.get(name, 20)
 
 
 class _Walker:

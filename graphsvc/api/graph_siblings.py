@@ -6,7 +6,10 @@
 - ``diagnosticsList: [DiagnosticEntry!]!`` beside ``diagnostics: JSON`` on
   SearchResult, ReadResult and InspectResult: one entry per key of each of the
   four parts of CUR-3 (acquisition, validation, evaluation, selection), whose
-  value stays JSON because its shape differs per key.
+  value stays JSON because its shape differs per key;
+- on InspectResult, ``receiptInfo: InspectReceipt!`` beside ``receipt``,
+  ``readEligibilityInfo: ReadEligibility!`` beside ``readEligibility`` and
+  ``usageInfo: UsageInfo`` beside ``usage``.
 
 Each sibling is computed from the same document as its JSON field, so the two
 never disagree.
@@ -27,12 +30,20 @@ __all__ = [
     "DiagnosticEntry",
     "DiagnosticSection",
     "ForensicBundle",
+    "InspectReceipt",
     "ManifestInfo",
     "ManifestRange",
+    "ReadEligibility",
     "ScoreBreakdown",
+    "UsageInfo",
+    "UsageState",
+    "WatchedQuery",
     "diagnostics_list",
+    "inspect_receipt",
     "manifest_info",
+    "read_eligibility",
     "score_breakdown",
+    "usage_info",
 ]
 
 _AtomRef = Annotated["AtomRef", strawberry.lazy("graphsvc.api.types")]
@@ -70,7 +81,17 @@ class ManifestRange:
     unit: str | None = strawberry.field(description="byte, char or line.")
 
 
-@strawberry.type(description="The read's manifest (observation record, SPEC §9), typed.")
+@strawberry.type(description="A query observation a read watches (MAN-1).")
+class WatchedQuery:
+    query: str = strawberry.field(description="The query text.")
+    evaluated_at: float = strawberry.field(description="When it was evaluated (epoch s).")
+
+
+@strawberry.type(
+    description="The read's manifest (observation record, SPEC §9), typed. The JSON's "
+    "generation and acknowledgement are null in a read's answer (observe, write and "
+    "recordUse fill them later), so they have no field here."
+)
 class ManifestInfo:
     id: strawberry.ID = strawberry.field(description="Manifest id (for observe/recordUse).")
     contract_version: int = strawberry.field(description="Manifest contract version (2).")
@@ -83,6 +104,12 @@ class ManifestInfo:
     ranges: list[ManifestRange] = strawberry.field(description="Cited ranges presented.")
     watched_heads: list[_AtomRef] = strawberry.field(
         description="Heads whose movement makes this read stale."
+    )
+    versions: list[str] = strawberry.field(
+        description="The revisions acquisition touched, `atomId@rev` (acquisition.versions)."
+    )
+    watched_queries: list[WatchedQuery] = strawberry.field(
+        description="Query observations whose currency the read depends on (watches.queries)."
     )
 
 
@@ -167,6 +194,11 @@ def manifest_info(doc: Any) -> ManifestInfo:
             for r in pres.get("ranges") or []
         ],
         watched_heads=_refs(watches.get("heads")),
+        versions=[str(v) for v in acq.get("versions") or []],
+        watched_queries=[
+            WatchedQuery(query=str(q["query"]), evaluated_at=float(q["evaluatedAt"]))
+            for q in watches.get("queries") or []
+        ],
     )
 
 
@@ -186,3 +218,94 @@ def diagnostics_list(doc: Any) -> list[DiagnosticEntry]:
     for k in sorted(set(d) - set(known)):
         out.append(DiagnosticEntry(section=DiagnosticSection.OTHER, key=k, value=cast(JSON, d[k])))
     return out
+
+
+@strawberry.type(description="A sealed receipt of what inspect showed (INS-2), with its facts.")
+class InspectReceipt:
+    receipt: str = strawberry.field(
+        description="The sealed receipt (opaque; the server checks it)."
+    )
+    kind: str = strawberry.field(description="What was shown: inspect.")
+    atom_id: strawberry.ID = strawberry.field(description="The shown atom.")
+    rev: int = strawberry.field(description="The shown revision.")
+    digest: str = strawberry.field(description="The shown body's digest.")
+    evaluated_at: float = strawberry.field(description="When it was shown (epoch seconds).")
+    expires_at: float = strawberry.field(description="When the receipt expires (epoch seconds).")
+
+
+@strawberry.type(description="What showing the body does not prove (LNK-3).")
+class ReadEligibility:
+    eligible: bool = strawberry.field(description="A read could present this revision.")
+    reasons: list[str] = strawberry.field(
+        description="Why not: superseded, retired, archived, blocked."
+    )
+    eligible_with_include_archived: bool = strawberry.field(
+        description="Archived is the only reason: a read with includeArchived presents it."
+    )
+    checked: str = strawberry.field(description="What was checked (one hop of required links).")
+
+
+@strawberry.type(
+    description="The usage state the availability model keeps for a revision (adaptiveUse, "
+    "SPEC §5); every field null for a state that was reset to empty."
+)
+class UsageState:
+    mass: float | None = strawberry.field(description="Decayed use mass M.")
+    half_life_s: float | None = strawberry.field(description="Current half-life H, seconds.")
+    last_at: float | None = strawberry.field(description="Time of the last use T (epoch s).")
+    uses: int | None = strawberry.field(description="Uses recorded N.")
+
+
+@strawberry.type(description="The caller's usage state of one revision and its value now (AV-3).")
+class UsageInfo:
+    model_id: str = strawberry.field(description="The availability model (adaptiveUse).")
+    policy: str = strawberry.field(description="The caller's usage policy.")
+    state: UsageState = strawberry.field(description="The stored state.")
+    value: float = strawberry.field(description="The model's value u at evaluatedAt.")
+    evaluated_at: float = strawberry.field(description="When it was evaluated (epoch s).")
+
+
+def inspect_receipt(doc: Any) -> InspectReceipt:
+    """The typed form of inspect's ``receipt`` JSON."""
+    d = dict(doc)
+    return InspectReceipt(
+        receipt=str(d["receipt"]),
+        kind=str(d["kind"]),
+        atom_id=strawberry.ID(str(d["atomId"])),
+        rev=int(d["rev"]),
+        digest=str(d["digest"]),
+        evaluated_at=float(d["evaluatedAt"]),
+        expires_at=float(d["expiresAt"]),
+    )
+
+
+def read_eligibility(doc: Any) -> ReadEligibility:
+    """The typed form of inspect's ``readEligibility`` JSON."""
+    d = dict(doc)
+    return ReadEligibility(
+        eligible=bool(d["eligible"]),
+        reasons=[str(r) for r in d["reasons"]],
+        eligible_with_include_archived=bool(d["eligibleWithIncludeArchived"]),
+        checked=str(d["checked"]),
+    )
+
+
+def usage_info(doc: Any) -> UsageInfo | None:
+    """The typed form of inspect's ``usage`` JSON (null when the revision was never used)."""
+    if doc is None:
+        return None
+    d = dict(doc)
+    state = dict(d.get("state") or {})
+    uses = state.get("uses")
+    return UsageInfo(
+        model_id=str(d["modelId"]),
+        policy=str(d["policy"]),
+        state=UsageState(
+            mass=_float(state.get("mass")),
+            half_life_s=_float(state.get("halfLifeS")),
+            last_at=_float(state.get("lastAt")),
+            uses=None if uses is None else int(uses),
+        ),
+        value=float(d["value"]),
+        evaluated_at=float(d["evaluatedAt"]),
+    )

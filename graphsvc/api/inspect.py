@@ -16,7 +16,16 @@ from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
 from graphsvc.api.enums import Direction, LinkAt
-from graphsvc.api.graph_siblings import DiagnosticEntry, diagnostics_list
+from graphsvc.api.graph_siblings import (
+    DiagnosticEntry,
+    InspectReceipt,
+    ReadEligibility,
+    UsageInfo,
+    diagnostics_list,
+    inspect_receipt,
+    read_eligibility,
+    usage_info,
+)
 from graphsvc.api.types import AtomViewType, atom_view
 from graphsvc.core.instants import as_of_instant
 from graphsvc.core.requests import InspectRequest
@@ -62,6 +71,18 @@ class InspectResult:
     @strawberry.field(description="Typed sibling of diagnostics: one entry per part and key.")
     def diagnostics_list(self) -> list[DiagnosticEntry]:
         return diagnostics_list(self.diagnostics)
+
+    @strawberry.field(description="Typed sibling of receipt (same values).")
+    def receipt_info(self) -> InspectReceipt:
+        return inspect_receipt(self.receipt)
+
+    @strawberry.field(description="Typed sibling of readEligibility (same values).")
+    def read_eligibility_info(self) -> ReadEligibility:
+        return read_eligibility(self.read_eligibility)
+
+    @strawberry.field(description="Typed sibling of usage (same values); null when usage is null.")
+    def usage_info(self) -> UsageInfo | None:
+        return usage_info(self.usage)
 
 
 def _via(v: facade.Via) -> Via:

@@ -1,4 +1,5 @@
-"""GraphQL ``purge(atomId)`` (SPEC §6, API-6): one call into :meth:`Service.purge`.
+"""GraphQL ``purge(atomId)`` (SPEC §6, API-6) and its typed sibling ``purgeTyped``: one
+call into :meth:`Service.purge` each.
 
 Only a token whose auth entry has ``"purge": true`` and whose actor kind is
 ``human`` or ``input-adapter`` may purge; agents never (PERMISSION_DENIED).
@@ -14,6 +15,7 @@ from strawberry.scalars import JSON
 from strawberry.types import Info
 
 from graphsvc.api.context import binding_of, service_of
+from graphsvc.api.operation_results import PurgeResult, purge_result
 
 __all__ = ["PurgeMutation"]
 
@@ -28,3 +30,9 @@ class PurgeMutation:
         binding = binding_of(info)
         outcome = await asyncio.to_thread(service_of(info).purge, binding, str(atom_id))
         return cast(JSON, outcome.to_json())
+
+    @strawberry.mutation(description="The typed sibling of purge: the same ids and counts.")
+    async def purge_typed(self, info: Info, atom_id: strawberry.ID) -> PurgeResult:
+        binding = binding_of(info)
+        outcome = await asyncio.to_thread(service_of(info).purge, binding, str(atom_id))
+        return purge_result(outcome)

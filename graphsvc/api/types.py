@@ -8,16 +8,24 @@ Each feature's own types sit in its module: search (:mod:`graphsvc.api.search`),
 
 from __future__ import annotations
 
-from typing import cast
+from typing import Any, cast
 
 import strawberry
 from strawberry.scalars import JSON
 
-from graphsvc.api.enums import LinkAt
+from graphsvc.api.enums import LinkAt, RangeUnit
+from graphsvc.api.graph_types import CitationRange
 from graphsvc.core.instants import utc_z
 from graphsvc.core.write_models import AtomView
 
-__all__ = ["AtomLink", "AtomRef", "AtomRefInput", "AtomViewType", "atom_view"]
+__all__ = [
+    "AtomLink",
+    "AtomRef",
+    "AtomRefInput",
+    "AtomViewType",
+    "SourceCitation",
+    "atom_view",
+]
 
 
 @strawberry.input(description="An issued revision: atomId and rev.")
@@ -57,7 +65,7 @@ class AtomViewType:
     head: bool = strawberry.field(description="This revision is the atom's head.")
     links: list[AtomLink] = strawberry.field(description="The links, in stored order.")
     sources: JSON = strawberry.field(
-        description="The source citations as JSON (typed: Revision.citations)."
+        description="The source citations as JSON (typed: citations, Revision.citations)."
     )
     atom_of: strawberry.ID | None = strawberry.field(
         description="The atom this one was atomised from (§11)."
@@ -66,6 +74,35 @@ class AtomViewType:
         description="How many atoms this revision was atomised into."
     )
     archived_at: str | None = strawberry.field(description="When this revision was archived (§11).")
+
+    @strawberry.field(description="Typed sibling of sources: the same citations, in order.")
+    def citations(self) -> list[SourceCitation]:
+        return [_citation(c) for c in cast(list[dict[str, Any]], self.sources)]
+
+
+@strawberry.type(description="A source citation as written (uri, version, digest, range).")
+class SourceCitation:
+    uri: str = strawberry.field(description="The source's URI (`atom:<atomId>` for an atom).")
+    version: str | None = strawberry.field(description="The cited version, if declared.")
+    digest: str | None = strawberry.field(description="The declared digest, if any.")
+    range: CitationRange | None = strawberry.field(description="The cited range, if declared.")
+    verified: bool | None = strawberry.field(
+        description="The range was checked against the cited atom's text (an `atom:` "
+        "source); null where the JSON has no verified key."
+    )
+
+
+def _citation(doc: dict[str, Any]) -> SourceCitation:
+    r = doc.get("range")
+    return SourceCitation(
+        uri=str(doc["uri"]),
+        version=doc.get("version"),
+        digest=doc.get("digest"),
+        range=None
+        if r is None
+        else CitationRange(start=int(r["start"]), end=int(r["end"]), unit=RangeUnit(r["unit"])),
+        verified=doc.get("verified"),
+    )
 
 
 def atom_view(view: AtomView) -> AtomViewType:

@@ -31,6 +31,7 @@ from graphsvc.keys.signing_keys import KeyRing
 from graphsvc.store import export as store
 from graphsvc.store.connection import Database
 from graphsvc.store.export import BundleRevisionRow
+from graphsvc.store.lineage import LineageHead
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -130,19 +131,7 @@ def collect_bundle(
     subject = binding.subject
     walk = walk_lineage(db, binding, atom_id, depth=None if include_atomisation_chain else 1)
     members = list(walk.depth_of) if include_atomisation_chain else [atom_id]
-    # The heads are read after the walk (as lineage's graph does): a member purged or
-    # retired in between has none, and its memory says so (None) instead of failing.
-    heads: dict[str, Any] = dict(walk.heads)
-    memories = [
-        {
-            "atomId": aid,
-            "atomisedInto": heads.get(aid, {}).get("atomisedInto"),
-            "archivedAt": heads.get(aid, {}).get("archivedAt"),
-            "atomIds": walk.children_of(aid),
-            "atomOf": heads.get(aid, {}).get("atomOf"),
-        }
-        for aid in sorted(members)
-    ]
+    memories = [_memory(aid, walk.heads.get(aid), walk.children_of(aid)) for aid in sorted(members)]
     revisions = [_revision_doc(row) for row in store.bundle_revisions(db, subject, members)]
     lineage = [e.signable(subject) for e in walk.edges] if include_atomisation_chain else []
     events = [
@@ -165,6 +154,19 @@ def collect_bundle(
         public_keys={kid: raw.hex() for kid, raw in sorted(ring.public_keys().items())},
         lineage=lineage,
     )
+
+
+def _memory(atom_id: str, head: LineageHead | None, atom_ids: list[str]) -> dict[str, Any]:
+    """One memory's envelope in the manifest. The heads are read after the walk (as
+    lineage's graph does): a member purged or retired in between has none, and its
+    memory says so (None) instead of failing."""
+    return {
+        "atomId": atom_id,
+        "atomisedInto": head.get("atomisedInto") if head else None,
+        "archivedAt": head.get("archivedAt") if head else None,
+        "atomIds": atom_ids,
+        "atomOf": head.get("atomOf") if head else None,
+    }
 
 
 def export_forensic_bundle(

@@ -45,12 +45,16 @@ _FIELD_CAPABILITY = {
     "write": "write",
     "observe": "write",
     "recordUse": "write",
+    "recordUseTyped": "write",
     "resetUsage": "write",
     "atomise": "atomise",
+    "atomiseTyped": "atomise",
     "setNamespacePolicy": "atomise",
+    "setNamespacePolicyTyped": "atomise",
     "exportForensicBundle": "export",
     "exportForensicBundleTyped": "export",
     "purge": "purge",
+    "purgeTyped": "purge",
 }
 
 

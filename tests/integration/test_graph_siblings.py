@@ -35,11 +35,12 @@ def test_search_breakdown_and_diagnostics_list_match_their_json(
         human,
         """query { search(query: "alpha handbook") {
           hits { scoreBreakdown breakdown { match semantic lexical usage usageFactor base
-                 propagatedShare candidate } }
+                 propagatedShare entityShare candidate } }
           diagnostics diagnosticsList { section key value } } }""",
     )["search"]
     assert data["hits"]
     for hit in data["hits"]:
+        assert set(hit["breakdown"]) == set(hit["scoreBreakdown"])
         want = {k: hit["scoreBreakdown"][k] for k in hit["breakdown"]}
         assert hit["breakdown"] == pytest.approx(want)
     assert data["diagnosticsList"] == _entries(data["diagnostics"])
@@ -58,7 +59,8 @@ def test_read_manifest_info_and_inspect_diagnostics_list_match_their_json(
           manifest diagnostics diagnosticsList { section key value }
           manifestInfo { id contractVersion query evaluatedAt embeddingModel digest
             formatVersion presented { atomId rev } watchedHeads { atomId rev }
-            ranges { ref uri version start end unit } } } }""",
+            ranges { ref uri version start end unit } versions
+            watchedQueries { query evaluatedAt } } } }""",
     )["read"]
     m, info = read["manifest"], read["manifestInfo"]
     assert info["id"] == m["id"] and info["contractVersion"] == m["contractVersion"] == 2
@@ -70,6 +72,17 @@ def test_read_manifest_info_and_inspect_diagnostics_list_match_their_json(
     assert info["presented"] == m["presentation"]["revisions"] and info["presented"]
     assert info["watchedHeads"] == m["watches"]["heads"]
     assert info["ranges"] == m["presentation"]["ranges"]
+    assert info["versions"] == m["acquisition"]["versions"] and info["versions"]
+    assert info["watchedQueries"] == m["watches"]["queries"] and info["watchedQueries"]
+    # Every part of the manifest has its field, but the two a read leaves null.
+    assert m["generation"] is None and m["acknowledgement"] is None
+    assert set(m) == {"id", "contractVersion", "acquisition", "presentation", "watches"} | {
+        "generation",
+        "acknowledgement",
+    }
+    assert set(m["acquisition"]) == {"query", "evaluatedAt", "indexState", "versions"}
+    assert set(m["presentation"]) == {"revisions", "digest", "formatVersion", "ranges"}
+    assert set(m["watches"]) == {"heads", "queries"}
     assert read["diagnosticsList"] == _entries(read["diagnostics"])
     inspect = gql_ok(
         service,

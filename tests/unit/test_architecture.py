@@ -694,6 +694,7 @@ OTHER_MEANING = {
     "graphsvc.api.document_limits.DocumentLimits.max_depth",  # a GraphQL document's nesting
     "graphsvc.core.acquisition.EntityHop.entities",  # the entities one hop reached
     "graphsvc.core.views.ExportReport.entities",  # how many entities an export holds
+    "graphsvc.api.operation_results.HealthInfo.entities",  # the entity index's facts
 }
 
 
@@ -773,8 +774,22 @@ def _dict_results(root: Path, packages: tuple[str, ...]) -> set[str]:
     return found
 
 
+def _typed_result_packages() -> tuple[str, ...]:
+    """Every package of the use-case and facade layers (``devtools.LAYERS``): ops/,
+    atomise/, forensics/, bulk/, service.py, admin.py, runtime.py."""
+    layers = {"use cases", "facade/root"}
+    return tuple(
+        f"{devtools.PACKAGE}.{prefix}"
+        for name, _, prefixes in devtools.LAYERS
+        if name in layers
+        for prefix in prefixes
+    )
+
+
 def test_use_cases_and_facades_return_typed_values() -> None:
-    packages = ("graphsvc.ops", "graphsvc.service", "graphsvc.admin")
+    packages = _typed_result_packages()
+    assert {"graphsvc.ops", "graphsvc.atomise", "graphsvc.forensics"} <= set(packages)
+    assert {"graphsvc.service", "graphsvc.admin", "graphsvc.runtime"} <= set(packages)
     assert _dict_results(PKG, packages) == set()
 
 

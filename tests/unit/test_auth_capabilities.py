@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
-import pytest
+from typing import cast
 
+import pytest
+from graphql import FieldNode, OperationDefinitionNode, OperationType, parse
+
+from graphsvc.api.document_limits import PUBLIC_ROOT_FIELDS, DocumentLimits, root_work
+from graphsvc.api.schema import build_schema
 from graphsvc.errors import GraphsvcError, PermissionDeniedError, UnauthenticatedError
 from graphsvc.http.app import http_status_for
 from graphsvc.keys.auth import AuthTable, required_capability
+from graphsvc.settings import Settings
 
 
 def _entry(kind: str, **extra: object) -> dict[str, object]:
@@ -78,3 +84,38 @@ def test_http_status_of_coded_graphql_errors() -> None:
     assert http_status_for(["UNAUTHENTICATED"]) == 401
     assert http_status_for(["STORE_UNAVAILABLE"]) == 503
     assert http_status_for(["TIMEOUT"]) == 504
+
+
+def _root_cost(op: OperationType, name: str, limits: DocumentLimits) -> int:
+    """What :func:`root_work` charges for ``name`` asked with no arguments."""
+    keyword = "mutation" if op is OperationType.MUTATION else "query"
+    operation = cast(OperationDefinitionNode, parse(f"{keyword} {{ {name} }}").definitions[0])
+    return root_work(op, cast(FieldNode, operation.selection_set.selections[0]), {}, limits)
+
+
+@pytest.mark.req("CORE-1", "API-3", "API-6")
+def test_each_typed_sibling_needs_and_costs_what_its_json_field_does() -> None:
+    """A typed sibling (``purgeTyped`` beside ``purge``, …) is the same operation: the
+    same capability, the same cost, and public only where its JSON field is."""
+    settings = Settings()
+    schema = build_schema(settings)._schema
+    limits = DocumentLimits.from_settings(settings)
+    roots = [
+        (schema.query_type, OperationType.QUERY),
+        (schema.mutation_type, OperationType.MUTATION),
+    ]
+    pairs = [
+        (name.removesuffix("Typed"), name, op)
+        for root, op in roots
+        if root is not None
+        for name in root.fields
+        if name.endswith("Typed")
+    ]
+    assert {p[1] for p in pairs} >= {"healthTyped", "purgeTyped", "atomiseTyped", "recordUseTyped"}
+    for plain, typed, op in pairs:
+        mutation = op is OperationType.MUTATION
+        assert required_capability(typed, mutation=mutation) == required_capability(
+            plain, mutation=mutation
+        ), typed
+        assert (typed in PUBLIC_ROOT_FIELDS) == (plain in PUBLIC_ROOT_FIELDS), typed
+        assert _root_cost(op, typed, limits) == _root_cost(op, plain, limits), typed
