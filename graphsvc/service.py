@@ -126,7 +126,7 @@ class Service:
         self._worker: JobWorker | None = None
         self._worker_lock = threading.Lock()
         # What Neo4j last said about itself, and when: { health }.
-        self._neo4j_facts = KeptReadiness(db)
+        self._neo4j_facts = KeptReadiness()
 
     def with_settings(self, settings: Settings) -> Service:
         """The same database, models, secret, key ring and clock under other settings."""
@@ -165,7 +165,7 @@ class Service:
     def kept_health(self) -> Health | None:
         """:meth:`health` from the kept Neo4j facts, with no I/O; None when there are
         none young enough (the caller reads them, off the event loop)."""
-        kept = self._neo4j_facts.kept(HEALTH_FACTS_MAX_AGE_S)
+        kept = self._neo4j_facts.young(HEALTH_FACTS_MAX_AGE_S)
         if kept is None:
             return None
         facts, age = kept
@@ -188,7 +188,7 @@ class Service:
         Raises:
             StoreError: Neo4j is not reachable.
         """
-        self._neo4j_facts.refresh()
+        self._neo4j_facts.refresh(self.db)
 
     def readiness(self) -> Readiness:
         """``/readyz``: Neo4j answers and the schema is current (raises otherwise)."""

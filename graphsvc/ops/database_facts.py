@@ -13,34 +13,29 @@ __all__ = ["KeptReadiness", "Readiness", "readiness", "subject_has_atoms"]
 
 
 class KeptReadiness:
-    """The last :func:`readiness` read from one database, and when it was read.
+    """The last :func:`readiness` read, and when it was read."""
 
-    Args:
-        db: the database asked.
-    """
-
-    def __init__(self, db: Database) -> None:
-        self._db = db
+    def __init__(self) -> None:
         # (time.monotonic() when read, what Neo4j said); None: never, or it failed.
-        self._kept: tuple[float, Readiness] | None = None
+        self.kept: tuple[float, Readiness] | None = None
 
-    def refresh(self) -> None:
+    def refresh(self, db: Database) -> None:
         """Ask Neo4j now; forget the kept facts when it does not answer.
 
         Raises:
             StoreError: Neo4j is not reachable.
         """
         try:
-            facts = readiness(self._db)
+            facts = readiness(db)
         except Exception:
-            self._kept = None
+            self.kept = None
             raise
-        self._kept = (time.monotonic(), facts)
+        self.kept = (time.monotonic(), facts)
 
-    def kept(self, max_age_s: float) -> tuple[Readiness, float] | None:
+    def young(self, max_age_s: float) -> tuple[Readiness, float] | None:
         """The kept facts and their age in seconds (no I/O); None when there are none
         no older than ``max_age_s``."""
-        kept = self._kept
+        kept = self.kept
         if kept is None:
             return None
         age = time.monotonic() - kept[0]
