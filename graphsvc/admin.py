@@ -14,8 +14,8 @@ import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
+from graphsvc.ops import Database
 from graphsvc.settings import Settings
-from graphsvc.store.connection import Database
 
 if TYPE_CHECKING:
     from graphsvc.core.jobs import JobRow
@@ -86,15 +86,15 @@ class Admin:
     ) -> tuple[list[JobRow], dict[str, int]]:
         """Background jobs of ``subject`` (all subjects when None), newest first, and
         the counts per state."""
-        from graphsvc.store import jobs
+        from graphsvc.ops.jobs import jobs_page
 
-        return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
+        return jobs_page(self.db, subject, state, first)
 
     def retry_job(self, job_id: str, subject: str | None, by: str) -> str:
         """Put a failed job back to pending: ``retried``, ``not_failed`` or ``not_found``."""
-        from graphsvc.store import jobs
+        from graphsvc.ops.jobs import retry_job
 
-        return jobs.retry(self.db, job_id, subject, by, self.clock())
+        return retry_job(self.db, job_id, subject, by, self.clock())
 
     def rebuild_index(
         self,
@@ -120,11 +120,11 @@ class Admin:
     ) -> EntityRebuild:
         """``graphsvc index rebuild --entities`` (ENT-5): the schema first (its entity
         constraints), at the dimension the database records."""
-        from graphsvc.ops.entity_index import rebuild_entities
-        from graphsvc.store.embedding_model import recorded_dimension
+        from graphsvc.ops.entity_index import rebuild_entity_index
 
-        self.db.apply_schema(embedding_dimension=recorded_dimension(self.db))
-        return rebuild_entities(self.db, extractor, subject=subject, batch=batch, progress=progress)
+        return rebuild_entity_index(
+            self.db, extractor, subject=subject, batch=batch, progress=progress
+        )
 
     def reembed(
         self, embedder: Embedder, *, batch: int, timeout_s: float, progress: Progress

@@ -18,18 +18,45 @@ from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from graphsvc.core.binding import Binding
+from graphsvc.core.import_report import ImportProgress, ImportSummary
+from graphsvc.core.jobs import JobRow
+from graphsvc.core.lineage_views import LineageGraphView
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.session_window import SessionToken, Shown
-from graphsvc.core.views import Health, Neo4jServer
+from graphsvc.core.views import ExportReport, Health, ManifestReplay, Neo4jServer
 from graphsvc.core.write_models import AtomRef, Change
+from graphsvc.core.write_plan import Limits
 from graphsvc.embed import Embedder
 from graphsvc.entities import extractor_for
+from graphsvc.forensics.bundle import VerifyReport, verify_bundle
 from graphsvc.inputs.models import HostInputIn
 from graphsvc.keys.signing_keys import KeyRing
+from graphsvc.ops import Database, mcp_sessions
+from graphsvc.ops.changes import ChangesPage, changes
+from graphsvc.ops.database_facts import KeptReadiness, Readiness, readiness, subject_has_atoms
+from graphsvc.ops.export import DEFAULT_PAGE, Window, export_graph
+
+# Result types the edges name in annotations (GraphReader; ForensicExport,
+# InspectResult and Via below), re-exported here so that an edge imports the facade
+# and never the use case (tests/unit/test_architecture.py).
+from graphsvc.ops.graph import GraphReader as GraphReader
+from graphsvc.ops.jobs import jobs_page
+from graphsvc.ops.mcp_sessions import SessionLimits
+from graphsvc.ops.observe import observe
+from graphsvc.ops.purge import PurgeOutcome as PurgeOutcome
+from graphsvc.ops.purge import purge
+from graphsvc.ops.replay import replay_manifest
+from graphsvc.ops.usage import UseRecorded as UseRecorded
+from graphsvc.ops.usage import record_use, reset_usage
 from graphsvc.settings import Settings, fill
-from graphsvc.store.connection import Database
 from graphsvc.tokenizer import Tokenizer
 
+# The use cases that bring SciPy (the ranking) or httpx (the curators) are imported
+# where an operation first needs them, so that a command which uses none of them
+# (`graphsvc purge`, `changes`, `export`, `mcp` before its first search) starts
+# without them (`python -X importtime -c "import graphsvc.service"` shows the cost).
+# None of these is deferred to break a circle: the layers have none, deferred imports
+# counted (tests/unit/test_architecture.py).
 if TYPE_CHECKING:
     from graphsvc.atomise.hooks import AtomiseHooks
     from graphsvc.atomise.lineage import Lineage
@@ -38,29 +65,13 @@ if TYPE_CHECKING:
     from graphsvc.atomise.usecase import AtomiseOutcome as AtomiseOutcome
     from graphsvc.atomise.worker import JobWorker
     from graphsvc.bulk.import_rows import ImportFile
-    from graphsvc.core.import_report import ImportProgress, ImportSummary
-    from graphsvc.core.jobs import JobRow
-    from graphsvc.core.lineage_views import LineageGraphView
-    from graphsvc.core.views import ExportReport, ManifestReplay
-    from graphsvc.core.write_plan import Limits
-    from graphsvc.forensics.bundle import VerifyReport
     from graphsvc.forensics.export import BundleParts
-
-    # Result types the edges name in annotations, re-exported here so that an edge
-    # imports the facade and never the use case (tests/unit/test_architecture.py).
     from graphsvc.forensics.export import ForensicExport as ForensicExport
-    from graphsvc.ops.changes import ChangesPage
-    from graphsvc.ops.graph import GraphReader as GraphReader
     from graphsvc.ops.inspect import InspectResult as InspectResult
     from graphsvc.ops.inspect import Via as Via
-    from graphsvc.ops.mcp_sessions import SessionLimits
-    from graphsvc.ops.purge import PurgeOutcome as PurgeOutcome
     from graphsvc.ops.read import ReadResult
     from graphsvc.ops.search import SearchResult
-    from graphsvc.ops.usage import UseRecorded as UseRecorded
     from graphsvc.ops.write import WriteDeps, WriteOutcome
-    from graphsvc.store.meta import Readiness
-    from graphsvc.store.write_steps import NewRevision
 
 __all__ = ["Service"]
 
@@ -117,8 +128,8 @@ class Service:
         # The background-job worker (job_worker), made on first use.
         self._worker: JobWorker | None = None
         self._worker_lock = threading.Lock()
-        # What Neo4j last said about itself, and when (time.monotonic()): { health }.
-        self._neo4j_facts: tuple[float, Readiness] | None = None
+        # What Neo4j last said about itself, and when: { health }.
+        self._neo4j_facts = KeptReadiness()
 
     def with_settings(self, settings: Settings) -> Service:
         """The same database, models, secret, key ring and clock under other settings."""
@@ -157,17 +168,14 @@ class Service:
     def kept_health(self) -> Health | None:
         """:meth:`health` from the kept Neo4j facts, with no I/O; None when there are
         none young enough (the caller reads them, off the event loop)."""
-        kept = self._neo4j_facts
+        kept = self._neo4j_facts.young(HEALTH_FACTS_MAX_AGE_S)
         if kept is None:
             return None
-        age = time.monotonic() - kept[0]
-        if age > HEALTH_FACTS_MAX_AGE_S:
-            return None
-        facts = kept[1]
+        facts, age = kept
         return Health(
             neo4j=Neo4jServer(**facts["neo4j"]),
             schema_version=facts["schemaVersion"],
-            neo4j_age_s=round(max(0.0, age), 3),
+            neo4j_age_s=round(age, 3),
             embedding_model=self.embedder.model_name,
             embedding_dimension=self.embedder.dimension,
             query_runtime=getattr(self.embedder, "query_runtime", "torch"),
@@ -183,19 +191,10 @@ class Service:
         Raises:
             StoreError: Neo4j is not reachable.
         """
-        from graphsvc.store.meta import readiness
-
-        try:
-            facts = readiness(self.db)
-        except Exception:
-            self._neo4j_facts = None
-            raise
-        self._neo4j_facts = (time.monotonic(), facts)
+        self._neo4j_facts.refresh(self.db)
 
     def readiness(self) -> Readiness:
         """``/readyz``: Neo4j answers and the schema is current (raises otherwise)."""
-        from graphsvc.store.meta import readiness
-
         return readiness(self.db)
 
     @property
@@ -263,66 +262,22 @@ class Service:
     def write(
         self, binding: Binding, changes: list[Change], idempotency_key: str | None = None
     ) -> WriteOutcome:
-        """SPEC §2 ``write``; see :func:`graphsvc.ops.write.write`."""
-        from graphsvc.atomise.policy import (
-            after_write,
-            embedding_deferral,
-            get_namespace_policy,
-            jobs_for,
-        )
-        from graphsvc.ops.write import write
-        from graphsvc.store import jobs as job_store
+        """SPEC §2 ``write`` under the caller's namespace policy; see
+        :func:`graphsvc.atomise.policy_write.write_under_policy`."""
+        from graphsvc.atomise.policy_write import write_under_policy
 
-        # Host layer (ATM-8/9): a namespace policy may atomise what was just written;
-        # in synchronous mode the source's own embedding is skipped. The work it
-        # causes is written as jobs in the write's transaction, held by this
-        # process's worker (graphsvc.atomise.worker).
-        policy = get_namespace_policy(self.db, binding)
-        worker = self.job_worker()
-        planned: list[job_store.NewJob] = []
-        plan = jobs_for(
-            self.settings.atomise.curator,
-            policy,
-            owner=worker.owner,
-            lease_until=self.clock() + self.settings.jobs.lease_s,
-        )
-
-        def jobs(revisions: Sequence[NewRevision]) -> list[job_store.NewJob]:
-            assert plan is not None
-            planned[:] = plan(revisions)
-            return planned
-
-        outcome = write(
+        return write_under_policy(
             self.write_deps(),
+            self.atomise_deps(),
+            self.job_worker(),
+            self.settings.jobs.lease_s,
             binding,
             changes,
             idempotency_key,
-            defer_embedding=embedding_deferral(
-                self.settings.atomise.curator, self.tokenizer, policy
-            ),
-            jobs_for=None if plan is None else jobs,
-        )
-
-        def finish(ids: list[str], word: str) -> None:
-            for job_id in ids:
-                job_store.finish(
-                    self.db, job_id, worker.owner, state="done", now=self.clock(), outcome=word
-                )
-
-        return after_write(
-            self.atomise_deps(),
-            binding,
-            outcome,
-            policy,
-            jobs=planned,
-            submit=worker.submit,
-            finish=finish,
         )
 
     def observe(self, binding: Binding, host_input: HostInputIn) -> str:
         """SPEC §3 ``observe``; see :func:`graphsvc.ops.observe.observe`."""
-        from graphsvc.ops.observe import observe
-
         return observe(
             self.db,
             self.secret,
@@ -333,50 +288,38 @@ class Service:
         )
 
     def _session_limits(self) -> SessionLimits:
-        from graphsvc.ops.mcp_sessions import SessionLimits
-
         return fill(SessionLimits, self.settings.client)
 
     def mcp_session_open(self, binding: Binding) -> str:
         """A new MCP session of ``binding`` (SPEC §17, MCP-1); its id. See
         :func:`graphsvc.ops.mcp_sessions.open_session`."""
-        from graphsvc.ops.mcp_sessions import open_session
-
-        return open_session(self.db, self.clock, self._session_limits(), binding)
+        return mcp_sessions.open_session(self.db, self.clock, self._session_limits(), binding)
 
     def mcp_session_touch(self, binding: Binding, session_id: str) -> bool:
         """Whether ``session_id`` is a live MCP session of ``binding``."""
-        from graphsvc.ops.mcp_sessions import touch
-
-        return touch(self.db, self.clock, self._session_limits(), binding, session_id)
+        return mcp_sessions.touch(self.db, self.clock, self._session_limits(), binding, session_id)
 
     def mcp_session_live(self, binding: Binding, session_id: str) -> bool:
         """Whether ``session_id`` is a live MCP session of ``binding`` (a read; the
         tool call's :meth:`mcp_session_present` restarts its idle time)."""
-        from graphsvc.ops.mcp_sessions import live
-
-        return live(self.db, self.clock, binding, session_id)
+        return mcp_sessions.live(self.db, self.clock, binding, session_id)
 
     def mcp_session_present(
         self, binding: Binding, session_id: str, shown: Sequence[Shown]
     ) -> bool:
         """End a tool call of the session: one write checks it, restarts its idle
         time and adds what the call showed to its window (MCP-1)."""
-        from graphsvc.ops.mcp_sessions import present
-
-        return present(self.db, self.clock, self._session_limits(), binding, session_id, shown)
+        return mcp_sessions.present(
+            self.db, self.clock, self._session_limits(), binding, session_id, shown
+        )
 
     def mcp_session_close(self, binding: Binding, session_id: str) -> bool:
         """End an MCP session (its window is deleted)."""
-        from graphsvc.ops.mcp_sessions import close_session
-
-        return close_session(self.db, binding, session_id)
+        return mcp_sessions.close_session(self.db, binding, session_id)
 
     def mcp_session_discard(self, binding: Binding, token: str) -> None:
         """Forget a session token whose change was refused (nothing stays behind)."""
-        from graphsvc.ops.mcp_sessions import discard_token
-
-        discard_token(self.db, self.secret, binding, token)
+        mcp_sessions.discard_token(self.db, self.secret, binding, token)
 
     def mcp_session_token(
         self, binding: Binding, session_id: str, payload_digest: str
@@ -388,9 +331,7 @@ class Service:
             TokenInvalidError: the session has ended.
             PurgePendingError: a purge in this subject has not finished.
         """
-        from graphsvc.ops.mcp_sessions import session_token
-
-        return session_token(
+        return mcp_sessions.session_token(
             self.db,
             self.secret,
             self.clock,
@@ -415,14 +356,10 @@ class Service:
         atoms: Sequence[AtomRef] | None = None,
     ) -> UseRecorded:
         """``recordUse``; see :func:`graphsvc.ops.usage.record_use`."""
-        from graphsvc.ops.usage import record_use
-
         return record_use(self.db, self.clock, binding, event_id, manifest, atoms)
 
     def reset_usage(self, binding: Binding, atom_id: str | None = None) -> int:
         """``resetUsage``; see :func:`graphsvc.ops.usage.reset_usage`."""
-        from graphsvc.ops.usage import reset_usage
-
         return reset_usage(self.db, binding, atom_id)
 
     def read(self, binding: Binding, request: ReadRequest) -> ReadResult:
@@ -451,8 +388,6 @@ class Service:
 
     def purge(self, binding: Binding, atom_id: str) -> PurgeOutcome:
         """SPEC §6 ``purge`` (operator); see :func:`graphsvc.ops.purge.purge`."""
-        from graphsvc.ops.purge import purge
-
         return purge(self.db, self.clock, binding, atom_id)
 
     # ------------------------------------------------ host layer: atomisation (§11-§12)
@@ -487,8 +422,6 @@ class Service:
 
     def subject_has_atoms(self, subject: str) -> bool:
         """Whether ``subject`` holds any atom (a warning for a misspelt subject)."""
-        from graphsvc.store.meta import subject_has_atoms
-
         return subject_has_atoms(self.db, subject)
 
     def namespace_policy(self, binding: Binding) -> NamespacePolicy:
@@ -501,15 +434,10 @@ class Service:
         self, binding: Binding, state: str | None, first: int
     ) -> tuple[list[JobRow], dict[str, int]]:
         """The caller's background jobs, newest first, and the counts per state."""
-        from graphsvc.store import jobs
-
-        subject = binding.subject
-        return jobs.list_jobs(self.db, subject, state, first), jobs.counts(self.db, subject)
+        return jobs_page(self.db, binding.subject, state, first)
 
     def replay_manifest(self, binding: Binding, manifest_id: str) -> ManifestReplay | None:
         """Read replay (docs/time-travel.md); see :mod:`graphsvc.ops.replay`."""
-        from graphsvc.ops.replay import replay_manifest
-
         return replay_manifest(
             self.db, self.clock(), self.settings.lifetimes.manifest_lifetime_s, binding, manifest_id
         )
@@ -524,8 +452,6 @@ class Service:
         first: int | None = None,
     ) -> ChangesPage:
         """The change feed (docs/time-travel.md); see :func:`graphsvc.ops.changes.changes`."""
-        from graphsvc.ops.changes import changes
-
         return changes(
             self.db,
             binding,
@@ -539,8 +465,6 @@ class Service:
     def graph_reader(self, binding: Binding) -> GraphReader:
         """The typed graph's batched reads for ``binding`` (docs/graphql.md), which the
         GraphQL DataLoaders call; see :class:`graphsvc.ops.graph.GraphReader`."""
-        from graphsvc.ops.graph import GraphReader
-
         return GraphReader(self.db, binding, self.settings.graphql)
 
     def public_keys(self) -> dict[str, bytes]:
@@ -584,8 +508,6 @@ class Service:
         """``graphsvc export`` (docs/analysts.md): the caller's subject streamed as
         ``fmt`` to ``target``, lineage signatures checked against the deployment's keys
         (none created); see :func:`graphsvc.ops.export.export_graph`."""
-        from graphsvc.ops.export import DEFAULT_PAGE, Window, export_graph
-
         return export_graph(
             self.db,
             binding,
@@ -658,6 +580,4 @@ class Service:
     @staticmethod
     def verify_bundle(path: str) -> VerifyReport:
         """Verify a forensic bundle file offline (no database, no Service needed)."""
-        from graphsvc.forensics.bundle import verify_bundle
-
         return verify_bundle(path)

@@ -248,9 +248,9 @@ def _tool(t: Tool) -> types.Tool:
         description=t.description,
         input_schema=t.input_schema(),
         annotations=types.ToolAnnotations(
-            read_only_hint=d.read_only,
+            read_only_hint=d.read_only_hint,
             destructive_hint=d.destructive,
-            idempotent_hint=d.idempotent,
+            idempotent_hint=d.idempotent_hint,
             open_world_hint=False,
         ),
     )

@@ -21,14 +21,16 @@ import dataclasses
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 from graphql import GraphQLSchema
 from pydantic import BaseModel, ValidationError
 
 from graphsvc.core.batch_sizes import check_batch_sizes
+from graphsvc.core.binding import Binding
 from graphsvc.core.requests import InspectRequest, ReadRequest, SearchRequest
 from graphsvc.core.session_window import (
+    Shown,
     shown_in_inspect,
     shown_in_read,
     shown_in_search,
@@ -61,10 +63,38 @@ def _snake(name: str) -> str:
     return re.sub(r"(?<!^)(?=[A-Z])", "_", name).lower()
 
 
-def _search(call: Call, a: BaseModel) -> dict[str, Any]:
-    answer = call.service.search(call.binding, SearchRequest(**_kwargs(a))).to_json()
-    call.show(shown_in_search(answer))
-    return answer
+class _Answer(Protocol):
+    """An operation's result, which answers as its JSON form (the CLI's ``--json``)."""
+
+    def to_json(self) -> dict[str, Any]:
+        """The JSON form."""
+        ...
+
+
+def _answer(op: Callable[..., _Answer], **fixed: Any) -> Run:
+    """A tool that answers the JSON form of ``op(service, binding, **arguments)``
+    (``fixed``: arguments the tool sets itself)."""
+
+    def run(call: Call, a: BaseModel) -> dict[str, Any]:
+        return op(call.service, call.binding, **fixed, **_kwargs(a)).to_json()
+
+    return run
+
+
+def _showing(
+    op: Callable[[Service, Binding, Any], _Answer],
+    request: Callable[..., object],
+    shown: Callable[[dict[str, Any]], list[Shown]],
+) -> Run:
+    """A reading tool: ``op`` on the request its arguments make, whose answer adds
+    what it showed to the session's window (MCP-1)."""
+
+    def run(call: Call, a: BaseModel) -> dict[str, Any]:
+        answer = op(call.service, call.binding, request(**_kwargs(a))).to_json()
+        call.show(shown(answer))
+        return answer
+
+    return run
 
 
 def _read(call: Call, a: BaseModel) -> dict[str, Any]:
@@ -81,19 +111,15 @@ def _read(call: Call, a: BaseModel) -> dict[str, Any]:
     }
 
 
-def _inspect(call: Call, a: BaseModel) -> dict[str, Any]:
-    answer = call.service.inspect(call.binding, InspectRequest(**_kwargs(a))).to_json()
-    call.show(shown_in_inspect(answer))
-    return answer
-
-
 def _lineage(call: Call, a: BaseModel) -> dict[str, Any]:
     found = call.service.lineage(call.binding, **_kwargs(a)).to_json()
     # The typed graph's names (LineageGraph: a node's atomId and excerpt, an edge's
     # kind), one vocabulary with GraphQL (docs/agents.md, "Vocabulary").
-    nodes = [{_LINEAGE_NAMES.get(k, k): v for k, v in node.items()} for node in found["nodes"]]
-    edges = [{_LINEAGE_NAMES.get(k, k): v for k, v in edge.items()} for edge in found["edges"]]
-    return {**found, "nodes": nodes, "edges": edges}
+    return {**found, "nodes": _renamed(found["nodes"]), "edges": _renamed(found["edges"])}
+
+
+def _renamed(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{_LINEAGE_NAMES.get(k, k): v for k, v in item.items()} for item in items]
 
 
 _LINEAGE_NAMES = {"id": "atomId", "text": "excerpt", "type": "kind"}
@@ -127,22 +153,6 @@ def _reset_usage(call: Call, a: BaseModel) -> dict[str, Any]:
     return {"deleted": call.service.reset_usage(call.binding, **_kwargs(a))}
 
 
-def _purge(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.purge(call.binding, **_kwargs(a)).to_json()
-
-
-def _atomise(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.atomise(call.binding, retries=_OPERATOR_RETRIES, **_kwargs(a)).to_json()
-
-
-def _set_namespace_policy(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.set_namespace_policy(call.binding, **_kwargs(a)).to_json()
-
-
-def _export_forensic_bundle(call: Call, a: BaseModel) -> dict[str, Any]:
-    return call.service.export_forensic_bundle(call.binding, **_kwargs(a)).to_json()
-
-
 @dataclass(frozen=True)
 class ToolDef:
     """A tool: a GraphQL root field (its arguments and capability), or, with
@@ -151,6 +161,8 @@ class ToolDef:
     field: str
     mutation: bool
     run: Run
+    # What a mutation does (hints for the host); a query changes nothing, so it is
+    # read-only and idempotent whatever these say (read_only_hint, idempotent_hint).
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -167,14 +179,22 @@ class ToolDef:
     def name(self) -> str:
         return _snake(self.field)
 
+    @property
+    def read_only_hint(self) -> bool:
+        """Whether calling the tool changes nothing."""
+        return self.read_only or not self.mutation
+
+    @property
+    def idempotent_hint(self) -> bool:
+        """Whether calling the tool twice does what calling it once does."""
+        return self.idempotent or not self.mutation
+
 
 TOOLS: tuple[ToolDef, ...] = (
     ToolDef(
         "search",
         False,
-        _search,
-        read_only=True,
-        idempotent=True,
+        _showing(Service.search, SearchRequest, shown_in_search),
         compact=True,
         description="Find remembered atoms relevant to a question, ranked. Call it "
         "before answering from memory; `cursor` gives the next page.",
@@ -184,8 +204,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "read",
         False,
         _read,
-        read_only=True,
-        idempotent=True,
         compact=True,
         description="Memory as text to put in context: the most relevant atoms and what "
         "they need, within memoryTokenBudget tokens.",
@@ -208,9 +226,7 @@ TOOLS: tuple[ToolDef, ...] = (
     ToolDef(
         "inspect",
         False,
-        _inspect,
-        read_only=True,
-        idempotent=True,
+        _showing(Service.inspect, InspectRequest, shown_in_inspect),
         compact=True,
         description="One atom and its linked neighbours; `stale` says whether what it "
         "was made from has changed since.",
@@ -219,8 +235,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "entities",
         False,
         memory_tools.run_entities,
-        read_only=True,
-        idempotent=True,
         compact=True,
         model=memory_tools.EntitiesArguments,
         description="People, places and things named in memory: `query` finds them "
@@ -230,8 +244,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "status",
         False,
         memory_tools.run_status,
-        read_only=True,
-        idempotent=True,
         compact=True,
         model=memory_tools.StatusArguments,
         description="Whether memory is up: version, database, indexing lag, model.",
@@ -240,8 +252,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "atom",
         False,
         memory_tools.run_atom,
-        read_only=True,
-        idempotent=True,
         model=memory_tools.AtomArguments,
         description="One atom by id: its head, a revision, or as it stood at `asOf`.",
     ),
@@ -249,8 +259,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "changes",
         False,
         memory_tools.run_changes,
-        read_only=True,
-        idempotent=True,
         model=memory_tools.ChangesArguments,
         description="What was written, revised, retired or purged since an instant "
         "(`since`) or since the last page (`after` = its `cursor`), oldest first.",
@@ -259,8 +267,6 @@ TOOLS: tuple[ToolDef, ...] = (
         "lineage",
         False,
         _lineage,
-        read_only=True,
-        idempotent=True,
         description="Where an atom came from (atomisation) and what it links, as nodes and edges.",
     ),
     ToolDef(
@@ -287,10 +293,10 @@ TOOLS: tuple[ToolDef, ...] = (
         destructive=True,
         idempotent=True,
     ),
-    ToolDef("atomise", True, _atomise),
-    ToolDef("setNamespacePolicy", True, _set_namespace_policy, idempotent=True),
-    ToolDef("exportForensicBundle", True, _export_forensic_bundle, read_only=True),
-    ToolDef("purge", True, _purge, destructive=True, idempotent=True),
+    ToolDef("atomise", True, _answer(Service.atomise, retries=_OPERATOR_RETRIES)),
+    ToolDef("setNamespacePolicy", True, _answer(Service.set_namespace_policy), idempotent=True),
+    ToolDef("exportForensicBundle", True, _answer(Service.export_forensic_bundle), read_only=True),
+    ToolDef("purge", True, _answer(Service.purge), destructive=True, idempotent=True),
 )
 
 # The capabilities of operator tools: listed by capability in every profile.

@@ -33,9 +33,15 @@ from graphsvc.errors import EntityExtractorMismatchError, InvalidInputError
 from graphsvc.store import entities as store
 from graphsvc.store import replicas
 from graphsvc.store.connection import Database
+from graphsvc.store.embedding_model import recorded_dimension
 from graphsvc.store.entities import HeadMentions, head_mentions
 
-__all__ = ["EntityRebuild", "ensure_entity_extractor", "rebuild_entities"]
+__all__ = [
+    "EntityRebuild",
+    "ensure_entity_extractor",
+    "rebuild_entities",
+    "rebuild_entity_index",
+]
 
 
 @dataclass(frozen=True)
@@ -217,3 +223,22 @@ def _index_pending(
         rate = done / max(time.monotonic() - started, 1e-9)
         say(f"graphsvc: entities: {done}/{pending} heads ({rate:.0f}/s)")
     return done
+
+
+def rebuild_entity_index(
+    db: Database,
+    extractor: EntityExtractor,
+    *,
+    subject: str | None,
+    batch: int,
+    progress: Callable[[str], None],
+) -> EntityRebuild:
+    """``graphsvc index rebuild --entities`` (ENT-5): the schema first (its entity
+    constraints), at the embedding dimension the database records, then
+    :func:`rebuild_entities`.
+
+    Raises:
+        InvalidInputError: as :func:`rebuild_entities` raises.
+    """
+    db.apply_schema(embedding_dimension=recorded_dimension(db))
+    return rebuild_entities(db, extractor, subject=subject, batch=batch, progress=progress)

@@ -160,23 +160,24 @@ def test_health_answers_from_facts_a_serving_process_keeps_fresh(
         assert kept["neo4j"] == first["neo4j"] and kept["neo4jAgeS"] >= first["neo4jAgeS"]
         # ... and once they are older than HEALTH_FACTS_MAX_AGE_S it asks again, so an
         # unreachable Neo4j is an error as before, and nothing stale is kept.
-        read_at, facts = own._neo4j_facts  # type: ignore[misc]
-        own._neo4j_facts = (read_at - HEALTH_FACTS_MAX_AGE_S - 1, facts)
+        assert own._neo4j_facts.kept is not None
+        read_at, facts = own._neo4j_facts.kept
+        own._neo4j_facts.kept = (read_at - HEALTH_FACTS_MAX_AGE_S - 1, facts)
         assert own.kept_health() is None  # what the resolver answers on the loop
         with pytest.raises(GraphsvcError):
             own.health()
-        assert own._neo4j_facts is None
+        assert own._neo4j_facts.kept is None
     finally:
         own.db.close()
         own.db = reachable
     # A serving process refreshes them on a thread of its own.
     own.refresh_neo4j_facts()
-    before = own._neo4j_facts
+    before = own._neo4j_facts.kept
     with serving_process(own):
         deadline = time.monotonic() + 60
-        while own._neo4j_facts is before and time.monotonic() < deadline:
+        while own._neo4j_facts.kept is before and time.monotonic() < deadline:
             time.sleep(0.1)
-    assert own._neo4j_facts is not before and own._neo4j_facts is not None
+    assert own._neo4j_facts.kept is not before and own._neo4j_facts.kept is not None
     assert own.health().schema_version == SCHEMA_VERSION
 
 

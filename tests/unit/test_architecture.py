@@ -215,6 +215,49 @@ def test_the_edges_call_only_the_facades() -> None:
     _check_pending(offenders, EDGE_PENDING)
 
 
+# The facades delegate: the use cases they call do the orchestration and reach the
+# store; a facade names the connection's type through graphsvc.ops.
+FACADES = ("graphsvc.service", "graphsvc.admin")
+
+
+def _facade_store_imports(root: Path) -> set[str]:
+    """``facade -> store module`` for every import of ``graphsvc.store`` in a facade,
+    deferred and type-only ones included."""
+    mods = devtools.modules(root)
+    return {
+        f"{imp.source} -> {imp.target}"
+        for facade in FACADES
+        if facade in mods
+        for imp in devtools.imports_of(facade, mods[facade], set(mods))
+        if _in(imp.target, "graphsvc.store")
+    }
+
+
+def test_the_facades_never_import_the_store() -> None:
+    assert _facade_store_imports(PKG) == set()
+
+
+def test_a_facade_importing_the_store_is_found(tmp_path: Path) -> None:
+    pkg = tmp_path / "graphsvc"
+    (pkg / "store").mkdir(parents=True)
+    (pkg / "ops").mkdir()
+    (pkg / "store" / "__init__.py").write_text("")
+    (pkg / "store" / "jobs.py").write_text("def counts(): ...\n")
+    (pkg / "store" / "meta.py").write_text("class Readiness: ...\n")
+    (pkg / "ops" / "jobs.py").write_text("from graphsvc.store import jobs\n")
+    (pkg / "service.py").write_text(
+        "from typing import TYPE_CHECKING\n"
+        "from graphsvc.ops.jobs import x\n"
+        "if TYPE_CHECKING:\n    from .store.meta import Readiness\n"
+        "def f():\n    from graphsvc.store import jobs\n"
+    )
+    (pkg / "admin.py").write_text("import graphsvc.ops.jobs\n")
+    assert _facade_store_imports(pkg) == {
+        "graphsvc.service -> graphsvc.store.meta",
+        "graphsvc.service -> graphsvc.store.jobs",
+    }
+
+
 def test_settings_is_the_only_reader_of_the_environment() -> None:
     assert _reads_environment(ast.parse("import os\nx = os.environ.get('A')"))
     assert _reads_environment(ast.parse("from os import getenv"))
