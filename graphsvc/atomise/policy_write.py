@@ -32,8 +32,8 @@ class JobHolder(Protocol):
 
     owner: str
 
-    def submit(self, job_ids: list[str]) -> object:
-        """Run these committed jobs (held by :attr:`owner`) soon."""
+    def submit(self, job_ids: list[str]) -> bool:
+        """Run these committed jobs (held by :attr:`owner`) soon (True: queued)."""
         ...
 
 
