@@ -59,6 +59,7 @@ from graphsvc.store.inspect import (
     Neighborhood,
     NeighborQuery,
     RootFacts,
+    RootQuery,
     load_first_page,
     load_root_and_neighbors,
 )
@@ -438,13 +439,9 @@ def _first_page(
     want_neighbors = opts.limit > 0 and opts.roles != ()
     row = load_first_page(
         db,
-        subject=binding.subject,
-        atom_id=opts.atom_id,
-        rev=opts.rev,
-        policy=binding.policy,
-        model_id=model.id,
-        neighbors=_neighbor_query(opts, cap) if want_neighbors else None,
-        page_size=opts.limit,
+        _root_query(binding, opts, model),
+        _neighbor_query(opts, cap, want_neighbors),
+        opts.limit,
     )
     generation = index_generation(row, model_name)
     root = row["root"]
@@ -459,7 +456,13 @@ def _first_page(
     return generation, evaluation, {v.ref: v for v in views}
 
 
-def _neighbor_query(opts: _Options, cap: int) -> NeighborQuery:
+def _root_query(binding: Binding, opts: _Options, model: AdaptiveUseModel) -> RootQuery:
+    return RootQuery(binding.subject, opts.atom_id, opts.rev, binding.policy, model.id)
+
+
+def _neighbor_query(opts: _Options, cap: int, wanted: bool) -> NeighborQuery | None:
+    if not wanted:
+        return None
     return NeighborQuery(
         version=opts.version,
         outgoing=opts.direction in ("outgoing", "both"),
@@ -478,13 +481,9 @@ def _evaluate(
     want_neighbors = opts.limit > 0 and opts.roles != ()
     root, found = load_root_and_neighbors(
         db,
-        subject=binding.subject,
-        atom_id=opts.atom_id,
-        rev=opts.rev,
-        policy=binding.policy,
-        model_id=model.id,
-        as_of=cast(str, opts.as_of),
-        neighbors=_neighbor_query(opts, cap) if want_neighbors else None,
+        _root_query(binding, opts, model),
+        _neighbor_query(opts, cap, want_neighbors),
+        cast(str, opts.as_of),
     )
     if root is None:
         raise NotFoundError(_NOT_FOUND)

@@ -18,6 +18,7 @@ __all__ = [
     "NeighborQuery",
     "Neighborhood",
     "RootFacts",
+    "RootQuery",
     "load_first_page",
     "load_root_and_neighbors",
 ]
@@ -49,6 +50,26 @@ class Neighborhood(TypedDict):
 
 
 @dataclass(frozen=True)
+class RootQuery:
+    """Which revision is inspected (None: the head), and whose usage state is shown."""
+
+    subject: str
+    atom_id: str
+    rev: int | None
+    policy: str
+    model_id: str
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "atomId": self.atom_id,
+            "rev": self.rev,
+            "policy": self.policy,
+            "modelId": self.model_id,
+        }
+
+
+@dataclass(frozen=True)
 class NeighborQuery:
     """Which links of the root make neighbours, and how many are acquired at most."""
 
@@ -74,15 +95,7 @@ class FirstPage(TypedDict):
 
 
 def load_first_page(
-    db: Database,
-    *,
-    subject: str,
-    atom_id: str,
-    rev: int | None,
-    policy: str,
-    model_id: str,
-    neighbors: NeighborQuery | None,
-    page_size: int,
+    db: Database, root: RootQuery, neighbors: NeighborQuery | None, page_size: int
 ) -> FirstPage:
     """Everything a first page of ``inspect`` now reads, in one round trip
     (``inspect/first_page``): with ``neighbors`` None no neighbour is acquired; the
@@ -90,11 +103,7 @@ def load_first_page(
     q = neighbors or NeighborQuery("observed", outgoing=False, incoming=False, roles=None, cap=0)
     rows = db.read_rows(
         "inspect/first_page",
-        subject=subject,
-        atomId=atom_id,
-        rev=rev,
-        policy=policy,
-        modelId=model_id,
+        **root.params(),
         version=q.version,
         outgoing=q.outgoing,
         incoming=q.incoming,
@@ -106,45 +115,30 @@ def load_first_page(
 
 
 def load_root_and_neighbors(
-    db: Database,
-    *,
-    subject: str,
-    atom_id: str,
-    rev: int | None,
-    policy: str,
-    model_id: str,
-    neighbors: NeighborQuery | None,
-    as_of: str,
+    db: Database, root_query: RootQuery, neighbors: NeighborQuery | None, as_of: str
 ) -> tuple[RootFacts | None, Neighborhood | None]:
     """The root's facts and (when ``neighbors`` is given) its neighbourhood as of
     ``as_of``, in one read transaction; ``(None, None)`` when the revision did not
-    exist in ``subject`` then."""
+    exist in the subject then."""
 
     def work(tx: Tx) -> tuple[RootFacts | None, Neighborhood | None]:
-        params = {
-            "subject": subject,
-            "atomId": atom_id,
-            "rev": rev,
-            "policy": policy,
-            "modelId": model_id,
-        }
-        rows = run(tx, "asof/inspect_root", asOf=as_of, **params)
+        rows = run(tx, "asof/inspect_root", asOf=as_of, **root_query.params())
         if not rows:
             return None, None
         root = cast(RootFacts, rows[0])
         if neighbors is None:
             return root, None
-        return root, _neighborhood(tx, subject, atom_id, root["rev"], neighbors, as_of)
+        return root, _neighborhood(tx, root_query, root["rev"], neighbors, as_of)
 
     return db.read_tx(work, label="inspect")
 
 
 def _neighborhood(
-    tx: Tx, subject: str, atom_id: str, rev: int, q: NeighborQuery, as_of: str
+    tx: Tx, root_query: RootQuery, rev: int, q: NeighborQuery, as_of: str
 ) -> Neighborhood | None:
     params = {
-        "subject": subject,
-        "atomId": atom_id,
+        "subject": root_query.subject,
+        "atomId": root_query.atom_id,
         "rev": rev,
         "version": q.version,
         "outgoing": q.outgoing,
