@@ -1,4 +1,4 @@
-// inspect/neighbors as of $asOf: one hop around revision ($atomId, $rev), collapsed
+// inspect/first_page's neighbourhood as of $asOf: one hop around revision ($atomId, $rev), collapsed
 // per neighbour revision and ordered by (atomId, rev). Outgoing: an observed link
 // (with $version 'observed') binds to its pinned revision, a logical one to the
 // target's head as of $asOf. Incoming: links held by the linking atom's head as of

@@ -1,4 +1,4 @@
-// inspect/root as of $asOf (docs/time-travel.md): the inspected revision (default:
+// inspect/first_page's root as of $asOf (docs/time-travel.md): the inspected revision (default:
 // the head as of $asOf, the newest revision created at or before it) must exist by
 // then; `headRev`/`headState` are the head as of then, and the required-link check
 // binds logical targets to their heads as of then. Watches and the usage state are

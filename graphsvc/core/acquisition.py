@@ -22,12 +22,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
-
 from graphsvc.core.activation import (
     acquisition_order,
-    cosine_from_neo4j,
-    fuse_match,
+    fuse_matches,
     neo4j_cosines,
     normalise_lexical,
     normalise_lexical_by,
@@ -365,21 +362,20 @@ def keep_lexical(acq: Acquired, text: str, ranking: RankingSettings) -> list[str
 def fuse(acq: Acquired, text: str, ranking: RankingSettings) -> Fusion:
     """Fuse every candidate's signals; the seeds are the best ``max_seeds`` by match
     (:func:`graphsvc.core.activation.acquisition_order`) with a positive match."""
-    fused: Fused = {}
     ids = sorted(set(acq.semantic) | set(acq.lexical))
     lex_norm, normalisation = lexical_signal(acq, ids, text, ranking)
+    # While the fulltext index is rebuilt nobody has a lexical signal: it is
+    # missing (ACT-1), not 0, so the semantic signal ranks alone.
     lexical_missing = acq.lexical_mode == "rebuilding"
-    for atom_id in ids:
-        if atom_id in acq.semantic:
-            sem: float | None = cosine_from_neo4j(acq.semantic[atom_id])
-        else:
-            raw = acq.lexical_semantic.get(atom_id)
-            sem = None if raw is None else cosine_from_neo4j(raw)
-        # While the fulltext index is rebuilt nobody has a lexical signal: it is
-        # missing (ACT-1), not 0, so the semantic signal ranks alone.
-        lex = None if lexical_missing else lex_norm.get(atom_id, 0.0)
-        m, missing = fuse_match(sem, lex)
-        fused[atom_id] = (m, sem, lex, missing)
-    order = acquisition_order(np.array([fused[a][0] for a in ids], dtype=np.float64))
-    seeds = [ids[int(i)] for i in order[: ranking.max_seeds] if fused[ids[int(i)]][0] > 0.0]
+    scores = [acq.semantic[a] if a in acq.semantic else acq.lexical_semantic.get(a) for a in ids]
+    lexical = [None if lexical_missing else lex_norm.get(a, 0.0) for a in ids]
+    m, cosines, missing = fuse_matches(scores, lexical)
+    fused: Fused = {
+        atom_id: (match, None if score is None else cosine, lex, gone)
+        for atom_id, match, cosine, score, lex, gone in zip(
+            ids, m.tolist(), cosines.tolist(), scores, lexical, missing, strict=True
+        )
+    }
+    order = acquisition_order(m)
+    seeds = [ids[int(i)] for i in order[: ranking.max_seeds] if m[int(i)] > 0.0]
     return Fusion(fused, seeds, normalisation)

@@ -77,6 +77,7 @@ __all__ = [
     "entity_graph",
     "entity_inflow",
     "fuse_match",
+    "fuse_matches",
     "head_scores",
     "neo4j_cosines",
     "normalise_lexical",
@@ -273,6 +274,66 @@ def fuse_match(
     if den == 0.0:
         return 0.0, missing
     return min(1.0, max(0.0, num / den)), missing
+
+
+def fuse_matches(
+    vector_scores: Sequence[float | None],
+    lexical: Sequence[float | None],
+    w_sem: float = DEFAULT_W_SEM,
+    w_lex: float = DEFAULT_W_LEX,
+) -> tuple[FloatArray, FloatArray, list[list[str]]]:
+    """:func:`cosine_from_neo4j` and :func:`fuse_match` of many candidates at once.
+
+    Each element takes the same IEEE double operations in the same order as the
+    scalar functions (``num = 0 + w·s (+ w·l)``, ``den = 0 + w (+ w)``, the same
+    clips), so ``m`` and the cosines are the scalar ones bit for bit
+    (tests/unit/test_activation.py); only the Python loop per candidate is gone.
+
+    Args:
+        vector_scores: Neo4j vector scores ``(1 + cos) / 2`` per candidate, or
+            ``None`` where the candidate has no semantic signal.
+        lexical: normalised lexical signals in ``[0, 1]``, or ``None`` where missing.
+        w_sem: weight of the semantic signal (≥ 0).
+        w_lex: weight of the lexical signal (≥ 0).
+
+    Returns:
+        ``(m, cosines, missing)``: ``m`` per candidate, the cosines (NaN where
+        missing) and the names of each candidate's missing signals.
+
+    Raises:
+        InvalidInputError: if a score, signal or weight is not finite or out of
+            range (as the scalar functions say).
+    """
+    ws = _require_finite("w_sem", w_sem)
+    wl = _require_finite("w_lex", w_lex)
+    if ws < 0.0 or wl < 0.0:
+        raise InvalidInputError("match weights must be non-negative")
+    raw = np.array([np.nan if v is None else v for v in vector_scores], dtype=np.float64)
+    lex = np.array([np.nan if v is None else v for v in lexical], dtype=np.float64)
+    has_sem = np.array([v is not None for v in vector_scores], dtype=bool)
+    has_lex = np.array([v is not None for v in lexical], dtype=bool)
+    if not np.all(np.isfinite(raw[has_sem])):
+        raise InvalidInputError("vector score must be finite")
+    if not np.all(np.isfinite(lex[has_lex])):
+        raise InvalidInputError("lexical must be finite")
+    if np.any((raw[has_sem] < -_COSINE_SLOP) | (raw[has_sem] > 1.0 + _COSINE_SLOP)):
+        raise InvalidInputError("vector score must lie in [0, 1]")
+    if np.any((lex[has_lex] < 0.0) | (lex[has_lex] > 1.0 + _COSINE_SLOP)):
+        raise InvalidInputError("lexical must lie in [0, 1]")
+    cos = np.minimum(1.0, np.maximum(-1.0, 2.0 * raw - 1.0))
+    num = np.zeros(len(raw))
+    den = np.zeros(len(raw))
+    num = np.where(has_sem, num + ws * np.minimum(1.0, np.maximum(-1.0, cos)), num)
+    den = np.where(has_sem, den + ws, den)
+    num = np.where(has_lex, num + wl * np.minimum(1.0, lex), num)
+    den = np.where(has_lex, den + wl, den)
+    live = den != 0.0
+    m = np.where(live, np.minimum(1.0, np.maximum(0.0, num / np.where(live, den, 1.0))), 0.0)
+    missing = [
+        [name for name, absent in (("semantic", not s), ("lexical", not x)) if absent]
+        for s, x in zip(has_sem.tolist(), has_lex.tolist(), strict=True)
+    ]
+    return m, cos, missing
 
 
 def _as_float_vector(name: str, values: npt.ArrayLike) -> FloatArray:

@@ -50,6 +50,7 @@ from graphsvc.core.mac import seal
 from graphsvc.core.requests import InspectRequest
 from graphsvc.core.write_models import AtomRef, AtomView
 from graphsvc.errors import InvalidInputError, NotFoundError
+from graphsvc.ops.acquisition import index_generation
 from graphsvc.ops.cursors import CursorLimits, OpenedCursor, Pager, digest
 from graphsvc.settings import fill
 from graphsvc.store.connection import Database
@@ -58,9 +59,11 @@ from graphsvc.store.inspect import (
     Neighborhood,
     NeighborQuery,
     RootFacts,
+    RootQuery,
+    load_first_page,
     load_root_and_neighbors,
 )
-from graphsvc.store.views import load_views
+from graphsvc.store.views import load_views, view_from_row
 
 if TYPE_CHECKING:
     from graphsvc.settings import Settings
@@ -318,11 +321,20 @@ def inspect(
     opts = _options(limits, request)
     cursor = request.cursor
     pager = Pager(db, secret, clock, limits.cursors, model_name)
-    generation = pager.checked_generation(binding.subject)
     qhash = opts.query_hash(limits.max_limit)
-    opened = _frozen(db, clock, limits.max_limit, pager, binding, opts, cursor, qhash, generation)
+    views: dict[AtomRef, AtomView] | None = None
+    if cursor or opts.as_of is not None:
+        generation = pager.checked_generation(binding.subject)
+        opened = _frozen(
+            db, clock, limits.max_limit, pager, binding, opts, cursor, qhash, generation
+        )
+    else:
+        generation, evaluation, views = _first_page(
+            db, clock(), binding, opts, limits.max_limit, model_name
+        )
+        opened = OpenedCursor(evaluation, "", 0, 0.0)
     frozen, offset = opened.payload, opened.offset
-    root, neighbors, selection = _page(db, binding, opts, frozen, offset)
+    root, neighbors, selection = _page(db, binding, opts, frozen, offset, views)
     next_page = _next_cursor(
         pager,
         binding,
@@ -360,8 +372,9 @@ def _frozen(
     """The evaluation a page is cut from (a first page's: not stored, no id, offset 0).
 
     A later page reads the one its cursor froze, so the pages of one inspect agree
-    even after writes; a first page evaluates now (stored only when there is a next
-    page, :func:`_next_cursor`).
+    even after writes; a first page as of an instant evaluates now (stored only when
+    there is a next page, :func:`_next_cursor`). A first page of the present graph
+    is :func:`_first_page`.
     """
     if cursor:
         return pager.open_cursor(binding, "inspect", cursor, qhash, generation)
@@ -369,21 +382,28 @@ def _frozen(
 
 
 def _page(
-    db: Database, binding: Binding, opts: _Options, frozen: dict[str, Any], offset: int
+    db: Database,
+    binding: Binding,
+    opts: _Options,
+    frozen: dict[str, Any],
+    offset: int,
+    views: dict[AtomRef, AtomView] | None,
 ) -> tuple[AtomView, list[Neighbor], dict[str, Any]]:
-    """The root's and this page's neighbours' views (one round trip), and the selection.
+    """The root's and this page's neighbours' views (read in one round trip unless
+    ``views`` already holds them), and the selection.
 
     Raises:
         NotFoundError: the root is gone since the evaluation.
     """
     page = frozen["neighbors"][offset : offset + opts.limit] if opts.limit else []
     root_ref = AtomRef(frozen["root"]["atomId"], int(frozen["root"]["rev"]))
-    views = load_views(
-        db,
-        binding.subject,
-        [root_ref, *(AtomRef(n["atomId"], int(n["rev"])) for n in page)],
-        as_of=opts.as_of,
-    )
+    if views is None:
+        views = load_views(
+            db,
+            binding.subject,
+            [root_ref, *(AtomRef(n["atomId"], int(n["rev"])) for n in page)],
+            as_of=opts.as_of,
+        )
     if root_ref not in views:
         raise NotFoundError(_NOT_FOUND)
     root = views[root_ref]
@@ -405,33 +425,90 @@ def _page(
     return root, neighbors, selection
 
 
+def _first_page(
+    db: Database, now: float, binding: Binding, opts: _Options, cap: int, model_name: str
+) -> tuple[str, dict[str, Any], dict[AtomRef, AtomView]]:
+    """A first page of the present graph in one round trip (``inspect/first_page``):
+    the index generation, the evaluation and the views of the root and the page.
+
+    Raises:
+        PurgePendingError: a purge in the subject has not finished (LNK-6).
+        NotFoundError: no such atom or revision in the caller's subject.
+    """
+    model = AdaptiveUseModel()
+    want_neighbors = opts.limit > 0 and opts.roles != ()
+    row = load_first_page(
+        db,
+        _root_query(binding, opts, model),
+        _neighbor_query(opts, cap, want_neighbors),
+        opts.limit,
+    )
+    generation = index_generation(row, model_name)
+    root = row["root"]
+    if root is None:
+        raise NotFoundError(_NOT_FOUND)
+    hood = Neighborhood(
+        total=row["total"], neighbors=row["neighbors"], unavailable=row["unavailable"]
+    )
+    keys = {e["atomId"]: set(e["keys"]) for e in row["entityKeys"]}
+    evaluation = _evaluation(now, binding, opts, cap, model, want_neighbors, root, hood, keys)
+    views = (view_from_row(v) for v in row["views"])
+    return generation, evaluation, {v.ref: v for v in views}
+
+
+def _root_query(binding: Binding, opts: _Options, model: AdaptiveUseModel) -> RootQuery:
+    return RootQuery(binding.subject, opts.atom_id, opts.rev, binding.policy, model.id)
+
+
+def _neighbor_query(opts: _Options, cap: int, wanted: bool) -> NeighborQuery | None:
+    if not wanted:
+        return None
+    return NeighborQuery(
+        version=opts.version,
+        outgoing=opts.direction in ("outgoing", "both"),
+        incoming=opts.direction in ("incoming", "both"),
+        roles=list(opts.roles) if opts.roles is not None else None,
+        cap=cap,
+    )
+
+
 def _evaluate(
     db: Database, now: float, binding: Binding, opts: _Options, cap: int
 ) -> dict[str, Any]:
-    """Root facts and the whole (capped) neighbour list, from one read transaction."""
+    """Root facts and the whole (capped) neighbour list as of ``opts.as_of``, from one
+    read transaction, and the entity keys from one more read."""
     model = AdaptiveUseModel()
     want_neighbors = opts.limit > 0 and opts.roles != ()
     root, found = load_root_and_neighbors(
         db,
-        subject=binding.subject,
-        atom_id=opts.atom_id,
-        rev=opts.rev,
-        policy=binding.policy,
-        model_id=model.id,
-        as_of=opts.as_of,
-        neighbors=NeighborQuery(
-            version=opts.version,
-            outgoing=opts.direction in ("outgoing", "both"),
-            incoming=opts.direction in ("incoming", "both"),
-            roles=list(opts.roles) if opts.roles is not None else None,
-            cap=cap,
-        )
-        if want_neighbors
-        else None,
+        _root_query(binding, opts, model),
+        _neighbor_query(opts, cap, want_neighbors),
+        cast(str, opts.as_of),
     )
     if root is None:
         raise NotFoundError(_NOT_FOUND)
     hood = found or Neighborhood(total=0, neighbors=[], unavailable=[])
+    atom_ids = [str(root["atomId"]), *(str(n["atomId"]) for n in hood["neighbors"])]
+    keys = {
+        atom_id: {e.key for e in entities}
+        for atom_id, entities in entities_of_atoms(db, binding.subject, atom_ids).items()
+    }
+    return _evaluation(now, binding, opts, cap, model, want_neighbors, root, hood, keys)
+
+
+def _evaluation(
+    now: float,
+    binding: Binding,
+    opts: _Options,
+    cap: int,
+    model: AdaptiveUseModel,
+    want_neighbors: bool,
+    root: RootFacts,
+    hood: Neighborhood,
+    keys: dict[str, set[str]],
+) -> dict[str, Any]:
+    """The evaluation a page is cut from, built from what the store read: the root's
+    facts, its neighbourhood and the entity keys of the root's and neighbours' heads."""
     neighbors = [
         {
             "atomId": n["atomId"],
@@ -459,9 +536,7 @@ def _evaluate(
     diagnostics = _diagnostics(
         now, opts, cap, want_neighbors, root, hood["total"], unavailable, watches
     )
-    diagnostics["evaluation"]["entities"] = _entities(
-        db, binding.subject, root, [n["atomId"] for n in neighbors]
-    )
+    diagnostics["evaluation"]["entities"] = _entities(root, [n["atomId"] for n in neighbors], keys)
     return {
         "root": {"atomId": root["atomId"], "rev": int(root["rev"]), "digest": root["digest"]},
         "evaluatedAt": now,
@@ -475,15 +550,14 @@ def _evaluate(
 
 
 def _entities(
-    db: Database, subject: str, root: RootFacts, neighbour_ids: list[str]
+    root: RootFacts, neighbour_ids: list[str], keys: dict[str, set[str]]
 ) -> dict[str, Any]:
     """What the entity index (SPEC §16, ENT-5) holds for the root's current head: the
     entities it mentions (at most 20 keys shown), and how many of the listed
     neighbours mention one of them too. Inspect scores nothing, so the share of score
     that came through entities is search's (``evaluation.entities.share``)."""
-    found = entities_of_atoms(db, subject, [str(root["atomId"]), *neighbour_ids])
-    own = {e.key for e in found.get(str(root["atomId"]), [])}
-    sharing = sum(1 for a in neighbour_ids if own & {e.key for e in found.get(a, [])})
+    own = keys.get(str(root["atomId"]), set())
+    sharing = sum(1 for a in neighbour_ids if own & keys.get(a, set()))
     return {
         "mentions": len(own),
         "keys": sorted(own)[:20],

@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,7 @@ from graphsvc.process_state.head_mirrors import forget_mirrors
 from graphsvc.runtime import service_for
 from graphsvc.service import Service
 from graphsvc.settings import Settings
+from graphsvc.store.connection import round_trips
 
 INSPECT = """
 query($atomId: ID!, $rev: Int, $version: LinkAt, $direction: Direction, $roles: [String!],
@@ -454,6 +456,84 @@ def test_unavailable_link_shows_safe_form_and_never_the_target_id_over_http(
         for u in acq["unavailable"]
     )
     assert result["readEligibility"]["reasons"] == ["blocked"]  # the required one is gone
+
+
+@pytest.mark.req("INS-2", "INS-3", "INS-4", "LNK-2", "ENT-5")
+def test_first_page_is_one_round_trip_and_agrees_with_the_as_of_reads(
+    service: Service, human: Binding
+) -> None:
+    """The present first page (``inspect/first_page``) answers in one round trip what
+    the as-of reads (root, neighbourhood, entities and views as separate queries)
+    answer for an instant after the last write: every part of the neighbourhood —
+    outgoing observed and logical links, incoming ones, an unavailable link, usage,
+    entities shared with a neighbour, the page's views and the total past the limit."""
+    out = write(
+        service,
+        human,
+        [
+            new(
+                "a",
+                "Caroline met Jon in Boston.",
+                [
+                    link("cites", local="b", orderKey="k2"),
+                    link("uses", local="c", at="logical", required=True),
+                    link("gone", local="d", required=True),
+                ],
+            ),
+            new("b", "Jon moved to Boston last year."),
+            new("c", "A note with no names."),
+            new("d", "hidden body D"),
+            new("e", "Caroline answered.", [link("replies", local="a")]),
+        ],
+    )
+    a = out["a"]
+    write(service, human, [revise("c", out["c"], "The note, revised.")])
+    cypher(
+        service,
+        "MATCH (:Revision {subject: $s, atomId: $a})-[l:LINK {role: 'gone'}]->() "
+        "SET l.unavailable = true",
+        s=human.subject,
+        a=a.atom_id,
+    )
+    service.record_use(human, "evt-first-page", {}, [a.ref])
+    time.sleep(0.05)  # the instant below is after every write's createdAt
+    instant = datetime.now(UTC).isoformat()
+    before = round_trips()
+    whole = service.inspect(human, InspectRequest(a.atom_id))  # no cursor to save
+    assert round_trips() - before == 1
+    assert len(whole.neighbors) == 3 and whole.cursor is None
+    now = service.inspect(human, InspectRequest(a.atom_id, limit=2))
+    then = service.inspect(human, InspectRequest(a.atom_id, limit=2, as_of=instant))
+
+    def comparable(result: Any) -> dict[str, Any]:
+        out = result.to_json()
+        for key in ("receipt", "cursor"):
+            out.pop(key)
+        out["usage"].pop("evaluatedAt")
+        out["usage"].pop("value")
+        out["diagnostics"]["acquisition"].pop("evaluatedAt")
+        return out
+
+    assert comparable(now) == comparable(then)
+    assert [n.atom.atom_id for n in now.neighbors] == sorted(
+        [out["b"].atom_id, out["c"].atom_id, out["e"].atom_id]
+    )[:2]
+    assert now.diagnostics["selection"]["total"] == 3 and now.cursor is not None
+    assert {n.atom.atom_id: n.atom.rev for n in now.neighbors}.get(out["c"].atom_id, 2) == 2
+    acq = now.diagnostics["acquisition"]
+    assert acq["unavailable"] == [
+        {
+            "direction": "outgoing",
+            "role": "gone",
+            "at": "observed",
+            "required": True,
+            "unavailable": True,
+        }
+    ]
+    entities = now.diagnostics["evaluation"]["entities"]
+    assert entities["mentions"] >= 2 and entities["neighboursSharing"] >= 1
+    assert now.read_eligibility["reasons"] == ["blocked"]
+    assert now.usage is not None and now.usage["state"]
 
 
 # ----------------------------------------------------------------------- stale

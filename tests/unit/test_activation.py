@@ -23,6 +23,7 @@ from graphsvc.core.activation import (
     build_edges,
     cosine_from_neo4j,
     fuse_match,
+    fuse_matches,
     neo4j_cosines,
     normalise_lexical,
     propagate,
@@ -92,6 +93,44 @@ def test_fuse_match_with_no_signal_is_zero_and_names_both() -> None:
 def test_fuse_match_renormalises_custom_weights() -> None:
     m, _ = fuse_match(0.4, 0.9, w_sem=3.0, w_lex=1.0)
     assert m == pytest.approx((3.0 * 0.4 + 1.0 * 0.9) / 4.0)
+
+
+_SIGNAL = st.one_of(
+    st.none(),
+    st.sampled_from([0.0, -0.0, 0.5, 1.0, 1.0 + 5e-7, 1e-300]),
+    st.floats(min_value=0.0, max_value=1.0, allow_nan=False),
+)
+
+
+@pytest.mark.req("ACT-1")
+@settings(max_examples=200, deadline=None)
+@given(
+    pairs=st.lists(st.tuples(_SIGNAL, _SIGNAL), max_size=40),
+    w_sem=st.sampled_from([0.8, 0.0, 3.0]),
+    w_lex=st.sampled_from([0.2, 0.0, 1.0]),
+)
+def test_fuse_matches_is_the_scalar_fusion_bit_for_bit(
+    pairs: list[tuple[float | None, float | None]], w_sem: float, w_lex: float
+) -> None:
+    scores = [s for s, _ in pairs]
+    lexical = [x for _, x in pairs]
+    m, cosines, missing = fuse_matches(scores, lexical, w_sem, w_lex)
+    for i, (score, lex) in enumerate(pairs):
+        cosine = None if score is None else cosine_from_neo4j(score)
+        want_m, want_missing = fuse_match(cosine, lex, w_sem, w_lex)
+        assert float(m[i]).hex() == want_m.hex()
+        assert missing[i] == want_missing
+        if cosine is not None:
+            assert float(cosines[i]).hex() == cosine.hex()
+
+
+@pytest.mark.req("ACT-1")
+def test_fuse_matches_refuses_what_the_scalar_fusion_refuses() -> None:
+    for scores, lexical in (([math.nan], [0.5]), ([1.5], [None]), ([0.5], [-0.1])):
+        with pytest.raises(InvalidInputError):
+            fuse_matches(scores, lexical)
+    with pytest.raises(InvalidInputError):
+        fuse_matches([0.5], [0.5], w_sem=-1.0)
 
 
 @pytest.mark.req("ACT-1")
