@@ -29,7 +29,7 @@ from graphsvc.errors import CursorExpiredError
 from graphsvc.ops.acquisition import index_generation
 from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
-from graphsvc.store.group_commit import GroupCommit
+from graphsvc.store.group_commit import GroupCommit, queue_of
 from graphsvc.telemetry.request_scope import remaining_s
 
 if TYPE_CHECKING:
@@ -295,16 +295,8 @@ def _save_batch(db: Database, batch: list[FrozenEvaluation]) -> None:
 def _save_queue(db: Database) -> GroupCommit[FrozenEvaluation]:
     """This Database's queue of evaluations to store (group commit: while one save
     commits, the next ones queue and are stored together)."""
-    queue: GroupCommit[FrozenEvaluation] | None = db.facts.get(_QUEUE_FACT)
-    if queue is None:
-        made = GroupCommit(
-            db,
-            functools.partial(_save_batch, db),
-            max_batch=_SAVE_BATCH,
-            label="save evaluations",
-        )
-        queue = db.facts.setdefault(_QUEUE_FACT, made)
-    return queue
+    write = functools.partial(_save_batch, db)
+    return queue_of(db, _QUEUE_FACT, write, max_batch=_SAVE_BATCH, label="save evaluations")
 
 
 def _wait_saving(eval_id: str) -> None:

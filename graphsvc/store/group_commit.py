@@ -21,7 +21,7 @@ from typing import Generic, TypeVar
 
 from graphsvc.store.connection import Database
 
-__all__ = ["GroupCommit"]
+__all__ = ["GroupCommit", "queue_of"]
 
 T = TypeVar("T")
 
@@ -89,3 +89,20 @@ class GroupCommit(Generic[T]):
             else:
                 for _, future in batch:
                     future.set_result(None)
+
+
+def queue_of(
+    db: Database,
+    name: str,
+    write_batch: Callable[[list[T]], object],
+    *,
+    max_batch: int,
+    label: str,
+) -> GroupCommit[T]:
+    """``db``'s queue called ``name``, made on first use (one per Database; a race
+    makes two and keeps one, before either holds a row)."""
+    queue: GroupCommit[T] | None = db.facts.get(name)
+    if queue is None:
+        made = GroupCommit(db, write_batch, max_batch=max_batch, label=label)
+        queue = db.facts.setdefault(name, made)
+    return queue

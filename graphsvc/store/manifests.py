@@ -10,7 +10,7 @@ from typing import Any
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import DeadlineExceededError, GraphsvcError
 from graphsvc.store.connection import Database, Tx, run
-from graphsvc.store.group_commit import GroupCommit
+from graphsvc.store.group_commit import GroupCommit, queue_of
 from graphsvc.telemetry.request_scope import remaining_s
 
 __all__ = [
@@ -68,16 +68,8 @@ def save_manifests(db: Database, manifests: list[NewManifest]) -> None:
 
 def manifest_queue(db: Database) -> GroupCommit[NewManifest]:
     """This Database's queue of manifests to save (group commit of concurrent reads)."""
-    queue: GroupCommit[NewManifest] | None = db.facts.get(_QUEUE_FACT)
-    if queue is None:
-        made = GroupCommit(
-            db,
-            functools.partial(save_manifests, db),
-            max_batch=_MANIFEST_BATCH,
-            label="save manifests",
-        )
-        queue = db.facts.setdefault(_QUEUE_FACT, made)
-    return queue
+    write = functools.partial(save_manifests, db)
+    return queue_of(db, _QUEUE_FACT, write, max_batch=_MANIFEST_BATCH, label="save manifests")
 
 
 def save_manifest(db: Database, manifest: NewManifest) -> None:
