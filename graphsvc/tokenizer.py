@@ -30,16 +30,18 @@ ENCODING_NAME = "cl100k_base"
 _CUT = re.compile(r'(?<=\{")(?=[A-Za-z0-9])')  # the definition; _parts is the fast form
 _OPEN = '{"'
 _ALNUM = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789")
-_CUT_FROM = 512  # shorter texts are counted whole
-_CACHE_PART_UP_TO = 4096  # characters; the cache holds at most 8192 parts
+_CUT_FROM = 512  # shorter texts are counted whole (and cached whole)
+_CACHE_PART_UP_TO = 4096  # characters; the cache holds at most 8192 texts or parts
 _CACHED_PARTS = 8192
 
 
 class Tokenizer:
     """Counts tokens of rendered text (special-token text counts as plain text).
 
-    Thread-safe. ``count`` caches the counts of the parts of long texts (see
-    ``_CUT``); the result always equals ``len(encode(text))``.
+    Thread-safe. ``count`` caches counts by text, bounded and per process: a short
+    text's whole (a read counts each presented body's entry, and the same bodies
+    recur from read to read) and the parts of long texts (see ``_CUT``). The key is
+    the text itself, so a hit is exact; the result always equals ``len(encode(text))``.
     """
 
     name = ENCODING_NAME
@@ -56,7 +58,7 @@ class Tokenizer:
     def count(self, text: str) -> int:
         """Number of cl100k_base tokens in ``text``."""
         if len(text) < _CUT_FROM:
-            return self._count_whole(text)
+            return self._part(text)
         return sum(
             self._part(part) if len(part) <= _CACHE_PART_UP_TO else self._count_whole(part)
             for part in _parts(text)

@@ -11,10 +11,10 @@ a later call is CURSOR_EXPIRED; so is a missing or expired evaluation.
 from __future__ import annotations
 
 import contextlib
+import functools
 import hashlib
 import json
 import logging
-import threading
 import time
 import uuid
 from collections.abc import Callable
@@ -29,6 +29,7 @@ from graphsvc.errors import CursorExpiredError
 from graphsvc.ops.acquisition import index_generation
 from graphsvc.store import cursors as store
 from graphsvc.store.connection import Database
+from graphsvc.store.group_commit import GroupCommit, queue_of
 from graphsvc.telemetry.request_scope import remaining_s
 
 if TYPE_CHECKING:
@@ -160,7 +161,7 @@ class Pager:
         """Store ``frozen`` on a side thread; the answer that hands out its cursor does
         not wait for the commit (no write on a search's or read's path). Evaluations
         queued while a save commits are stored together in the next transaction
-        (:class:`_SaveQueue`).
+        (:class:`~graphsvc.store.group_commit.GroupCommit`).
 
         Until the commit, this process's :meth:`open_cursor` waits for the save; another
         replica's waits for the row to appear (``_SETTLE_S``). A save that fails is
@@ -276,69 +277,26 @@ _SAVE_BATCH = 32
 _QUEUE_FACT = "evaluationSaves"
 
 
-class _SaveQueue:
-    """Frozen evaluations waiting to be stored, one transaction per batch: while one
-    commits, the next ones queue, and the drain stores them together (group commit: a
-    transaction's fixed cost, on Neo4j and here, is paid once per batch, not once
-    per search). Payloads are encoded on the drain's thread."""
-
-    def __init__(self, db: Database) -> None:
-        self.db = db
-        self.lock = threading.Lock()
-        self.pending: list[tuple[FrozenEvaluation, Future[None]]] = []
-        self.draining = False
-
-    def put(self, frozen: FrozenEvaluation) -> Future[None]:
-        future: Future[None] = Future()
-        with self.lock:
-            self.pending.append((frozen, future))
-            start, self.draining = not self.draining, True
-        if start:
-            try:
-                self.db.soon(self._drain, label="save evaluations")
-            except BaseException as exc:  # the pool is shut down: nothing will drain
-                self._fail_all(exc)
-        return future
-
-    def _fail_all(self, exc: BaseException) -> None:
-        with self.lock:
-            batch, self.pending, self.draining = self.pending, [], False
-        for _, future in batch:
-            future.set_exception(exc)
-
-    def _drain(self) -> None:
-        while True:
-            with self.lock:
-                batch = self.pending[:_SAVE_BATCH]
-                del self.pending[:_SAVE_BATCH]
-                if not batch:
-                    self.draining = False
-                    return
-            try:
-                rows = [
-                    store.SavedEvaluation(
-                        subject=f.subject,
-                        evalId=f.eval_id,
-                        payload=encode_payload(f.payload),
-                        expiresAt=f.expires_at,
-                        purgeEpoch=f.purge_epoch,
-                    )
-                    for f, _ in batch
-                ]
-                store.save_evaluations(self.db, rows, now=max(f.now for f, _ in batch))
-            except BaseException as exc:
-                for _, future in batch:
-                    future.set_exception(exc)
-            else:
-                for _, future in batch:
-                    future.set_result(None)
+def _save_batch(db: Database, batch: list[FrozenEvaluation]) -> None:
+    """Store frozen evaluations in one transaction (payloads encoded on the drain's thread)."""
+    rows = [
+        store.SavedEvaluation(
+            subject=f.subject,
+            evalId=f.eval_id,
+            payload=encode_payload(f.payload),
+            expiresAt=f.expires_at,
+            purgeEpoch=f.purge_epoch,
+        )
+        for f in batch
+    ]
+    store.save_evaluations(db, rows, now=max(f.now for f in batch))
 
 
-def _save_queue(db: Database) -> _SaveQueue:
-    queue: _SaveQueue | None = db.facts.get(_QUEUE_FACT)
-    if queue is None:
-        queue = db.facts.setdefault(_QUEUE_FACT, _SaveQueue(db))
-    return queue
+def _save_queue(db: Database) -> GroupCommit[FrozenEvaluation]:
+    """This Database's queue of evaluations to store (group commit: while one save
+    commits, the next ones queue and are stored together)."""
+    write = functools.partial(_save_batch, db)
+    return queue_of(db, _QUEUE_FACT, write, max_batch=_SAVE_BATCH, label="save evaluations")
 
 
 def _wait_saving(eval_id: str) -> None:

@@ -86,9 +86,13 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
         ("ops", "evaluate.py"): {"concurrent.futures"},
         ("ops", "acquisition.py"): {"concurrent.futures"},
         ("ops", "read.py"): {"concurrent.futures"},
-        # ... and a lock around the queue of those writes, drained by the request whose
-        # save found no drain running (Database.soon): it starts no thread of its own.
-        ("ops", "cursors.py"): {"concurrent.futures", "threading"},
+        ("ops", "cursors.py"): {"concurrent.futures"},
+        # ... and a lock around a queue of those writes (group commit: frozen
+        # evaluations, reads' manifests), drained on Database.soon's pool when a write
+        # finds no drain running: it starts no thread of its own. A read waits for its
+        # manifest's batch before it answers.
+        ("store", "group_commit.py"): {"concurrent.futures", "threading"},
+        ("store", "manifests.py"): {"concurrent.futures"},
         # A lock around the process's cache of term statistics; it starts no thread.
         ("process_state", "term_statistics.py"): {"threading"},
         # Locks around the process's mirrors of subjects' heads and its kept usage

@@ -85,3 +85,23 @@ def test_short_text_is_counted_whole() -> None:
     tok = get_tokenizer()
     assert tok.count("hello world") == 2
     assert tok.count("") == 0
+
+
+@pytest.mark.req("RD-8", "RD-4")
+def test_short_texts_are_cached_and_counted_the_same_again() -> None:
+    # A read counts each presented body's entry; the same entries recur from read to
+    # read, so short texts are cached whole, by their text (an exact key).
+    tok = Tokenizer()
+    rng = random.Random(11)
+    entries = [
+        json.dumps(
+            {"ref": f"{rng.getrandbits(64):016x}@1", "text": f"harbour note {i} — naïve 漢字"},
+            ensure_ascii=False,
+        )
+        for i in range(50)
+    ]
+    first = [tok.count(e) for e in entries]
+    hits = tok._part.cache_info().hits
+    again = [tok.count("".join(list(e))) for e in entries]  # equal texts, new objects
+    assert again == first == [_whole(tok, e) for e in entries]
+    assert tok._part.cache_info().hits == hits + len(entries)
