@@ -367,7 +367,9 @@ class MirrorSource:
         q = self.q
         if q.entity_degree <= 0 or not (seeds or q.query_keys):
             return None
-        named = resolve_query(q.query_keys, q.query_names, self.mirror.query_entities(q.query_keys))
+        keys = q.query_keys
+        # No query keys (the query-entity weight off): nothing to resolve.
+        named = resolve_query(keys, q.query_names, self.mirror.query_entities(keys)) if keys else []
         answer = self.mirror.entity_hop(seeds, named, q.entity_degree)
         return lambda: answer
 
