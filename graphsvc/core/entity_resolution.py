@@ -114,11 +114,14 @@ def confirm_tentative(
     """The tentative forms (a sentence's opening words, ENT-6) that the subject's other
     forms make a name, each → the key of the entity it joins.
 
-    A tentative form counts when it is, up to hyphens, a form some mention of the
-    subject gives as a name (it joins that form's entity), or when it is one word that
-    fits exactly one full form of the subject as a name's first or last word or as its
-    initials (it joins that full form's entity, as a short form would). Nothing else
-    counts: "Great" and "Everything" stay out unless the subject names them.
+    A tentative form counts when it is, up to hyphens, a form of a name of two or more
+    words some mention of the subject gives ("Ingrid Vasquez", or "Vasquez" once it
+    joined "Ingrid Vasquez"), or one word that is the first or last word of exactly one
+    full name of the subject (a first name, a surname); it joins that name's entity.
+    A one-word entity of its own does not confirm it: chat capitalises common words
+    ("Nature", "Family") often enough that they became entities, and on LoCoMo
+    confirming those cost recall. Nothing else counts: "Great" and "Everything" stay
+    out.
 
     Args:
         forms: every (not tentative) form of the subject and the types it is given.
@@ -137,12 +140,18 @@ def confirm_tentative(
     for form in sorted(tentative):
         v = variant(form)
         if v in entity:
-            out[form] = entity[v]
+            if " " in v or " " in variant(entity[v]):
+                out[form] = entity[v]
         elif " " not in v:
-            fitting = [f for f in full if _fits(v, _NAME_TYPES, f, types[f])]
+            fitting = [f for f in full if _names_part(v, f, types[f])]
             if len(fitting) == 1:
                 out[form] = entity[fitting[0]]
     return out
+
+
+def _names_part(word: str, full: str, full_types: Collection[str]) -> bool:
+    words = full.split()
+    return bool(_NAME_TYPES & set(full_types)) and word in (words[0], words[-1])
 
 
 @dataclass(frozen=True)

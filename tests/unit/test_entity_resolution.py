@@ -117,8 +117,14 @@ def test_probe_words_cover_every_way_a_query_may_name_an_entity() -> None:
 @pytest.mark.req("ENT-6")
 def test_a_tentative_opening_counts_only_when_the_subject_makes_it_a_name() -> None:
     forms = {"ingrid vasquez": NAME, "kafka": NAME, "lake tahoe": {"place"}}
+    forms["site reliability engineering"] = NAME
     got = confirm_tentative(forms, ["ingrid", "great", "kafka", "ingrid vasquez", "tahoe"])
-    assert got == {"ingrid": "ingrid vasquez", "ingrid vasquez": "ingrid vasquez", "kafka": "kafka"}
+    # A one-word entity of its own ("kafka") confirms nothing; a place's word neither.
+    assert got == {"ingrid": "ingrid vasquez", "ingrid vasquez": "ingrid vasquez"}
+    # Initials alone do not confirm a sentence's opening word; a joined short form does.
+    assert confirm_tentative(forms, ["sre"]) == {}
+    joined = {**forms, "sre": NAME}
+    assert confirm_tentative(joined, ["sre"]) == {"sre": "site reliability engineering"}
     # Two full names fit "vasquez": it stays out (and "ingrid" still counts).
     both = {**forms, "marco vasquez": NAME}
     assert confirm_tentative(both, ["vasquez", "ingrid"]) == {"ingrid": "ingrid vasquez"}
