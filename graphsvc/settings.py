@@ -483,9 +483,10 @@ class RankingSettings(Section):
     lexical_scope: Literal["hits", "candidates"] = field(
         default="candidates", metadata=EXPERIMENTAL
     )
-    # An entity the query names (an exact key of one of its word n-grams,
-    # graphsvc.core.entity_keys.query_keys) starts with this × the best candidate's base
-    # activation (0 ships: off).
+    # An entity the query names (a key or alias of one of its word n-grams,
+    # graphsvc.core.entity_keys.query_keys, or the one full form a capitalised short
+    # form fits, graphsvc.core.entity_resolution.resolve_query) starts with this × the
+    # best candidate's base activation (0 ships: off).
     entity_query_weight: Weight = field(default=0.0, metadata=EXPERIMENTAL)
     # Derived edges of a second kind: each seed's this many most similar heads by
     # stored embedding, linked with this weight (0 heads ships: off).

@@ -3,9 +3,11 @@
 // head is marked as indexed by the extractor's version (a rebuild indexes the heads
 // not marked with its version; diagnostics count unmarked heads). `form` is the key
 // the text itself gave (ENT-6's resolution may move the mention to another entity).
+// `tentative` (JSON, or null) keeps the head's tentative mentions: ENT-6's
+// resolution adds their edges while the subject's other texts make them names.
 UNWIND $heads AS h
 MATCH (r:Revision:Current {subject: $subject, atomId: h.atomId, rev: h.rev})
-SET r.entityIndex = $extractor
+SET r.entityIndex = $extractor, r.tentative = h.tentative
 WITH r, h
 UNWIND h.mentions AS x
 MERGE (e:Entity {subject: $subject, key: x.key})

@@ -21,6 +21,9 @@ RETURN changed AS atomId, n.rev AS rev, n.text AS text, n.atomisedInto AS atomis
        CASE WHEN n IS NULL THEN [] ELSE COLLECT {
          MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key
        } END AS mentions,
+       CASE WHEN n IS NULL THEN [] ELSE COLLECT {
+         MATCH (n)-[m:MENTIONS]->(e:Entity) RETURN [e.key, coalesce(m.form, e.key), m.type]
+       } END AS entityForms,
        n.state AS state, n.sources AS sources,
        CASE WHEN n IS NULL THEN null ELSE coalesce(n.atomOf, COLLECT {
          MATCH (a:Atom)-[:HEAD]->(n) RETURN a.atomOf

@@ -7,7 +7,8 @@
 // unavailable]: the mirror resolves them against the heads it holds, as
 // search/expand_level does against the store; `mentions` the keys of the entities
 // the head mentions and `entityIndexed` whether the entity index reached it, as
-// search/entity_hop reads them. `state`, `sources`, `atomOf` and `viewLinks` (the
+// search/entity_hop reads them, `entityForms` each mention's [entity key, form, type]
+// (what search/query_entities reads). `state`, `sources`, `atomOf` and `viewLinks` (the
 // links as view/atom_views gives them, a logical link's target as [..., atomId,
 // null]: the mirror resolves its head) let a search show its hits without reading
 // them again.
@@ -28,6 +29,9 @@ OPTIONAL CALL (size) {
          } AS links,
          n.entityIndex IS NOT NULL AS entityIndexed,
          COLLECT { MATCH (n)-[:MENTIONS]->(e:Entity) RETURN e.key } AS mentions,
+         COLLECT {
+           MATCH (n)-[m:MENTIONS]->(e:Entity) RETURN [e.key, coalesce(m.form, e.key), m.type]
+         } AS entityForms,
          n.state AS state, n.sources AS sources,
          coalesce(n.atomOf, COLLECT { MATCH (a:Atom)-[:HEAD]->(n) RETURN a.atomOf }[0])
            AS atomOf,
@@ -40,4 +44,4 @@ OPTIONAL CALL (size) {
          } AS viewLinks
 }
 RETURN size, atomId, rev, text, atomisedInto, archivedAt, embedding, links, entityIndexed,
-       mentions, state, sources, atomOf, viewLinks
+       mentions, entityForms, state, sources, atomOf, viewLinks

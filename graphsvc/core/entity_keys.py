@@ -61,6 +61,9 @@ class Mention:
     type: str
     count: int = 1
     aliases: tuple[str, ...] = field(default=())
+    # A name the text alone cannot tell (a sentence's opening word): it counts only
+    # while the subject's other texts make it one (ENT-6).
+    tentative: bool = False
 
     def to_row(self) -> dict[str, object]:
         """The query parameter shape (``entities/replace_mentions``)."""

@@ -20,10 +20,14 @@ again by the next):
    capitalised word at the start of a sentence is a name only when the same word is
    also capitalised elsewhere in the text, or a possessive or "and" + a capitalised
    word follows it (else "Yesterday", "Wow" and every sentence's first word would be
-   names; a name seen only at a sentence's start is missed). The type is ``person`` after a title
-   (Mr, Dr, …), ``organisation`` or ``place`` when the span ends with a word that
-   says so (Inc, University, Street, Lake, …), else ``name`` (rules cannot tell a
-   person from a band without a model; docs/entities.md has the measured trade-off).
+   names). Such an opening the text alone cannot tell ("Ingrid went home.", and
+   "Ingrid Vasquez" when a sentence opens with it) is a *tentative* mention: the
+   store keeps it and counts it only while the subject's other texts make it a name
+   (ENT-6, :func:`graphsvc.core.entity_resolution.confirm_tentative`). The type is
+   ``person`` after a title (Mr, Dr, …), ``organisation`` or ``place`` when the span
+   ends with a word that says so (Inc, University, Street, Lake, …), else ``name``
+   (rules cannot tell a person from a band without a model; docs/entities.md has the
+   measured trade-off).
 
 The rules know English function words, number words, month names and a few
 titles and head nouns, nothing of any corpus.
@@ -33,14 +37,15 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+from dataclasses import replace
 from typing import Final
 
-from graphsvc.core.entity_keys import Mention, merge_mentions
+from graphsvc.core.entity_keys import Mention, entity_key, merge_mentions
 
-__all__ = ["RULES_VERSION", "extract_rules"]
+__all__ = ["RULES_VERSION", "extract_rules", "query_names"]
 
 # Bump when a rule changes what is extracted: the database records it (ENT-1).
-RULES_VERSION: Final = "rules-1"
+RULES_VERSION: Final = "rules-2"
 
 
 def _words(text: str) -> list[str]:
@@ -133,19 +138,45 @@ _PLACE_HEADS: Final = frozenset(
 )
 
 
-def extract_rules(text: str) -> list[Mention]:
-    """The entities ``text`` names by the rules above, one :class:`Mention` per key."""
+def extract_rules(text: str, *, tentative: bool = False) -> list[Mention]:
+    """The entities ``text`` names by the rules above, one :class:`Mention` per key;
+    with ``tentative``, the sentence openings the text cannot tell as names follow
+    (flagged ``tentative``, keys the others do not have)."""
     taken = [False] * len(text)
     found: list[tuple[str, str]] = []
+    unsure: list[tuple[str, str]] = []
     keys: dict[str, str] = {}
     for surface, iso in _dates(text, taken):
         found.append((surface, "date"))
         keys[surface] = iso
     for surface in _identifiers(text, taken):
         found.append((surface, "identifier"))
-    for surface, kind in _names(text, taken):
-        found.append((surface, kind))
-    return merge_mentions(found, key_of=keys)
+    for surface, kind, sure in _names(text, taken):
+        (found if sure else unsure).append((surface, kind))
+    mentions = merge_mentions(found, key_of=keys)
+    if not tentative:
+        return mentions
+    known = {m.key for m in mentions}
+    return mentions + [
+        replace(m, tentative=True) for m in merge_mentions(unsure) if m.key not in known
+    ]
+
+
+def query_names(text: str) -> frozenset[str]:
+    """The keys of the words a query writes capitalised ("Vasquez", "SRE"), function
+    words, months, weekdays and relative days left out: the short forms of a name that
+    a query may name (ENT-6, :func:`graphsvc.core.entity_resolution.resolve_query`).
+    A query's first word counts too: a question's opening word is nearly always a
+    function word ("What", "When"), and the short form must still fit exactly one
+    full form of the subject to name anything."""
+    found = set()
+    for m in _WORD.finditer(text):
+        word = m.group(0).rstrip("'’")
+        if len(word) > 1 and _capitalised(word) and word.lower() not in _NOT_NAMES:
+            key = entity_key(word)
+            if key and " " not in key:
+                found.add(key)
+    return frozenset(found)
 
 
 def _free(taken: list[bool], start: int, end: int) -> bool:
@@ -209,7 +240,7 @@ def _capitalised(word: str) -> bool:
     return word[:1].isupper() and word.lower() not in _FUNCTION_WORDS
 
 
-def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
+def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str, bool]]:
     tokens = [(m.group(0), m.start(), m.end()) for m in _WORD.finditer(text)]
     # A title's full stop ("Dr. Smith") ends no sentence: drop it from the tokens.
     tokens = [
@@ -264,7 +295,10 @@ def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
         surface = text[start:end]
         shaped = " " not in surface and _named_by_shape(text, surface, end)
         if first and surface.split()[0] not in elsewhere and not shaped:
-            # "Yesterday Jon …": the sentence capitalised "Yesterday", not a name.
+            # "Yesterday Jon …": the sentence capitalised "Yesterday", not a name; the
+            # whole span is tentative (the subject may know "Ingrid Vasquez").
+            if len(surface) >= 2 and _tentative(surface):
+                yield surface, _name_type(surface, before), False
             rest = surface.split(maxsplit=1)
             if len(rest) < 2 or rest[1].split()[0].lower() in _CONNECTORS:
                 continue
@@ -272,7 +306,13 @@ def _names(text: str, taken: list[bool]) -> Iterator[tuple[str, str]]:
         if len(surface) < 2:
             continue
         _take(taken, start, end)
-        yield surface, _name_type(surface, before)
+        yield surface, _name_type(surface, before), True
+
+
+def _tentative(surface: str) -> bool:
+    """A sentence opening worth keeping as a tentative name: words of letters only
+    (a hyphenated or inner-capital word is the identifier rules' to take)."""
+    return all(w.isalpha() for w in surface.split())
 
 
 def _named_by_shape(text: str, surface: str, end: int) -> bool:

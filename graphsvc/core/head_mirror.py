@@ -45,6 +45,7 @@ from graphsvc.core.bm25 import (
     body_length,
     indexed,
 )
+from graphsvc.core.entity_resolution import EntityForms, probe_words, variant
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView, LinkAt
 
 __all__ = ["HeadMirror", "HeadView", "MirrorHead", "packed_embedding"]
@@ -116,6 +117,9 @@ class MirrorHead:
     # whether the index has reached the head at all.
     mentions: tuple[str, ...] = ()
     entity_indexed: bool = False
+    # Each mention as (entity key, the form its text gave, its type): what a query's
+    # short forms resolve against (ENT-6, HeadMirror.query_entities).
+    entity_forms: tuple[tuple[str, str, str], ...] = ()
     # The rest of the head's public view (None: not read with it).
     view: HeadView | None = None
 
@@ -136,6 +140,9 @@ class MirrorHead:
             ),
             mentions=tuple(sorted(str(k) for k in row.get("mentions") or ())),
             entity_indexed=bool(row.get("entityIndexed")),
+            entity_forms=tuple(
+                sorted((str(k), str(f), str(t)) for k, f, t in row.get("entityForms") or ())
+            ),
             view=HeadView.from_row(row),
         )
 
@@ -194,6 +201,10 @@ class HeadMirror:
         # when a search first asks and dropped when a mentioner changes: sorting and
         # building them on every search was a large share of the hop's time.
         self._mention_rows: dict[str, tuple[tuple[Any, ...], ...]] = {}
+        # entity key → {(form, type): mentions}, and query word → the entity keys it may
+        # name (entity_resolution.probe_words): a query's entities without a scan.
+        self._entity_forms: dict[str, dict[tuple[str, str], int]] = {}
+        self._probe: dict[str, set[str]] = {}
         self._atom_at: list[str | None] = []
         self._free: list[int] = []
         for head in heads:
@@ -240,6 +251,7 @@ class HeadMirror:
         for key in head.mentions:
             self._mentioners.setdefault(key, {})[head.atom_id] = None
             self._mention_rows.pop(key, None)
+        self._count_forms(head, 1)
         if head.embedding is None:
             return
         vector = head.vector()
@@ -289,12 +301,46 @@ class HeadMirror:
                 heads.pop(head.atom_id, None)
                 if not heads:
                     del self._mentioners[key]
+        self._count_forms(head, -1)
         row = self._row_of.pop(head.atom_id, None)
         if row is not None:
             self._matrix[row] = 0.0
             self._norms[row] = 0.0
             self._atom_at[row] = None
             self._free.append(row)
+
+    def _count_forms(self, head: MirrorHead, step: int) -> None:
+        for key, form, kind in head.entity_forms:
+            forms = self._entity_forms.get(key)
+            if forms is None:
+                forms = self._entity_forms[key] = {}
+                for word in probe_words(key):
+                    self._probe.setdefault(word, set()).add(key)
+            count = forms.get((form, kind), 0) + step
+            if count > 0:
+                forms[(form, kind)] = count
+                continue
+            forms.pop((form, kind), None)
+            if not forms:
+                del self._entity_forms[key]
+                for word in probe_words(key):
+                    keys = self._probe[word]
+                    keys.discard(key)
+                    if not keys:
+                        del self._probe[word]
+
+    def query_entities(self, keys: Sequence[str]) -> list[EntityForms]:
+        """``search/query_entities``'s answer from the heads held: every entity whose
+        probe words (:func:`~graphsvc.core.entity_resolution.probe_words`) hold a
+        variant of one of ``keys``, with its forms and types (key order)."""
+        found = {e for k in keys for e in self._probe.get(variant(k), ())}
+        out = []
+        for key in sorted(found):
+            pairs = self._entity_forms[key]
+            out.append(
+                EntityForms(key, frozenset(f for f, _ in pairs), frozenset(t for _, t in pairs))
+            )
+        return out
 
     def view(self, ref: AtomRef) -> AtomView | None:
         """The public view of ``ref`` as ``view/atom_views`` gives it, when ``ref`` is a

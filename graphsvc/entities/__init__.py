@@ -36,7 +36,7 @@ class RuleExtractor:
     version = f"{RULES_VERSION}+{RESOLUTION_VERSION}"
 
     def extract(self, texts: Sequence[str]) -> list[list[Mention]]:
-        return [extract_rules(t) for t in texts]
+        return [extract_rules(t, tentative=True) for t in texts]
 
 
 EXTRACTORS = ("rules", "off")

@@ -44,6 +44,7 @@ from graphsvc.core.acquisition import (
     take_lexical,
 )
 from graphsvc.core.bm25 import ANALYZER, SubjectStats, fulltext_query, query_terms
+from graphsvc.core.entity_resolution import EntityForms, resolve_query
 from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.errors import PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
@@ -71,6 +72,7 @@ from graphsvc.store.retrieval import (
     expand_two_levels,
     fulltext_analyzer_soon,
     fulltext_candidates,
+    query_entities_soon,
     semantic_candidates,
     similar_heads_soon,
     subject_state,
@@ -110,6 +112,9 @@ class AcquireQuery:
     # The entity keys the query names (graphsvc.core.entity_keys.query_keys), asked
     # only when the query-entity weight takes part.
     query_keys: tuple[str, ...] = ()
+    # Those of its one-word keys the query writes capitalised: short forms of a name
+    # that name the one full form they fit (ENT-6, entity_rules.query_names).
+    query_names: frozenset[str] = frozenset()
 
     @property
     def entity_degree(self) -> int:
@@ -287,9 +292,14 @@ class IndexSource:
     semantic: Callable[[], SemanticHits | None]
     check_state: Callable[[Mapping[str, Any]], None]
     mirror: HeadMirror | None = None
+    # The entities the query's keys may name (search/query_entities), asked beside
+    # the candidate reads.
+    _named: Callable[[], list[EntityForms]] | None = None
 
     def candidates(self, acq: Acquired, head_facts: HeadFacts) -> None:
         q = self.q
+        if q.entity_degree > 0 and q.query_keys:
+            self._named = query_entities_soon(self.db, q.subject, list(q.query_keys))
         statistics = _Statistics(self.db, q)
         row = _lexical(self.tx, acq, head_facts, q) if has_word(q.text) else None
         self.check_state(row or subject_state(self.tx, q.subject))
@@ -307,7 +317,12 @@ class IndexSource:
         q = self.q
         if q.entity_degree <= 0 or not (seeds or q.query_keys):
             return None
-        return entity_hop_soon(self.db, q.subject, seeds, list(q.query_keys), q.entity_degree)
+        named = (
+            resolve_query(q.query_keys, q.query_names, self._named())
+            if self._named is not None
+            else []
+        )
+        return entity_hop_soon(self.db, q.subject, seeds, named, q.entity_degree)
 
     def walk(self, seeds: list[str], head_facts: HeadFacts) -> Walk:
         q = self.q
@@ -352,7 +367,10 @@ class MirrorSource:
         q = self.q
         if q.entity_degree <= 0 or not (seeds or q.query_keys):
             return None
-        answer = self.mirror.entity_hop(seeds, q.query_keys, q.entity_degree)
+        keys = q.query_keys
+        # No query keys (the query-entity weight off): nothing to resolve.
+        named = resolve_query(keys, q.query_names, self.mirror.query_entities(keys)) if keys else []
+        answer = self.mirror.entity_hop(seeds, named, q.entity_degree)
         return lambda: answer
 
     def walk(self, seeds: list[str], head_facts: HeadFacts) -> Walk:

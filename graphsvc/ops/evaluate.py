@@ -36,6 +36,7 @@ from graphsvc.core.activation import (
 from graphsvc.core.availability import AdaptiveUseModel, checked_value
 from graphsvc.core.binding import Binding
 from graphsvc.core.entity_keys import query_keys
+from graphsvc.core.entity_rules import query_names
 from graphsvc.core.head_mirror import HeadMirror
 from graphsvc.embed.query_vectors import query_vector
 from graphsvc.errors import InvalidInputError
@@ -322,6 +323,7 @@ def _evaluate_in(tx: Tx, req: _Request, embedding_model: str) -> Evaluation:
 def _acquire_query(req: _Request, model_id: str, embedding_model: str) -> AcquireQuery:
     """What ``acquire`` reads for ``req``: its text and walk, and the ranking settings."""
     ranking = req.ranking
+    named = ranking.entity_hops and ranking.entity_query_weight > 0 and req.depth > 0
     return AcquireQuery(
         subject=req.binding.subject,
         policy=req.binding.policy,
@@ -331,9 +333,8 @@ def _acquire_query(req: _Request, model_id: str, embedding_model: str) -> Acquir
         include_archived=req.include_archived,
         ranking=ranking,
         embedding_model=embedding_model,
-        query_keys=tuple(query_keys(req.text))
-        if ranking.entity_hops and ranking.entity_query_weight > 0 and req.depth > 0
-        else (),
+        query_keys=tuple(query_keys(req.text)) if named else (),
+        query_names=query_names(req.text) if named else frozenset(),
     )
 
 

@@ -15,12 +15,13 @@ or purged text survives (ENT-3).
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+import json
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from graphsvc.core.entity_keys import Mention, fold_entity
-from graphsvc.core.entity_resolution import resolve_forms
+from graphsvc.core.entity_resolution import confirm_tentative, resolve_forms
 from graphsvc.store.connection import Database, Tx, run
 
 __all__ = [
@@ -42,15 +43,23 @@ __all__ = [
 
 
 class HeadMentions(TypedDict):
-    """The mentions of one new current head (the parameter shape of ``add_mentions``)."""
+    """The mentions of one new current head (the parameter shape of ``add_mentions``):
+    its tentative ones (ENT-6) as JSON rows, None when it has none."""
 
     atomId: str
     rev: int
     mentions: list[dict[str, Any]]
+    tentative: str | None
 
 
 def head_mentions(atom_id: str, rev: int, mentions: Sequence[Mention]) -> HeadMentions:
-    return {"atomId": atom_id, "rev": rev, "mentions": [m.to_row() for m in mentions]}
+    unsure = [m.to_row() for m in mentions if m.tentative]
+    return {
+        "atomId": atom_id,
+        "rev": rev,
+        "mentions": [m.to_row() for m in mentions if not m.tentative],
+        "tentative": json.dumps(unsure, sort_keys=True) if unsure else None,
+    }
 
 
 def lock(tx: Tx, subjects: Iterable[str], by: str) -> None:
@@ -80,21 +89,49 @@ def resolve(tx: Tx, subject: str) -> list[str]:
         for row in rows
         if target[row["form"]] != row["key"]
     ]
-    if not moves:
-        return []
-    moves.sort(key=lambda m: (m["form"], m["source"]))
-    keys = list(run(tx, "entities/move_mentions", subject=subject, moves=moves)[0]["keys"])
-    # Heads this write did not touch changed entities: the change feed does not name
-    # them, so every process's mirror of the subject reads its heads again.
-    run(tx, "entities/move_generation")
+    keys: list[str] = []
+    if moves:
+        moves.sort(key=lambda m: (m["form"], m["source"]))
+        keys = list(run(tx, "entities/move_mentions", subject=subject, moves=moves)[0]["keys"])
+    keys += _sync_tentative(tx, subject, forms)
+    if keys:
+        # Heads this write did not touch changed entities: the change feed does not
+        # name them, so every process's mirror of the subject reads its heads again.
+        run(tx, "entities/move_generation")
     return keys
 
 
-def refresh(tx: Tx, subject: str, keys: Iterable[str]) -> None:
+def _sync_tentative(tx: Tx, subject: str, forms: Mapping[str, set[str]]) -> list[str]:
+    """ENT-6: give each current head an edge for every tentative mention the subject's
+    forms now confirm (:func:`~graphsvc.core.entity_resolution.confirm_tentative`), and
+    take away those no longer confirmed; the keys of the entities it changed."""
+    heads = run(tx, "entities/tentative", subject=subject)
+    if not heads:
+        return []
+    unsure = {h["atomId"]: json.loads(h["tentative"]) for h in heads}
+    confirmed = confirm_tentative(forms, {x["key"] for rows in unsure.values() for x in rows})
+    adds, drops = [], []
+    for head in heads:
+        have = {(str(f), str(k)) for f, k in head["edges"]}
+        want = {x["key"]: x for x in unsure[head["atomId"]] if x["key"] in confirmed}
+        wanted = {(key, confirmed[key]) for key in want}
+        drops += [{"atomId": head["atomId"], "form": f, "key": k} for f, k in sorted(have - wanted)]
+        for key, entity in sorted(wanted - have):
+            adds.append(
+                {**want[key], "atomId": head["atomId"], "rev": head["rev"], "target": entity}
+            )
+    if not adds and not drops:
+        return []
+    run(tx, "entities/sync_tentative", subject=subject, adds=adds, drops=drops)
+    return sorted({d["key"] for d in drops} | {a["target"] for a in adds})
+
+
+def refresh(tx: Tx, subject: str, keys: Iterable[str], *, tentative: bool = False) -> None:
     """Resolve the subject's forms again (ENT-6), then re-derive the entities named or
-    moved from their mentions; delete those left without one."""
+    moved from their mentions; delete those left without one. Nothing to do when no
+    entity was named and no head brought ``tentative`` mentions."""
     wanted = sorted(set(keys))
-    if not wanted:
+    if not wanted and not tentative:
         return
     wanted = sorted({*wanted, *resolve(tx, subject)})
     rows, orphans = [], []
@@ -128,7 +165,8 @@ def write_mentions(
     ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2)."""
     if not replaced and not heads:
         return
-    if replaced or any(h["mentions"] for h in heads):
+    unsure = any(h["tentative"] for h in heads)
+    if replaced or unsure or any(h["mentions"] for h in heads):
         # Only a change of some entity needs the lock; heads that mention nothing
         # are just marked indexed, so the subject's other writers need not wait.
         lock(tx, [subject], by)
@@ -141,7 +179,7 @@ def write_mentions(
             heads=list(heads),
             extractor=extractor,
         )[0]["keys"]
-    refresh(tx, subject, touched)
+    refresh(tx, subject, touched, tentative=unsure)
 
 
 @dataclass(frozen=True)

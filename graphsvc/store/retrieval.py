@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from graphsvc.core.acquisition import EdgeRow, EntityHop, FulltextHit, SimilarRow
+from graphsvc.core.entity_resolution import JOINERS, EntityForms, variant
 from graphsvc.errors import StoreError
 from graphsvc.store.connection import Database, Tx, run
 from graphsvc.store.indexes import forget_vector_shape, vector_filtered
@@ -36,6 +37,7 @@ __all__ = [
     "expand_two_levels",
     "fulltext_analyzer_soon",
     "fulltext_candidates",
+    "query_entities_soon",
     "semantic_candidates",
     "similar_heads_soon",
     "subject_state",
@@ -311,6 +313,27 @@ def entity_hop_soon(
     def wait() -> EntityHop:
         row = later.result()[0]
         return EntityHop(row["seeds"], row["entities"])
+
+    return wait
+
+
+def query_entities_soon(
+    db: Database, subject: str, keys: list[str]
+) -> Callable[[], list[EntityForms]]:
+    """Start search/query_entities beside the caller's transaction (the entities the
+    query's ``keys`` may name, ENT-6); returns the wait for it."""
+    later = db.read_soon(
+        "search/query_entities",
+        subject=subject,
+        variants=sorted({variant(k) for k in keys}),
+        joiners=sorted(JOINERS),
+    )
+
+    def wait() -> list[EntityForms]:
+        return [
+            EntityForms(str(r["key"]), frozenset(r["forms"]), frozenset(r["types"]))
+            for r in later.result()
+        ]
 
     return wait
 

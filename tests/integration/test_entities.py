@@ -410,6 +410,83 @@ def test_an_acronym_and_a_hyphen_variant_join_their_full_forms(
     assert set(found["payments api"].aliases) == {"Payments API", "payments-api"}
 
 
+def _query_entities(service: Service, human: Binding, text: str, *, mirror: bool) -> int:
+    """How many entities ``text`` names (query-entity weight on), searched through the
+    subject's head mirror or, with the mirror off, Neo4j's indexes."""
+    named = service_for(
+        service.settings.with_(entity_query_weight=1.0, head_mirror_max=10_000 if mirror else 0),
+        service.db,
+        service.embedder,
+        service.tokenizer,
+    )
+    result = named.search(human, SearchRequest(text, limit=10))
+    return int(result.diagnostics["evaluation"]["entities"]["queryEntities"])
+
+
+@pytest.mark.req("ENT-6", "ENT-4")
+@pytest.mark.parametrize("mirror", [True, False], ids=["mirror", "indexes"])
+def test_a_query_short_form_names_the_joined_entity_unless_it_is_ambiguous(
+    service: Service, human: Binding, subject: str, mirror: bool
+) -> None:
+    create(
+        service,
+        human,
+        "Yesterday Ingrid Vasquez reviewed the billing outage.",
+        "The Site Reliability Engineering rota changes in May.",
+    )
+    # No text wrote "Vasquez" or "SRE" alone: the query's capitalised short forms fit
+    # exactly one full form each; a lower-case one is no name of its own.
+    assert _query_entities(service, human, "What did Vasquez review?", mirror=mirror) == 1
+    assert _query_entities(service, human, "When does the SRE rota change", mirror=mirror) == 1
+    assert _query_entities(service, human, "what did vasquez review", mirror=mirror) == 0
+    # A text that writes "Vasquez" makes it an alias: a lower-case query names it too.
+    create(service, human, "The rollback plan from Vasquez ships on Friday.")
+    assert _query_entities(service, human, "what did vasquez review", mirror=mirror) == 1
+    # A second full name makes "Vasquez" ambiguous: it names only its own entity.
+    create(service, human, "On Monday Marco Vasquez joined the payments team.")
+    assert "vasquez" in all_entities(service.db, subject)
+    assert _query_entities(service, human, "What did Vasquez review?", mirror=mirror) == 1
+    assert _query_entities(service, human, "What did Ingrid review?", mirror=mirror) == 1
+
+
+@pytest.mark.req("ENT-6", "ENT-2", "ENT-3")
+def test_a_first_name_opening_a_sentence_counts_while_the_subject_names_it(
+    service: Service, human: Binding, subject: str
+) -> None:
+    opening, common = create(
+        service,
+        human,
+        "Ingrid went to the offsite in Lisbon.",
+        "Everything went fine at the offsite.",
+    )
+    assert keys_of(service.db, subject, opening) == ["lisbon"]
+    assert keys_of(service.db, subject, common) == []
+    # Another text names Ingrid Vasquez: the opening "Ingrid" joins her entity, though
+    # its atom was not written again (and the search path's mirror follows).
+    full = create(service, human, "On Monday Ingrid Vasquez booked the flights.")[0]
+    assert keys_of(service.db, subject, opening) == ["ingrid vasquez", "lisbon"]
+    assert keys_of(service.db, subject, common) == []
+    joined = all_entities(service.db, subject)["ingrid vasquez"]
+    assert joined.mentions == 2 and set(joined.aliases) == {"Ingrid", "Ingrid Vasquez"}
+    assert _query_entities(service, human, "Where did Vasquez go?", mirror=True) == 1
+    # Retiring the full name takes the confirmation with it.
+    retire(service, human, full)
+    assert keys_of(service.db, subject, opening) == ["lisbon"]
+    assert "ingrid vasquez" not in all_entities(service.db, subject)
+    # Confirmed again, then purged: nothing derived from the purged text remains.
+    full = create(service, human, "On Tuesday Ingrid Vasquez booked the hotel.")[0]
+    assert keys_of(service.db, subject, opening) == ["ingrid vasquez", "lisbon"]
+    service.purge(human, full.atom_id)
+    assert keys_of(service.db, subject, opening) == ["lisbon"]
+    rows = cypher(
+        service.db,
+        "MATCH (e:Entity {subject: $s}) OPTIONAL MATCH (e)<-[m:MENTIONS]-() "
+        "RETURN e.key AS key, e.aliases AS aliases, collect([m.name, m.form]) AS mentions",
+        s=subject,
+    )
+    assert "vasquez" not in json.dumps(rows).lower()
+
+
 # ------------------------------------------------------------------ rebuild (ENT-1)
 
 

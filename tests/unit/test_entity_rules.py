@@ -14,7 +14,7 @@ from graphsvc.core.activation import (
     propagate,
 )
 from graphsvc.core.entity_keys import entity_key, fold_entity, merge_mentions, query_keys
-from graphsvc.core.entity_rules import extract_rules
+from graphsvc.core.entity_rules import extract_rules, query_names
 from graphsvc.errors import InvalidInputError
 
 
@@ -57,6 +57,34 @@ def test_rules_find_identifiers_dates_and_names_and_skip_sentence_starts() -> No
         "connections_in_use": "identifier",
         "pgbouncer": "identifier",
     }
+
+
+@pytest.mark.req("ENT-6", "ENT-1")
+def test_a_sentence_opening_the_text_cannot_tell_is_a_tentative_mention() -> None:
+    def found(text: str) -> dict[str, bool]:
+        return {m.key: m.tentative for m in extract_rules(text, tentative=True)}
+
+    assert found("Ingrid went home. Great news from Jon.") == {
+        "ingrid": True,
+        "great": True,
+        "jon": False,
+    }
+    # A name opening a sentence: the span is tentative, its rest is found as before.
+    assert found("Ingrid Vasquez went home.") == {"vasquez": False, "ingrid vasquez": True}
+    # Told by the text itself: not tentative; nothing tentative without the flag.
+    assert found("Ingrid went home. Then Ingrid left.") == {"ingrid": False}
+    assert keys("Ingrid went home.") == {}
+    # Function words, relative days and identifiers never are.
+    assert found("Yesterday we met. Wow. Payments-api broke.") == {}
+
+
+@pytest.mark.req("ENT-6", "ENT-4")
+def test_query_names_are_the_words_a_query_capitalises() -> None:
+    assert query_names("What did Vasquez say to the SRE team's lead in May?") == {
+        "vasquez",
+        "sre",
+    }
+    assert query_names("what did vasquez say") == frozenset()
 
 
 @pytest.mark.req("ENT-1")

@@ -201,6 +201,32 @@ def test_the_entity_hop_traverses_entities_within_the_degree_bound() -> None:
     ]
 
 
+@pytest.mark.req("ENT-6", "ENT-4")
+def test_the_mirror_hands_query_resolution_every_entity_a_query_word_may_name() -> None:
+    def head(atom_id: str, *forms: tuple[str, str, str]) -> MirrorHead:
+        keys = tuple(sorted(k for k, _, _ in forms))
+        return MirrorHead(atom_id, 1, atom_id, None, None, None, (), keys, True, forms)
+
+    mirror = HeadMirror(
+        [
+            head("a", ("ingrid vasquez", "ingrid vasquez", "name")),
+            head("b", ("ingrid vasquez", "vasquez", "name"), ("kafka", "kafka", "name")),
+            head("c", ("game of thrones", "game of thrones", "name")),
+        ]
+    )
+    found = mirror.query_entities(["vasquez", "got", "what"])
+    assert [(e.key, sorted(e.forms)) for e in found] == [
+        ("game of thrones", ["game of thrones"]),
+        ("ingrid vasquez", ["ingrid vasquez", "vasquez"]),
+    ]
+    # The forms follow the heads: b gone, "vasquez" is no form any more.
+    mirror.apply({"b": None})
+    [only] = mirror.query_entities(["vasquez"])
+    assert only.forms == frozenset({"ingrid vasquez"})
+    mirror.apply({"a": None})
+    assert mirror.query_entities(["vasquez", "kafka"]) == []
+
+
 def _rows(entities: list[Sequence[Any]]) -> list[list[Any]]:
     return [[key, named, [list(h) for h in heads]] for key, named, heads in entities]
 
