@@ -75,10 +75,12 @@ def drop_mentions(tx: Tx, subject: str, atom_ids: Sequence[str]) -> list[str]:
     return list(rows[0]["keys"])
 
 
-def resolve(tx: Tx, subject: str) -> list[str]:
+def resolve(tx: Tx, subject: str, only: Sequence[str] | None = None) -> list[str]:
     """ENT-6: move every mention whose form resolves to another entity than the one it
     belongs to (:func:`~graphsvc.core.entity_resolution.resolve_forms` over the
-    subject's current forms); the keys of the entities it changed."""
+    subject's current forms) and settle the tentative mentions of the subject's heads
+    (of ``only`` these atoms' heads: the caller knows the forms did not change, so no
+    other head's confirmations can); the keys of the entities it changed."""
     rows = run(tx, "entities/forms", subject=subject)
     forms: dict[str, set[str]] = {}
     for row in rows:
@@ -93,7 +95,7 @@ def resolve(tx: Tx, subject: str) -> list[str]:
     if moves:
         moves.sort(key=lambda m: (m["form"], m["source"]))
         keys = list(run(tx, "entities/move_mentions", subject=subject, moves=moves)[0]["keys"])
-    keys += _sync_tentative(tx, subject, forms)
+    keys += _sync_tentative(tx, subject, forms, only)
     if keys:
         # Heads this write did not touch changed entities: the change feed does not
         # name them, so every process's mirror of the subject reads its heads again.
@@ -101,11 +103,17 @@ def resolve(tx: Tx, subject: str) -> list[str]:
     return keys
 
 
-def _sync_tentative(tx: Tx, subject: str, forms: Mapping[str, set[str]]) -> list[str]:
-    """ENT-6: give each current head an edge for every tentative mention the subject's
-    forms now confirm (:func:`~graphsvc.core.entity_resolution.confirm_tentative`), and
-    take away those no longer confirmed; the keys of the entities it changed."""
-    heads = run(tx, "entities/tentative", subject=subject)
+def _sync_tentative(
+    tx: Tx, subject: str, forms: Mapping[str, set[str]], only: Sequence[str] | None
+) -> list[str]:
+    """ENT-6: give each current head (of ``only`` these atoms, when given) an edge for
+    every tentative mention the subject's forms now confirm
+    (:func:`~graphsvc.core.entity_resolution.confirm_tentative`), and take away those no
+    longer confirmed; the keys of the entities it changed."""
+    if only is None:
+        heads = run(tx, "entities/tentative", subject=subject)
+    else:
+        heads = run(tx, "entities/tentative_of", subject=subject, atomIds=list(only))
     if not heads:
         return []
     unsure = {h["atomId"]: json.loads(h["tentative"]) for h in heads}
@@ -126,14 +134,17 @@ def _sync_tentative(tx: Tx, subject: str, forms: Mapping[str, set[str]]) -> list
     return sorted({d["key"] for d in drops} | {a["target"] for a in adds})
 
 
-def refresh(tx: Tx, subject: str, keys: Iterable[str], *, tentative: bool = False) -> None:
+def refresh(tx: Tx, subject: str, keys: Iterable[str], tentative: Sequence[str] = ()) -> None:
     """Resolve the subject's forms again (ENT-6), then re-derive the entities named or
     moved from their mentions; delete those left without one. Nothing to do when no
-    entity was named and no head brought ``tentative`` mentions."""
+    entity was named and no head brought tentative mentions (``tentative``: those
+    heads' atoms). When no entity was named the subject's forms are as they were, so
+    only those heads' tentative mentions are settled: a write of plain sentences does
+    not read every head of the subject."""
     wanted = sorted(set(keys))
     if not wanted and not tentative:
         return
-    wanted = sorted({*wanted, *resolve(tx, subject)})
+    wanted = sorted({*wanted, *resolve(tx, subject, None if wanted else tentative)})
     rows, orphans = [], []
     for row in run(tx, "entities/mentions_of", subject=subject, keys=wanted):
         found = [list(m) for m in row["mentions"] if m[0] is not None]
@@ -165,7 +176,7 @@ def write_mentions(
     ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2)."""
     if not replaced and not heads:
         return
-    unsure = any(h["tentative"] for h in heads)
+    unsure = [h["atomId"] for h in heads if h["tentative"]]
     if replaced or unsure or any(h["mentions"] for h in heads):
         # Only a change of some entity needs the lock; heads that mention nothing
         # are just marked indexed, so the subject's other writers need not wait.
@@ -179,7 +190,7 @@ def write_mentions(
             heads=list(heads),
             extractor=extractor,
         )[0]["keys"]
-    refresh(tx, subject, touched, tentative=unsure)
+    refresh(tx, subject, touched, unsure)
 
 
 @dataclass(frozen=True)

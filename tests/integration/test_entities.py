@@ -487,6 +487,22 @@ def test_a_first_name_opening_a_sentence_counts_while_the_subject_names_it(
     assert "vasquez" not in json.dumps(rows).lower()
 
 
+@pytest.mark.req("ENT-6")
+def test_a_text_of_plain_sentences_joins_a_name_the_subject_already_gives(
+    service: Service, human: Binding, subject: str
+) -> None:
+    # The full name first; then texts whose only candidates open their sentences: the
+    # write settles just its own heads (the subject's forms did not change).
+    full = create(service, human, "On Monday Ingrid Vasquez booked the flights.")[0]
+    plain, common = create(
+        service, human, "Ingrid called back at noon.", "Everything went fine today."
+    )
+    assert keys_of(service.db, subject, plain) == ["ingrid vasquez"]
+    assert keys_of(service.db, subject, common) == []
+    assert keys_of(service.db, subject, full) == ["ingrid vasquez"]
+    assert all_entities(service.db, subject)["ingrid vasquez"].mentions == 2
+
+
 # ------------------------------------------------------------------ rebuild (ENT-1)
 
 
