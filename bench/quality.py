@@ -502,7 +502,9 @@ def parse_variant(spec: str) -> dict[str, Any]:
     ``clause=first|fallback`` / ``ent=1`` / ``entdeg=32`` / ``entq=0.5`` /
     ``enta=3`` / ``entaw=1`` (the entity index's weight, degree bound, query-entity
     weight, anchors and anchor weight) / ``mirror=0`` (the head
-    mirror's bound, 0: both legs asked of Neo4j), joined by ``;``."""
+    mirror's bound, 0: both legs asked of Neo4j) / ``cosmap=A:B`` (an experiment, not
+    a setting: the semantic signal fused as ``A·cos + B``, see :class:`CosineMapped`),
+    joined by ``;``."""
     changes: dict[str, Any] = {}
     for part in filter(None, (p.strip() for p in spec.split(";"))):
         key, _, value = part.partition("=")
@@ -550,9 +552,57 @@ def parse_variant(spec: str) -> dict[str, Any]:
             changes["entity_anchor_weight"] = float(value)
         elif key == "mirror":
             changes["head_mirror_max"] = int(value)
+        elif key == "cosmap":
+            a, _, b = value.partition(":")
+            changes[COSINE_MAP] = (float(a), float(b or 0))
         else:
             raise SystemExit(f"unknown variant key {key!r} in {spec!r}")
     return changes
+
+
+COSINE_MAP = "_cosine_map"
+
+
+class CosineMapped:
+    """A service whose searches fuse ``A·cos + B`` (clipped to [-1, 1]) instead of the
+    cosine: the affine calibration of a model's cosines measured by
+    ``bench/score_spread.py``. ACT-1 fuses the cosine itself, so this is a bench-only
+    experiment (it patches the fusion for the duration of each search; the benches ask
+    one search at a time), never a setting."""
+
+    def __init__(self, service: Service, a: float, b: float):
+        self.service, self.a, self.b = service, a, b
+
+    def search(self, binding: Binding, request: SearchRequest) -> Any:
+        import graphsvc.core.acquisition as acquisition
+
+        shipped = acquisition.fuse_matches
+
+        def mapped(scores: list[float | None], lexical: list[float | None]) -> Any:
+            moved = [
+                None
+                if s is None
+                else (min(1.0, max(-1.0, self.a * (2.0 * s - 1.0) + self.b)) + 1.0) / 2.0
+                for s in scores
+            ]
+            return shipped(moved, lexical)
+
+        acquisition.fuse_matches = mapped  # type: ignore[assignment]
+        try:
+            return self.service.search(binding, request)
+        finally:
+            acquisition.fuse_matches = shipped
+
+
+def variant_service(
+    settings: Any, changes: dict[str, Any], db: Database, embedder: Any, tokenizer: Any
+) -> Any:
+    """The service of one variant (a :class:`CosineMapped` one where it maps the cosine)."""
+    rest = {k: v for k, v in changes.items() if k != COSINE_MAP}
+    service = service_for(settings.with_(**rest), db, embedder, tokenizer)
+    if COSINE_MAP in changes:
+        return CosineMapped(service, *changes[COSINE_MAP])
+    return service
 
 
 def service_ranker(service: Service, conv: Conversation) -> Callable[[Question], list[str]]:
@@ -811,8 +861,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         service_op = service_for(settings, db, embedder_op, tokenizer)
         embed_op = unit_embed(embedder_op)
         variant_services = {
-            v: service_for(settings.with_(**ch), db, embedder, tokenizer)
-            for v, ch in variants.items()
+            v: variant_service(settings, ch, db, embedder, tokenizer) for v, ch in variants.items()
         }
         # Tenant independence of the shipped defaults and of every variant.
         independent = {"graphsvc": service, **variant_services}
@@ -938,6 +987,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             },
             "systems": {name: s.summary() for name, s in systems.items()},
             "pairedMargins": margins(systems),
+            # Each system's recall per question (the same order for every system and
+            # every run over the same data): paired intervals across runs and models.
+            "perQuestion": {n: {"r5": s.r5, "r10": s.r10} for n, s in systems.items()},
             "tenantIndependence": indep.get("graphsvc", {}),
             "tenantIndependenceVariants": {n: v for n, v in indep.items() if n != "graphsvc"},
             "profile": profiled,

@@ -66,6 +66,7 @@ from bench.quality import (  # noqa: E402
     recall,
     serve,
     unit_embed,
+    variant_service,
 )
 from graphsvc.core.binding import Binding  # noqa: E402
 from graphsvc.core.requests import SearchRequest  # noqa: E402
@@ -183,7 +184,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         variants = {v: parse_variant(v) for v in filter(None, args.variants.split(","))}
         ranks = {
             f"graphsvc {v}": ranker(
-                service_for(settings.with_(**ch), db, embedder, tokenizer), binding, conv
+                variant_service(settings, ch, db, embedder, tokenizer), binding, conv
             )
             for v, ch in variants.items()
         }
@@ -276,6 +277,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                 for i, q in enumerate(questions)
                 if sum(e in systems["fusion"].top[i] for e in q.evidence) > 1
             ),
+            "perSystem": {n: {"r5": s.r5, "r10": s.r10} for n, s in systems.items()},
             "pairedMargins": {
                 n: paired_margin(mine, s)  # type: ignore[arg-type]
                 for n, s in systems.items()
