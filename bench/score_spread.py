@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))
 from bench.quality import (  # noqa: E402
     Question,
     Scores,
+    fuse,
     load_conversations,
     paired_margin,
     tokens_for,
@@ -138,11 +139,6 @@ def question_stats(cos: np.ndarray, bm: np.ndarray) -> dict[str, float]:
 
 def rank(ids: list[str], scores: np.ndarray) -> list[str]:
     return [ids[i] for i in np.argsort(-scores, kind="stable")[:10]]
-
-
-def fuse(cos: np.ndarray, bm: np.ndarray) -> np.ndarray:
-    best = float(bm.max()) if bm.size else 0.0
-    return 0.8 * cos + 0.2 * (bm / best if best > 0 else bm)
 
 
 def signals(model: str, pools: list[Pool]) -> dict[str, list[tuple[np.ndarray, np.ndarray]]]:
