@@ -21,8 +21,10 @@ generator, loaded with its ``UNWIND`` loader by this process). Before the timed
 reads each worker makes ``--warmup`` untimed reads with other texts.
 
 Reported: p50/p95/mean per arm, the median of the per-query ratios candidate/base,
-and a bootstrap 95% interval of the ratio of the means (1.00 inside the interval:
-no difference beyond noise). Written to ``bench/results/ab_read.json``.
+a bootstrap 95% interval of the ratio of the means (1.00 inside the interval:
+no difference beyond noise), and how many reads packed differently (text, items,
+selection, closure validation, manifest: ``bench/ab_worker.py``'s digest).
+Written to ``bench/results/ab_read.json``.
 """
 
 from __future__ import annotations
@@ -201,11 +203,13 @@ def main(argv: Sequence[str] | None = None) -> int:
                 w.ask({**common, "query": q})
         times: dict[str, list[float]] = {"base": [], "candidate": []}
         tokens: dict[str, list[int]] = {"base": [], "candidate": []}
+        packed: dict[str, list[str | None]] = {"base": [], "candidate": []}
         for i, q in enumerate(qs):
             for w in workers if i % 2 == 0 else workers[::-1]:
                 answer = w.ask({**common, "query": q})
                 times[w.name].append(answer["ms"])
                 tokens[w.name].append(answer["tokens"])
+                packed[w.name].append(answer.get("packed"))
             if (i + 1) % 50 == 0:
                 print(f"  {i + 1}/{len(qs)} paired reads", file=sys.stderr, flush=True)
     finally:
@@ -244,6 +248,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         "meanRatio": round(statistics.fmean(b) / statistics.fmean(a), 3),
         "meanRatio95": bootstrap_ratio(a, b),
         "sameTokens": tokens["base"] == tokens["candidate"],
+        # Text, items in order, selection, closure validation and manifest (less its
+        # id and evaluation time) per query: how many differ between the arms.
+        "packedDiffering": sum(
+            x != y for x, y in zip(packed["base"], packed["candidate"], strict=True)
+        ),
     }
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
@@ -257,7 +266,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     print(
         f"candidate/base: mean {report['meanRatio']:.3f} (95% {lo:.3f}–{hi:.3f}), "
         f"median per query {report['medianPerQueryRatio']:.3f}; "
-        f"same packed tokens: {report['sameTokens']}"
+        f"same packed tokens: {report['sameTokens']}; "
+        f"reads packed differently: {report['packedDiffering']} of {len(a)}"
     )
     print(f"wrote {args.json}")
     return 0

@@ -4,12 +4,14 @@ Run as ``python bench/ab_worker.py TREE`` with ``TREE`` first on ``PYTHONPATH`` 
 ``GRAPHSVC_NEO4J_URI`` set; it refuses to run when ``graphsvc`` was imported from
 anywhere else. It builds the service the way that tree's ``graphsvc serve`` does
 (``graphsvc.runtime.build_service``), answers one JSON line
-``{"ms", "tokens"}`` per request line ``{"subject", "query", "budget", "depth"}``
-on stdin, and times only the ``read`` call (query embedding included).
+``{"ms", "tokens", "packed"}`` (``packed``: :func:`packed_digest`) per request line
+``{"subject", "query", "budget", "depth"}`` on stdin, and times only the ``read``
+call (query embedding included).
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sys
 import time
@@ -32,6 +34,27 @@ def graphsvc_of(tree: Path) -> Path | None:
         say({"error": f"graphsvc imported from {where}, not from {tree}"})
         return None
     return where
+
+
+def packed_digest(result: Any) -> str:
+    """A digest of what a read packed and recorded: the text, the items in order, the
+    selection (token counts), the closure's validation and the manifest without what
+    differs by run (its id, the evaluation time); ``--compare``-style identity checks
+    compare these between the arms."""
+    body = result.to_json()
+    manifest = json.loads(json.dumps(body["manifest"]))
+    manifest.pop("id", None)
+    manifest.get("acquisition", {}).pop("evaluatedAt", None)
+    for query in manifest.get("watches", {}).get("queries", []):
+        query.pop("evaluatedAt", None)
+    kept = {
+        "text": body["text"],
+        "items": body["items"],
+        "selection": body["selection"],
+        "validation": body["diagnostics"].get("validation"),
+        "manifest": manifest,
+    }
+    return hashlib.sha256(json.dumps(kept, sort_keys=True).encode()).hexdigest()
 
 
 def main() -> int:
@@ -63,7 +86,7 @@ def main() -> int:
         ms = (time.perf_counter() - t0) * 1000
         selection = result.selection  # a dict in a tree from before the typed result
         tokens = selection["tokens"] if isinstance(selection, dict) else selection.tokens
-        say({"ms": ms, "tokens": tokens})
+        say({"ms": ms, "tokens": tokens, "packed": packed_digest(result)})
     return 0
 
 

@@ -161,9 +161,10 @@ class HeadMirror:
 
     Embeddings sit in one matrix, a row per head (a removed head's row is zeroed and
     reused), so a change costs one row, not a new matrix. Not thread-safe: the
-    caller serialises :meth:`apply` against the readers, with one exception:
-    :meth:`view` may run while another thread applies changes (the store shows a
-    search's hits after the subject's lock is released). It only looks heads up in
+    caller serialises :meth:`apply` against the readers, with two exceptions:
+    :meth:`view` and :meth:`requires_nothing` may run while another thread applies
+    changes (the store shows a search's hits, and a read walks its closure, after the
+    subject's lock is released). They only look heads up in
     one dict, one ``get`` at a time (atomic under the GIL), and a :class:`MirrorHead`
     never changes, so it sees each head before or after a change; a head being
     replaced is briefly missing, and the caller then reads that view from Neo4j
@@ -382,6 +383,16 @@ class HeadMirror:
             atomised_into=head.atomised_into,
             archived_at=head.archived_at,
         )
+
+    def requires_nothing(self, ref: AtomRef) -> bool:
+        """Whether ``ref`` is a head held here (with its view) that declares no required
+        link: its required closure ends at itself. A revision's links are written with
+        it and never gain a required one later (a purge re-points a link, keeping its
+        ``required``), so this holds for ``ref`` whatever the mirror's generation."""
+        head = self._heads.get(ref.atom_id)
+        if head is None or head.rev != ref.rev or head.view is None:
+            return False
+        return not any(link[2] for link in head.view.links)
 
     def edges(self, atom_id: str) -> list[list[Any]]:
         """The retrieval graph's edges of ``atom_id``'s head, as rows of

@@ -188,6 +188,7 @@ class _Packer:
         self.entry_tokens: dict[Ref, int] = {}
         self.block_tokens: dict[str, int] = {}
         self.entry_text: dict[tuple[Ref, tuple[str, ...]], str] = {}
+        self.plain_text: dict[Ref, str] = {}  # entries of bodies quoting no source
         self.base_tokens = 0
         self.anchor = _Anchor(0, 0, frozenset(), frozenset())
         self.anchor_state = _State()
@@ -224,6 +225,11 @@ class _Packer:
     # -- rendering and estimating -------------------------------------------------
 
     def entry(self, ref: Ref, source_ids: Mapping[SourceKey, str]) -> str:
+        # Most bodies quote no source: their entry is the same whatever the evidence
+        # ids, and the packer asks for it once per step for every body held.
+        text = self.plain_text.get(ref)
+        if text is not None:
+            return text
         body = self.bodies[ref]
         ids = tuple(
             source_ids[(c.uri, c.version, c.digest, c.unit)]
@@ -235,6 +241,8 @@ class _Packer:
         if text is None:
             text = memory_entry(body, source_ids)
             self.entry_text[key] = text
+            if not ids:
+                self.plain_text[ref] = text
         return text
 
     def text_of(self, ev: _Eval) -> str:

@@ -83,12 +83,20 @@ class Ref:
 
     atom_id: str
     rev: int
+    # The hash of (atom_id, rev), computed once: refs key the packer's and the read's
+    # dicts and sets thousands of times a read, and a dataclass's own __hash__ builds
+    # the tuple and hashes it again on every lookup. Not part of equality or order.
+    _hash: int = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.atom_id, str) or not self.atom_id:
             raise InvalidInputError("Ref.atom_id must be a non-empty string")
         if not _is_int(self.rev) or self.rev < 1:
             raise InvalidInputError("Ref.rev must be an integer >= 1")
+        object.__setattr__(self, "_hash", hash((self.atom_id, self.rev)))
+
+    def __hash__(self) -> int:
+        return self._hash
 
     @property
     def key(self) -> str:

@@ -307,7 +307,7 @@ class _Reader:
             if mirror is None
             else None
         )
-        walk = _walk(tx, s, roots, self.limits.ranking.max_nodes * 8)
+        walk = _walk(tx, s, roots, self.limits.ranking.max_nodes * 8, mirror)
         root_views = (
             soon.result()
             if soon is not None
@@ -347,20 +347,35 @@ class _Walk:
         }
 
 
-def _walk(tx: Tx, subject: str, roots: list[Ref], max_revisions: int) -> _Walk:
-    """Walk the required links from ``roots`` (two levels per query), within the cap."""
+def _walk(
+    tx: Tx, subject: str, roots: list[Ref], max_revisions: int, mirror: HeadMirror | None = None
+) -> _Walk:
+    """Walk the required links from ``roots`` (two levels per query), within the cap.
+
+    A revision that ``mirror`` holds as a head declaring no required link has no
+    edges (:meth:`HeadMirror.requires_nothing`), so it is not asked for: a level of
+    such revisions only (most reads) needs no round trip. The edges of the rest come
+    from ``read/required_two_levels`` in the same order as when all are asked.
+    """
     walk = _Walk({}, dict.fromkeys(roots), 0, list(roots))
     required, seen = walk.required, walk.seen
     # The next level's edges, fetched with this one: (revisions asked for, edges).
     ahead: tuple[set[Ref], list[RequiredEdge]] | None = None
     while walk.frontier and len(seen) <= max_revisions:
         walk.levels += 1
-        if ahead is not None and ahead[0].issuperset(walk.frontier):
-            wanted = set(walk.frontier)
+        asked = [
+            r
+            for r in walk.frontier
+            if mirror is None or not mirror.requires_nothing(AtomRef(r.atom_id, r.rev))
+        ]
+        if ahead is not None and ahead[0].issuperset(asked):
+            wanted = set(asked)
             edges = [e for e in ahead[1] if e.source in wanted]
             ahead = None
+        elif not asked:
+            edges = []
         else:
-            two = required_two_levels(tx, subject, walk.frontier)
+            two = required_two_levels(tx, subject, asked)
             edges = two.first
             ahead = (two.covered, two.second)
         nxt: list[Ref] = []

@@ -328,6 +328,53 @@ def test_closure_cut_at_size_cap_blocks_instead_of_presenting_part(
     assert memory_refs(cut) == []
 
 
+@pytest.mark.req("RD-2", "MAN-1")
+def test_the_mirror_skips_no_closure_the_store_would_walk(
+    service: Service, human: Binding, test_settings: Settings
+) -> None:
+    # Roots with required links, roots with optional links only and roots with none:
+    # the mirror answers the last two without the store; the read is the same as one
+    # that asks the store for every root (no mirror).
+    views = create(
+        service,
+        human,
+        {"id": "free", "text": "Lantern festival boats drift downstream."},
+        {
+            "id": "loose",
+            "text": "Lantern festival paper is waxed.",
+            "links": [{"role": "see", "target": {"local": "free"}}],
+        },
+        {"id": "root", "text": "Lantern festival candles", "links": [req("dep")]},
+        {"id": "dep", "text": "Beeswax candles burn slowly.", "links": [req("tail", "logical")]},
+        {"id": "tail", "text": "Wicks are braided cotton."},
+        {"id": "gone", "text": "Lantern festival fireworks", "links": [req("old", "logical")]},
+        {"id": "old", "text": "Black powder recipes."},
+    )
+    change(service, human, "retire", views["old"])
+    no_mirror = service_for(
+        test_settings.with_(head_mirror_max=0), service.db, service.embedder, service.tokenizer
+    )
+    q = "lantern festival"
+    mirrored = service.read(human, ReadRequest(q, 4000, paged=False))
+    stored = no_mirror.read(human, ReadRequest(q, 4000, paged=False))
+    assert mirrored.text == stored.text
+    # The same items and roles; the scores agree as the two candidate paths do (the
+    # mirror's lexical leg is the subject's BM25 in numpy, the store's Lucene's).
+    assert [i.to_dict() | {"score": pytest.approx(i.score)} for i in mirrored.items] == [
+        i.to_dict() for i in stored.items
+    ]
+    assert mirrored.selection.tokens == stored.selection.tokens
+    assert mirrored.diagnostics["validation"] == stored.diagnostics["validation"]
+    assert mirrored.manifest["presentation"] == stored.manifest["presentation"]
+    # The versions loaded (in the order each path loads them).
+    versions = [sorted(r.manifest["acquisition"]["versions"]) for r in (mirrored, stored)]
+    assert versions[0] == versions[1]
+    assert key(views["root"]) in root_keys(mirrored)
+    assert {key(views["dep"]), key(views["tail"])} <= set(memory_refs(mirrored))
+    assert key(views["gone"]) in item_keys(mirrored, blocked=True)
+    assert mirrored.diagnostics["validation"]["requiredEdges"] == 3
+
+
 @pytest.mark.req("RD-2", "LNK-1")
 def test_required_target_whose_watch_moved_is_stale_and_blocks(
     service: Service, human: Binding, agent: Binding

@@ -11,7 +11,8 @@ import pytest
 
 from graphsvc.core.activation import neo4j_cosines
 from graphsvc.core.bm25 import SubjectStats, analyse, body_length, query_terms, score_bodies
-from graphsvc.core.head_mirror import HeadMirror, MirrorHead, packed_embedding
+from graphsvc.core.head_mirror import HeadMirror, HeadView, MirrorHead, packed_embedding
+from graphsvc.core.write_models import AtomRef
 
 TEXTS = {
     "a": "The lighthouse keeper painted the rowing boat blue",
@@ -163,6 +164,31 @@ def test_edges_bind_logical_links_to_heads_and_observed_ones_to_their_revision()
     # a gone: its links leave with it, in both directions.
     mirror.apply({"a": None})
     assert mirror.edges("b") == [] and mirror.edges("a") == []
+
+
+def _viewed(atom_id: str, rev: int, *required: bool) -> MirrorHead:
+    """A head with its view: one logical link to ``t`` per flag, required or not."""
+    links = tuple(("uses", "logical", flag, None, False, "t", None) for flag in required)
+    view = HeadView("active", None, None, links)
+    return MirrorHead(atom_id, rev, atom_id, None, None, None, view=view)
+
+
+@pytest.mark.req("RD-2")
+def test_a_held_head_without_required_links_requires_nothing() -> None:
+    mirror = HeadMirror(
+        [_viewed("free", 2), _viewed("loose", 1, False, False), _viewed("bound", 1, False, True)]
+    )
+    assert mirror.requires_nothing(AtomRef("free", 2))
+    assert mirror.requires_nothing(AtomRef("loose", 1))
+    # A required link: the store walks it (staleness and the target's state).
+    assert not mirror.requires_nothing(AtomRef("bound", 1))
+    # Not a head held here (an older revision, an unknown atom), or held without its
+    # view: unknown, so the store is asked.
+    assert not mirror.requires_nothing(AtomRef("free", 1))
+    assert not mirror.requires_nothing(AtomRef("nowhere", 1))
+    assert not mirror.requires_nothing(AtomRef("a", 1)) and "a" not in mirror
+    mirror.apply({"plain": _linked("plain", 1)})
+    assert not mirror.requires_nothing(AtomRef("plain", 1))
 
 
 def _mentioning(atom_id: str, *keys: str, indexed: bool = True) -> MirrorHead:
