@@ -120,12 +120,12 @@ def _commit(tx: Tx, plan: AtomisePlan) -> int:
             outcome="atomised",
         )  # fmt: skip
     # Last, the two steps that hold a subject-wide lock until commit (write_steps).
+    record_change(tx, prov, written, kind="atomise")
     if plan.extractor is not None:
         heads = [head_mentions(a, 1, m) for a, m in zip(plan.atom_ids, plan.mentions, strict=True)]
         entities.write_mentions(
             tx, plan.subject, [plan.source_id], heads, plan.extractor, plan.operation_id
         )
-    record_change(tx, prov, written, kind="atomise")
     return sequence
 
 

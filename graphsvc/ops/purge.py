@@ -268,7 +268,8 @@ def _step(
         store.relink(tx, subject, atoms)
     elif step == "erase":
         plan = _closure(tx, subject, set(plan.atom_ids), set(plan.token_ids))
-        store.erase(tx, subject, plan)
+        # The change sequence's lock first, then the entity lock (in erase): the
+        # order every writer of the subject takes them in (entities.write_mentions).
         changes.record_purge(
             tx,
             subject,
@@ -278,6 +279,7 @@ def _step(
             now=now,
             atom_ids=sorted(plan.atom_ids),
         )
+        store.erase(tx, subject, plan)
     elif step == "tombstone":
         store.tombstone_keys(tx, subject, atoms)
     elif step == "epoch":

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any, TypedDict
 
 from graphsvc.core.entity_keys import Mention, fold_entity
-from graphsvc.core.entity_resolution import confirm_tentative, resolve_forms
+from graphsvc.core.entity_resolution import JOINERS, confirm_tentative, resolve_forms, variant
 from graphsvc.store.connection import Database, Tx, run
 
 __all__ = [
@@ -34,7 +34,9 @@ __all__ = [
     "head_mentions",
     "index_batch",
     "lock",
+    "mark_heads",
     "pending_heads",
+    "plain",
     "record_extractor",
     "refresh",
     "resolve",
@@ -134,6 +136,16 @@ def _sync_tentative(
     return sorted({d["key"] for d in drops} | {a["target"] for a in adds})
 
 
+def _could_confirm(tx: Tx, subject: str, heads: Sequence[HeadMentions]) -> bool:
+    """Whether some full name of the subject could confirm a tentative mention of
+    ``heads`` (``entities/could_confirm``: entity keys only, a superset)."""
+    forms = {variant(x["key"]) for h in heads if h["tentative"] for x in json.loads(h["tentative"])}
+    rows = run(
+        tx, "entities/could_confirm", subject=subject, forms=sorted(forms), joiners=sorted(JOINERS)
+    )
+    return bool(rows)
+
+
 def refresh(tx: Tx, subject: str, keys: Iterable[str], tentative: Sequence[str] = ()) -> None:
     """Resolve the subject's forms again (ENT-6), then re-derive the entities named or
     moved from their mentions; delete those left without one. Nothing to do when no
@@ -164,6 +176,21 @@ def refresh(tx: Tx, subject: str, keys: Iterable[str], tentative: Sequence[str] 
     run(tx, "entities/refresh", subject=subject, rows=rows, orphans=orphans)
 
 
+def plain(replaced: Sequence[str], heads: Sequence[HeadMentions]) -> bool:
+    """Whether a write changes no entity: it replaces no atom and its heads name
+    nothing (they may bring tentative mentions, ENT-6), so the subject's forms stay
+    as they were."""
+    return not replaced and not any(h["mentions"] for h in heads)
+
+
+def mark_heads(tx: Tx, subject: str, heads: Sequence[HeadMentions], extractor: str) -> None:
+    """Before the subject-wide locks, for a :func:`plain` write: its heads are marked
+    indexed and keep their tentative mentions (``entities/add_mentions`` touches only
+    them), so the sequence lock is held for less; :func:`write_mentions` then settles."""
+    if heads:
+        run(tx, "entities/add_mentions", subject=subject, heads=list(heads), extractor=extractor)
+
+
 def write_mentions(
     tx: Tx,
     subject: str,
@@ -173,14 +200,26 @@ def write_mentions(
     by: str,
 ) -> None:
     """In a write's transaction: the ``replaced`` atoms' old mentions go, the new
-    ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2)."""
+    ``heads``' mentions come, the entities touched are refreshed (ENT-1, ENT-2).
+
+    Call it after :func:`graphsvc.store.write_steps.record_change`, and for a
+    :func:`plain` write after :func:`mark_heads` (before the record): every writer
+    of the subject then holds its change sequence's lock here, to commit. A plain
+    write whose heads bring tentative mentions (ENT-6) takes the entity lock only
+    when ``entities/could_confirm`` finds a name that could confirm one; the lock it
+    skips is not needed, because whoever adds a name settles the subject's tentative
+    heads while holding the sequence lock too: it either commits before this write
+    looks (the look finds the name) or reads its heads after this write commits.
+    """
     if not replaced and not heads:
         return
     unsure = [h["atomId"] for h in heads if h["tentative"]]
-    if replaced or unsure or any(h["mentions"] for h in heads):
-        # Only a change of some entity needs the lock; heads that mention nothing
-        # are just marked indexed, so the subject's other writers need not wait.
-        lock(tx, [subject], by)
+    if plain(replaced, heads):
+        if unsure and _could_confirm(tx, subject, heads):
+            lock(tx, [subject], by)
+            refresh(tx, subject, (), unsure)
+        return
+    lock(tx, [subject], by)
     touched = drop_mentions(tx, subject, replaced)
     if heads:
         touched += run(
@@ -252,6 +291,7 @@ def index_batch(
     atoms lose every mention and the heads get the extractor's."""
 
     def work(tx: Tx) -> None:
+        run(tx, "entities/hold_sequence", subjects=sorted(batch), by=f"rebuild:{run_id}")
         lock(tx, batch, f"rebuild:{run_id}")
         for subject in sorted(batch):
             heads = batch[subject]

@@ -13,9 +13,10 @@ these steps, in this order:
 5. :func:`record_operation`: the ``(:Operation)`` record the revisions were written by.
 6. :func:`finish_idempotency`: the key's stored result (a write batch with a key).
 7. The steps that take a subject-wide lock held to commit, as late as they can run
-   so the subject's other writers wait as little as possible: the entity index's
-   mentions (:func:`graphsvc.store.entities.write_mentions`), then
-   :func:`record_change`, the change feed's numbered record.
+   so the subject's other writers wait as little as possible: :func:`record_change`,
+   the change feed's numbered record, then the entity index's mentions
+   (:func:`graphsvc.store.entities.write_mentions`), which relies on every writer of
+   the subject holding the sequence's lock there (and takes the entity lock after it).
 
 :func:`write_transaction` runs the work and maps a unique-constraint failure (two
 first writers of one new revision number) to ``CAS_CONFLICT`` for both paths.
@@ -292,7 +293,7 @@ def record_change(
     tx: Tx, prov: Provenance, revisions: Sequence[AtomRef], *, kind: str | None = None
 ) -> None:
     """The operation's record in the change feed (:mod:`graphsvc.store.changes`),
-    numbered in this transaction. Run it last: numbering takes the subject's
-    sequence lock, held to commit, so every step after it would lengthen the
-    queue of the subject's other writers."""
+    numbered in this transaction. Run it last but for the entity index's mentions:
+    numbering takes the subject's sequence lock, held to commit, so every step after
+    it lengthens the queue of the subject's other writers."""
     changes.record_change(tx, prov.params(), revisions, kind)

@@ -4,8 +4,9 @@
 locks, CAS on heads, target checks, atoms, revisions, retire copies, links,
 citations, provenance, the operation record, the background jobs the batch causes
 (the outbox, :mod:`graphsvc.store.jobs`), the idempotency result, and last the two
-steps that hold a subject-wide lock until commit: entity mentions (SPEC §16) and
-the change feed's record. Any
+steps that hold a subject-wide lock until commit: the change feed's record, then
+entity mentions (SPEC §16; a write that names no entity marks its heads before the
+record). Any
 failure raises and the driver rolls the transaction back, so a batch is all or
 nothing (WR-7), also when the connection or the server dies mid-way. The steps an
 atomisation shares (purge check, idempotency, lock + heads, revisions, operation
@@ -272,12 +273,14 @@ def _work(tx: Tx, req: WriteRequest) -> Replay | None:
     create_jobs(tx, prov, req.auth_generation, req.jobs)
     if req.scope_key is not None:
         finish_idempotency(tx, req.scope_key, req.result)
+    if req.extractor is not None and entities.plain(sorted(req.cas), req.mentions):
+        entities.mark_heads(tx, s, req.mentions, req.extractor)
     # Last, the two steps that hold a subject-wide lock until commit (write_steps).
+    record_change(tx, prov, written)
     if req.extractor is not None:
         entities.write_mentions(
             tx, s, sorted(req.cas), req.mentions, req.extractor, req.operation_id
         )
-    record_change(tx, prov, written)
     return None
 
 

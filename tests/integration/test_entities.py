@@ -503,6 +503,37 @@ def test_a_text_of_plain_sentences_joins_a_name_the_subject_already_gives(
     assert all_entities(service.db, subject)["ingrid vasquez"].mentions == 2
 
 
+@pytest.mark.req("ENT-6")
+def test_plain_sentences_and_a_full_name_written_at_once_join_in_either_order(
+    service: Service, human: Binding, subject: str
+) -> None:
+    # A write of plain sentences takes the entity lock only when some name of the
+    # subject could confirm an opening; the writer of a new full name settles the
+    # subject's openings. Written at the same moment, every round must still join
+    # the opening to the name, whichever commits first.
+    names = [("Ingrid", "Vasquez"), ("Marta", "Okafor"), ("Tomas", "Lindqvist")]
+    names += [("Priya", "Raman"), ("Jonas", "Berger"), ("Aiko", "Tanaka")]
+    for first, last in names:
+        start = threading.Barrier(2)
+        made: dict[str, AtomRef] = {}
+
+        def write(tag: str, text: str, start: threading.Barrier = start) -> None:
+            start.wait()
+            made[tag] = create(service, human, text)[0]  # noqa: B023 (joined below)
+
+        threads = [
+            threading.Thread(target=write, args=("opening", f"{last} called back at noon.")),
+            threading.Thread(target=write, args=("full", f"On Monday {first} {last} flew.")),
+        ]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        key = f"{first} {last}".lower()
+        assert keys_of(service.db, subject, made["opening"]) == [key]
+        assert all_entities(service.db, subject)[key].mentions == 2
+
+
 # ------------------------------------------------------------------ rebuild (ENT-1)
 
 
