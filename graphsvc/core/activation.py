@@ -681,6 +681,12 @@ def propagate(
         empty = np.empty(0, np.float64)
         return ActivationResult(empty, empty.copy(), SOLVER_NONE, 0, 0.0, True, 0, 0, 0)
 
+    if not s.size and n <= direct_max_nodes and n <= max_work:
+        # No link: I − Tᵀ is I, and SuperLU's solve of it gives b itself, bit for bit
+        # (tests/unit/test_activation.py), with no residual; building the sparse
+        # system and solving it was most of the propagation's CPU on such a graph.
+        return _result(bv.copy(), SOLVER_DIRECT, 1, 0.0, True, n, 0, n)
+
     # Build Tᵀ directly (rows = targets): the solve only ever needs Tᵀ·x.
     tt = _csr(n, d, s, _scaled_weights(n, s, w, p, rows))
     nnz = int(tt.nnz)
