@@ -193,7 +193,7 @@ def normalise_lexical(raw: Mapping[K, float]) -> dict[K, float]:
     if top == 0.0:
         return dict.fromkeys(keys, 0.0)
     scaled = values / top
-    return {k: float(v) for k, v in zip(keys, scaled, strict=True)}
+    return dict(zip(keys, scaled.tolist(), strict=True))  # floats, not numpy scalars
 
 
 def normalise_lexical_by(raw: Mapping[K, float], scale: float) -> dict[K, float]:
