@@ -11,7 +11,9 @@ and the embeddings as one matrix, and answers both legs as the queries would:
 - :meth:`HeadMirror.lexical`: the bodies holding a query term, scored by
   :func:`graphsvc.core.bm25.score_bodies` with the subject's statistics counted
   from the mirror itself (:meth:`HeadMirror.stats`), best first (ties by atomId), in
-  the rows of ``search/fulltext_candidates`` (every row with its embedding);
+  the rows of ``search/fulltext_candidates`` (every row with its embedding); the
+  scores of every head (:meth:`HeadMirror.bm25`) also give the fusion each
+  candidate's lexical signal, so its bodies are not analysed and scored again;
 - :meth:`HeadMirror.semantic`: Neo4j's ``vector.similarity.cosine`` (``(1 + cos) /
   2``) of every head whose embedding has the query's length, best first, in the rows
   of ``search/vector_candidates_small``.
