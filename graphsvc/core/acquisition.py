@@ -85,6 +85,11 @@ class Acquired:
     # subject's own statistics; those statistics (None: Lucene's index-wide score).
     texts: dict[str, str | None] = field(default_factory=dict)
     subject_stats: SubjectStats | None = None
+    # The subject's own BM25 of candidates' bodies and the query's bound, where the
+    # source scored them already with those statistics (the head mirror scores every
+    # body it holds): what score_bodies would give, bit for bit; None: scored here.
+    body_scores: dict[str, float] | None = None
+    lexical_bound: float = 0.0
     index_analyzer: str | None = None  # read only when subject statistics are asked for
     vector_mode: str = "index"
     lexical_mode: str = "index"
@@ -324,7 +329,6 @@ def lexical_signal(
     stats = acq.subject_stats
     if stats is None:
         return normalise_lexical(acq.lexical), LUCENE_MAX
-    terms = query_terms(text, ranking.lexical_proximity)
     # Score the lexical hits (their texts came with them), or every candidate whose
     # body is known (a semantic candidate can match the query's words too).
     scored = [
@@ -332,10 +336,18 @@ def lexical_signal(
         for a in (ids if ranking.lexical_scope == "candidates" else acq.lexical)
         if acq.texts.get(a) is not None
     ]
-    raw, bound = score_bodies(
-        terms, [acq.texts[a] or "" for a in scored], stats, slop=ranking.lexical_proximity
-    )
-    by_id = dict(zip(scored, raw, strict=True))
+    known = acq.body_scores
+    if known is not None and all(a in known for a in scored):
+        by_id = {a: known[a] for a in scored}
+        bound = acq.lexical_bound
+    else:
+        raw, bound = score_bodies(
+            query_terms(text, ranking.lexical_proximity),
+            [acq.texts[a] or "" for a in scored],
+            stats,
+            slop=ranking.lexical_proximity,
+        )
+        by_id = dict(zip(scored, raw, strict=True))
     if ranking.lexical_normalisation == "bound" and bound > 0:
         return normalise_lexical_by(by_id, bound), SUBJECT_BOUND
     return normalise_lexical(by_id), SUBJECT_MAX

@@ -193,7 +193,7 @@ def normalise_lexical(raw: Mapping[K, float]) -> dict[K, float]:
     if top == 0.0:
         return dict.fromkeys(keys, 0.0)
     scaled = values / top
-    return {k: float(v) for k, v in zip(keys, scaled, strict=True)}
+    return dict(zip(keys, scaled.tolist(), strict=True))  # floats, not numpy scalars
 
 
 def normalise_lexical_by(raw: Mapping[K, float], scale: float) -> dict[K, float]:
@@ -680,6 +680,12 @@ def propagate(
     if n == 0:
         empty = np.empty(0, np.float64)
         return ActivationResult(empty, empty.copy(), SOLVER_NONE, 0, 0.0, True, 0, 0, 0)
+
+    if not s.size and n <= direct_max_nodes and n <= max_work:
+        # No link: I − Tᵀ is I, and SuperLU's solve of it gives b itself, bit for bit
+        # (tests/unit/test_activation.py), with no residual; building the sparse
+        # system and solving it was most of the propagation's CPU on such a graph.
+        return _result(bv.copy(), SOLVER_DIRECT, 1, 0.0, True, n, 0, n)
 
     # Build Tᵀ directly (rows = targets): the solve only ever needs Tᵀ·x.
     tt = _csr(n, d, s, _scaled_weights(n, s, w, p, rows))

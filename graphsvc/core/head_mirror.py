@@ -11,7 +11,9 @@ and the embeddings as one matrix, and answers both legs as the queries would:
 - :meth:`HeadMirror.lexical`: the bodies holding a query term, scored by
   :func:`graphsvc.core.bm25.score_bodies` with the subject's statistics counted
   from the mirror itself (:meth:`HeadMirror.stats`), best first (ties by atomId), in
-  the rows of ``search/fulltext_candidates`` (every row with its embedding);
+  the rows of ``search/fulltext_candidates`` (every row with its embedding); the
+  scores of every head (:meth:`HeadMirror.bm25`) also give the fusion each
+  candidate's lexical signal, so its bodies are not analysed and scored again;
 - :meth:`HeadMirror.semantic`: Neo4j's ``vector.similarity.cosine`` (``(1 + cos) /
   2``) of every head whose embedding has the query's length, best first, in the rows
   of ``search/vector_candidates_small``.
@@ -48,7 +50,7 @@ from graphsvc.core.bm25 import (
 from graphsvc.core.entity_resolution import EntityForms, probe_words, variant
 from graphsvc.core.write_models import AtomLinkView, AtomRef, AtomView, LinkAt
 
-__all__ = ["HeadMirror", "HeadView", "MirrorHead", "packed_embedding"]
+__all__ = ["HeadMirror", "HeadView", "MirrorBM25", "MirrorHead", "packed_embedding"]
 
 _Matrix = np.ndarray[Any, np.dtype[np.float64]]
 # A term's postings as arrays (HeadMirror._posting): slots, term frequencies, and
@@ -96,6 +98,17 @@ class HeadView:
                 or ()
             ),
         )
+
+
+@dataclass(frozen=True)
+class MirrorBM25:
+    """One query's BM25 of every head of a mirror (by slot: a body without a query
+    term scores 0), the query's upper bound (``Σ idf`` over its clauses) and the
+    statistics both were counted with; valid while the mirror does not change."""
+
+    scores: _Matrix
+    bound: float
+    stats: SubjectStats
 
 
 @dataclass(frozen=True)
@@ -190,6 +203,8 @@ class HeadMirror:
         self._dimension = 0
         self._matrix: _Matrix = np.zeros((0, 0))
         self._norms: _Matrix = np.zeros(0)
+        # Whether the head of each row is hidden (MirrorHead.hidden), by row.
+        self._row_hidden: np.ndarray[Any, np.dtype[np.bool_]] = np.zeros(0, dtype=bool)
         self._row_of: dict[str, int] = {}
         # Rows past this one were never used: the matrix grows by doubling, and a
         # search's product skips them (at 10k heads, 16,384 rows, 6,384 of them empty).
@@ -267,10 +282,12 @@ class HeadMirror:
             self._atom_at.extend([None] * grow)
             self._matrix = np.vstack([self._matrix, np.zeros((grow, self._dimension))])
             self._norms = np.concatenate([self._norms, np.zeros(grow)])
+            self._row_hidden = np.concatenate([self._row_hidden, np.zeros(grow, dtype=bool)])
         row = self._free.pop()
         self._rows_used = max(self._rows_used, row + 1)
         self._matrix[row] = vector
         self._norms[row] = float(np.linalg.norm(self._matrix[row]))
+        self._row_hidden[row] = head.hidden
         self._row_of[head.atom_id] = row
         self._atom_at[row] = head.atom_id
 
@@ -307,6 +324,7 @@ class HeadMirror:
         if row is not None:
             self._matrix[row] = 0.0
             self._norms[row] = 0.0
+            self._row_hidden[row] = False
             self._atom_at[row] = None
             self._free.append(row)
 
@@ -462,28 +480,56 @@ class HeadMirror:
             df={t: len(self._postings.get(t, ())) for t in set(query.terms)},
         )
 
-    def lexical(
-        self, query: QueryTerms, *, slop: int, limit: int, include_archived: bool
-    ) -> list[list[Any]]:
-        """The best ``limit`` bodies holding a query term, as fulltext rows
-        ``[atomId, rev, score, atomisedInto, archivedAt, None, text]`` (no embedding:
-        :meth:`cosines` gives their semantic signal)."""
+    def bm25(self, query: QueryTerms, *, slop: int) -> MirrorBM25:
+        """The subject's own BM25 of every head for ``query`` and the query's bound:
+        :func:`graphsvc.core.bm25.score_bodies` of every body held, bit for bit."""
         stats = self.stats(query)
+        # score_bodies's statistics: a body here holds a term only where its posting
+        # counts it, so each document frequency and the body count are the mirror's.
+        idf = {t: bm25_idf(stats.docs, df) for t, df in stats.df.items()}
+        bound = sum(idf[t] for t in query.terms) + sum(idf[x] + idf[y] for x, y, _ in query.pairs)
+        scores = np.zeros(len(self._slot_atom))
         if not any(stats.df.values()):
-            return []
+            return MirrorBM25(scores, bound, stats)
         # score_bodies over every body holding a term, a term at a time over all of
         # them: per body the same float operations in the same order (terms, then
         # pairs), so the same scores bit for bit (tests/unit/test_mirror_index.py).
-        idf = {t: bm25_idf(stats.docs, df) for t, df in stats.df.items()}
         avg = stats.avg_length if stats.avg_length > 0 else 1.0
         norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self._lengths / avg)
-        scores = np.zeros(len(self._slot_atom))
         for term in query.terms:
             slots, tf, _ = self._posting(term)
             scores[slots] += idf[term] * tf / (tf + norm[slots])
         for x, y, offset in query.pairs:
             slots, freq = self._sloppy(x, y, offset, slop)
             scores[slots] += (idf[x] + idf[y]) * freq / (freq + norm[slots])
+        return MirrorBM25(scores, bound, stats)
+
+    def scores_of(self, scored: MirrorBM25, atom_ids: Iterable[str]) -> dict[str, float]:
+        """The BM25 of each head of ``atom_ids`` held here, from ``scored`` (this
+        mirror's, unchanged since): what ``score_bodies`` gives their bodies."""
+        slot_of = self._slot_of
+        slots = [(a, slot_of[a]) for a in atom_ids if a in slot_of]
+        values = scored.scores[[s for _, s in slots]].tolist()
+        return {a: v for (a, _), v in zip(slots, values, strict=True)}
+
+    def lexical(
+        self,
+        query: QueryTerms,
+        *,
+        slop: int,
+        limit: int,
+        include_archived: bool,
+        scored: MirrorBM25 | None = None,
+    ) -> list[list[Any]]:
+        """The best ``limit`` bodies holding a query term, as fulltext rows
+        ``[atomId, rev, score, atomisedInto, archivedAt, None, text]`` (no embedding:
+        :meth:`cosines` gives their semantic signal); ``scored``: :meth:`bm25` of
+        ``query``, when the caller has it."""
+        if scored is None:
+            scored = self.bm25(query, slop=slop)
+        if not any(scored.stats.df.values()):
+            return []
+        scores = scored.scores
         shown = scores > 0.0
         if not include_archived:
             shown &= ~self._hidden
@@ -563,19 +609,22 @@ class HeadMirror:
             live = denominators > 0.0
             dots = self._matrix[:used] @ q
             cosines = np.where(live, (1.0 + dots / np.where(live, denominators, 1.0)) / 2.0, -1.0)
-            # Best first, walked only as far as the limit and its ties: the whole
+            shown = cosines >= 0.0  # a row without a vector (or a removed head's) is -1
+            if not include_archived:
+                shown &= ~self._row_hidden[:used]
+            rows = np.flatnonzero(shown)
+            scores = np.minimum(1.0, np.maximum(0.0, cosines[rows]))
+            # The best limit and every tie with the last of them, chosen in numpy: the
             # subject's rows as Python pairs cost more than the product itself.
-            kept: list[tuple[float, str]] = []
-            for r in np.argsort(-cosines, kind="stable").tolist():
-                if cosines[r] < 0.0:
-                    break  # rows without a vector sort last
-                atom_id = self._atom_at[r]
-                if atom_id is None or (not include_archived and self._heads[atom_id].hidden):
-                    continue
-                score = min(1.0, max(0.0, float(cosines[r])))
-                if len(kept) >= limit and score < kept[-1][0]:
-                    break
-                kept.append((score, atom_id))
+            if len(rows) > limit:
+                cut = len(rows) - max(limit, 1)
+                keep = scores >= np.partition(scores, cut)[cut]
+                rows, scores = rows[keep], scores[keep]
+            atom_at = self._atom_at
+            kept = [
+                (score, cast(str, atom_at[r]))
+                for score, r in zip(scores.tolist(), rows.tolist(), strict=True)
+            ]
         else:
             found = self.cosines(vector, list(self._heads))
             kept = [

@@ -140,7 +140,10 @@ class OnnxOnlyEmbedder:
     def embed_query(self, text: str) -> list[float]:
         """The unit embedding of a search query, at ``query_precision``."""
         out = self._pool(self._query_session.run(None, self._feed(self._prefix + text))[0][0])
-        return [float(x) for x in out]
+        # The same floats as float() of each element (float32 widens exactly), without
+        # a numpy scalar per component.
+        values: list[float] = out.astype(np.float64).tolist()
+        return values
 
     def _pool(self, out: np.ndarray) -> np.ndarray:
         """A graph's output for one text as its unit embedding (a mean-pooled graph

@@ -45,7 +45,7 @@ from graphsvc.core.acquisition import (
 )
 from graphsvc.core.bm25 import ANALYZER, SubjectStats, fulltext_query, query_terms
 from graphsvc.core.entity_resolution import EntityForms, resolve_query
-from graphsvc.core.head_mirror import HeadMirror
+from graphsvc.core.head_mirror import HeadMirror, MirrorBM25
 from graphsvc.errors import PurgePendingError
 from graphsvc.ops.guards import PURGE_PENDING
 from graphsvc.process_state.head_mirrors import (
@@ -452,20 +452,23 @@ def _from_mirror(
     ``search/vector_candidates_small``."""
     acq.index_analyzer = ANALYZER
     terms = query_terms(q.text, q.ranking.lexical_proximity)
+    scored: MirrorBM25 | None = None
     if state.get("rebuilding"):  # as the fulltext leg: no lexical signal meanwhile
         acq.lexical_mode = "rebuilding"
     elif terms.terms:
         # The best max_seeds by the subject's own BM25: what keep_lexical keeps of any
         # pool holding them all.
         acq.lexical_mode = "mirror"
+        scored = mirror.bm25(terms, slop=q.ranking.lexical_proximity)
         rows = mirror.lexical(
             terms,
             slop=q.ranking.lexical_proximity,
             limit=q.ranking.max_seeds,
             include_archived=q.include_archived,
+            scored=scored,
         )
         take_lexical(acq, head_facts, rows, q.ranking.max_seeds, q.ranking.max_seeds)
-        acq.subject_stats = mirror.stats(terms)
+        acq.subject_stats = scored.stats
     acq.lexical_embeddings.clear()
     if vector is not None:
         acq.lexical_semantic.update(mirror.cosines(vector, acq.lexical))
@@ -474,6 +477,11 @@ def _from_mirror(
             vector, limit=q.ranking.max_seeds, include_archived=q.include_archived
         )
         _take_semantic(acq, head_facts, hits)
+    if scored is not None:
+        # Every candidate's BM25 is in the mirror's scores already: the fusion takes
+        # them instead of analysing and scoring the bodies again.
+        acq.body_scores = mirror.scores_of(scored, acq.texts)
+        acq.lexical_bound = scored.bound
 
 
 def walk_mirror(

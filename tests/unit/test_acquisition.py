@@ -25,6 +25,8 @@ from graphsvc.core.acquisition import (
     node_facts,
     take_lexical,
 )
+from graphsvc.core.bm25 import query_terms
+from graphsvc.core.head_mirror import HeadMirror, MirrorHead
 from graphsvc.settings import RankingSettings
 
 Graph = dict[str, list[list[Any]]]
@@ -172,3 +174,52 @@ def test_while_the_fulltext_index_is_rebuilt_the_lexical_signal_is_missing() -> 
     fusion = fuse(acq, "query", RankingSettings(max_seeds=4, lexical_proximity=0))
     assert fusion.fused["a"][2] is None
     assert fusion.seeds == ["a"]
+
+
+@pytest.mark.req("ACT-1")
+def test_the_mirrors_body_scores_fuse_as_the_bodies_scored_here_bit_for_bit() -> None:
+    """A mirror search hands the fusion every candidate's BM25 from the mirror's own
+    scoring (Acquired.body_scores): the fused matches, the seeds and the
+    normalisation are exactly those of scoring the bodies again (score_bodies)."""
+    rng = random.Random(23)
+    words = ["harbour", "boats", "fog", "keeper", "rowing", "storm", "the", "of"]
+    for trial in range(40):
+        heads = [
+            MirrorHead(
+                f"x{i:02d}",
+                1,
+                " ".join(rng.choice(words) for _ in range(rng.randint(1, 9))),
+                None,
+                None,
+                None,
+            )
+            for i in range(rng.randint(2, 30))
+        ]
+        mirror = HeadMirror(heads)
+        text = " ".join(rng.choice(words) for _ in range(rng.randint(1, 4)))
+        terms = query_terms(text, 3)
+        if not terms.terms:
+            continue
+        scored = mirror.bm25(terms, slop=3)
+        rows = mirror.lexical(terms, slop=3, limit=8, include_archived=False, scored=scored)
+        semantic = {h.atom_id: rng.random() for h in rng.sample(heads, min(5, len(heads)))}
+        for scope in ("hits", "candidates"):
+            for normalisation in ("max", "bound"):
+                ranking = RankingSettings(
+                    max_seeds=8,
+                    lexical_proximity=3,
+                    lexical_scope=scope,
+                    lexical_normalisation=normalisation,
+                )
+                fused = []
+                for known in (None, scored):
+                    acq = Acquired(semantic=dict(semantic), subject_stats=scored.stats)
+                    take_lexical(acq, {}, rows, 8, 8)
+                    for h in heads:
+                        if h.atom_id in semantic:
+                            acq.texts.setdefault(h.atom_id, h.text)
+                    if known is not None:
+                        acq.body_scores = mirror.scores_of(known, acq.texts)
+                        acq.lexical_bound = known.bound
+                    fused.append(fuse(acq, text, ranking))
+                assert fused[0] == fused[1], trial

@@ -401,6 +401,28 @@ def test_solution_satisfies_fixed_point_within_reported_residual(
     assert _fixed_point_error(r, b, t) <= r.residual * (1 + 1e-9) + 1e-15
 
 
+@pytest.mark.req("ACT-3", "ACT-6")
+def test_a_graph_without_links_solves_to_its_base_activation_as_superlu_does() -> None:
+    """No link: the direct solve is b itself, bit for bit what SuperLU gives for the
+    identity, with the same diagnostics (the solve is skipped, not its report)."""
+    import scipy.sparse as sp
+    import scipy.sparse.linalg as spla
+
+    rng = np.random.default_rng(3)
+    for n in (1, 2, 7, 64):
+        b = rng.random(n) * rng.choice([1e-6, 1.0, 1e6])
+        b[rng.random(n) < 0.3] = 0.0
+        r = propagate(n, [], [], [], b)
+        superlu = spla.spsolve(sp.identity(n, dtype=np.float64, format="csc"), b)
+        assert np.array_equal(r.a, np.asarray(superlu).reshape(n))
+        assert r.a is not b and np.array_equal(r.scores, b / b.sum() if b.sum() else b * 0)
+        assert (r.solver, r.iterations, r.residual, r.converged) == ("spsolve", 1, 0.0, True)
+        assert (r.nodes, r.edges, r.work) == (n, 0, n)
+    # Above the direct solver's bound the iteration reports as before.
+    it = propagate(3, [], [], [], [1.0, 2.0, 0.0], direct_max_nodes=2)
+    assert (it.solver, it.iterations, it.converged) == ("fixed-point", 0, True)
+
+
 @pytest.mark.req("ACT-3")
 def test_direct_and_iterative_agree() -> None:
     rng = np.random.default_rng(7)

@@ -346,6 +346,13 @@ def test_the_lexical_leg_scores_as_score_bodies_does_bit_for_bit() -> None:
                 )
                 assert [(r[2], r[0]) for r in rows] == want[:limit], trial
                 assert all(r[6] == heads[r[0]].text and r[1] == heads[r[0]].rev for r in rows)
+        # Every head's score and the query's bound, as the fusion takes them.
+        every = list(heads.values())
+        raw, bound = score_bodies(query, [h.text for h in every], stats, slop=slop)
+        scored = mirror.bm25(query, slop=slop)
+        assert scored.stats == stats and scored.bound == bound
+        got = mirror.scores_of(scored, [h.atom_id for h in every] + ["absent"])
+        assert got == {h.atom_id: s for h, s in zip(every, raw, strict=True)}, trial
 
 
 @pytest.mark.req("ACT-1")
