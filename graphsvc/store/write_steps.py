@@ -35,7 +35,7 @@ from graphsvc.core.binding import Binding
 from graphsvc.core.citations import text_digest
 from graphsvc.core.write_models import AtomRef
 from graphsvc.errors import CasConflictError, PurgePendingError, StoreError
-from graphsvc.store import changes
+from graphsvc.store import changes, sequence_gate
 from graphsvc.store.connection import Database, Tx, run
 
 __all__ = [
@@ -74,7 +74,8 @@ def write_transaction(db: Database, work: Callable[[Tx], T], *, label: str) -> T
         StoreError: Neo4j failed; the transaction was rolled back.
     """
     try:
-        return db.write_tx(work, label=label)
+        with sequence_gate.scope():
+            return db.write_tx(work, label=label)
     except StoreError as exc:
         if isinstance(exc.__cause__, ConstraintError):
             raise CasConflictError(CONCURRENT_CHANGE) from exc
@@ -295,5 +296,7 @@ def record_change(
     """The operation's record in the change feed (:mod:`graphsvc.store.changes`),
     numbered in this transaction. Run it last but for the entity index's mentions:
     numbering takes the subject's sequence lock, held to commit, so every step after
-    it lengthens the queue of the subject's other writers."""
+    it lengthens the queue of the subject's other writers. This process's other
+    writers of the subject queue in :mod:`~graphsvc.store.sequence_gate` meanwhile."""
+    sequence_gate.enter(prov.subject)
     changes.record_change(tx, prov.params(), revisions, kind)
