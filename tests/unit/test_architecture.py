@@ -93,6 +93,9 @@ def test_core_and_operations_run_no_model_loop_or_scheduler() -> None:
         # manifest's batch before it answers.
         ("store", "group_commit.py"): {"concurrent.futures", "threading"},
         ("store", "manifests.py"): {"concurrent.futures"},
+        # Locks a write transaction waits on before numbering its change, given back
+        # when it ends; it starts no thread.
+        ("store", "sequence_gate.py"): {"threading"},
         # A lock around the process's cache of term statistics; it starts no thread.
         ("process_state", "term_statistics.py"): {"threading"},
         # Locks around the process's mirrors of subjects' heads and its kept usage
