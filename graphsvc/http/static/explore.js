@@ -207,6 +207,9 @@
   function labelStep(z) {
     return LABEL_STEPS.find(([from]) => z >= from)[1];
   }
+  // A min-zoomed-font-size no label reaches (fonts ≤ 27 px at cytoscape's largest cached
+  // texture scale, 8): such a label is neither drawn nor rasterised into a texture.
+  const NEVER_RASTERISED = 1000;
   const scaled = (k) => [
     { selector: "node." + k, style: { "font-size": 12 * STEP_SCALE[k], "text-max-width": 150 * STEP_SCALE[k] } },
     { selector: "node.entity." + k, style: { "font-size": 11 * STEP_SCALE[k] } },
@@ -242,8 +245,11 @@
       },
       { selector: ".filtered, .user-hidden, .tt-absent", style: { display: "none" } },
       // Level of detail (applyLod): a label hidden when zoomed out keeps its room (the
-      // layout counts it) but is not drawn.
-      { selector: "node.nolabel", style: { "text-opacity": 0, "text-background-opacity": 0 } },
+      // layout counts it) but is not drawn. Transparent is not enough: cytoscape still
+      // rasterises such a label, at full opacity, into its shared label texture, and a
+      // label drawn there past its box leaves letters at the end of its neighbour (after
+      // Fit: "ADR-011 (api-gateway,A"). A minimum size no label reaches keeps it out.
+      { selector: "node.nolabel", style: { "text-opacity": 0, "text-background-opacity": 0, "min-zoomed-font-size": NEVER_RASTERISED } },
       { selector: "node.pinned", style: { "border-style": "double", "border-width": 5, "border-color": "#111" } },
       { selector: "node.weak-hit", style: { opacity: 0.55 } },
       { selector: "node[state = 'retired']", style: { "border-style": "dashed", "border-color": "#5b6770" } },
@@ -277,9 +283,11 @@
           opacity: 0.9,
           label: "data(label)",
           // Level and on a light box: a role read along a steep edge is hard to read.
-          // Drawn for the selected node's links, or all when zoomed in (applyLod).
+          // Drawn for the selected node's links, or all when zoomed in (applyLod);
+          // otherwise never rasterised (see node.nolabel).
           "text-opacity": 0,
           "text-background-opacity": 0,
+          "min-zoomed-font-size": NEVER_RASTERISED,
           "font-size": 11,
           color: "#222",
           "text-rotation": "none",
@@ -287,10 +295,9 @@
           "text-background-opacity": 0.92,
           "text-background-padding": 2,
           "text-background-shape": "roundrectangle",
-          "min-zoomed-font-size": 8,
         },
       },
-      { selector: "edge.labelled", style: { "text-opacity": 1, "text-background-opacity": 0.92 } },
+      { selector: "edge.labelled", style: { "text-opacity": 1, "text-background-opacity": 0.92, "min-zoomed-font-size": 8 } },
       { selector: "edge[?required]", style: { width: 4.5, "line-color": "#5b636b", "target-arrow-color": "#5b636b" } },
       { selector: "edge[at = 'logical']", style: { "line-style": "dashed", "line-dash-pattern": [8, 4] } },
       {
