@@ -838,9 +838,7 @@
     const shown = cy.nodes().not(".filtered").not(".user-hidden");
     if (shown.empty()) return;
     const area = freeArea();
-    // With the node labels: a label wider than its node at the drawing's edge would
-    // otherwise run under a panel.
-    const bb = shown.boundingBox({ includeLabels: true, includeEdges: false });
+    const bb = shown.boundingBox({ includeLabels: false });
     const w = area.x2 - area.x1 - 2 * FIT_PAD;
     const h = area.y2 - area.y1 - 2 * FIT_PAD;
     const fits = Math.min(w / Math.max(bb.w, 1), h / Math.max(bb.h, 1), 1.5);
